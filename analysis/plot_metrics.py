@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+"""Plot test accuracy and loss against simulated time (and epochs) for one or more dtsim runs.
+
+    analysis/plot_metrics.py out/quickstart out/other-run -o accuracy.png
+
+Each argument is a run's output folder (holding metrics.csv, and summary.json for its name) or a
+metrics.csv file. Uses only the Python standard library and Debian's python3-matplotlib.
+"""
+import argparse
+import csv
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def load_run(path):
+    """Returns (label, rows) where rows is a list of dicts of floats from metrics.csv."""
+    csv_path = os.path.join(path, "metrics.csv") if os.path.isdir(path) else path
+    folder = os.path.dirname(csv_path)
+    label = os.path.basename(os.path.normpath(folder)) or csv_path
+    summary = os.path.join(folder, "summary.json")
+    if os.path.exists(summary):
+        with open(summary) as f:
+            label = json.load(f).get("scenario", {}).get("run", {}).get("name", label)
+    rows = []
+    with open(csv_path, newline="") as f:
+        for row in csv.DictReader(f):
+            rows.append({k: (float(v) if v != "" else float("nan")) for k, v in row.items()})
+    if not rows:
+        raise ValueError(f"{csv_path}: no evaluation rows")
+    return label, rows
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", help="run output folders or metrics.csv files")
+    parser.add_argument("-o", "--output", default="metrics.png", help="image to write (default metrics.png)")
+    args = parser.parse_args(argv)
+
+    runs = []
+    for path in args.runs:
+        try:
+            runs.append((path,) + load_run(path))
+        except (OSError, ValueError, KeyError) as e:
+            print(f"plot_metrics: error: {e}", file=sys.stderr)
+            return 2
+    names = [label for _, label, _ in runs]
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    for path, label, rows in runs:
+        if names.count(label) > 1:  # the same scenario run twice: tell the curves apart by folder
+            label = f"{label} [{path}]"
+        t = [r["sim_time_s"] for r in rows]
+        axes[0].plot(t, [100 * r["test_accuracy"] for r in rows], marker=".", label=label)
+        axes[1].plot([r["epoch"] for r in rows], [100 * r["test_accuracy"] for r in rows], marker=".", label=label)
+        axes[2].plot(t, [r["test_loss"] for r in rows], marker=".", label=label)
+    axes[0].set(xlabel="simulated time (s)", ylabel="test accuracy (%)", title="Accuracy vs simulated time")
+    axes[1].set(xlabel="epoch", ylabel="test accuracy (%)", title="Accuracy vs epochs")
+    axes[2].set(xlabel="simulated time (s)", ylabel="test loss", title="Test loss vs simulated time")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(args.output, dpi=120)
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

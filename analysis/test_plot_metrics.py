@@ -1,0 +1,45 @@
+#!/usr/bin/python3
+"""Checks that plot_metrics.py draws a PNG from dtsim's metrics.csv layout and rejects bad input."""
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plot_metrics  # noqa: E402
+
+HEADER = "step,epoch,sim_time_s,lr,train_loss,test_loss,test_accuracy,bytes_sent\n"
+
+
+class PlotMetricsTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.run_dir = os.path.join(self.tmp.name, "run")
+        os.makedirs(self.run_dir)
+        with open(os.path.join(self.run_dir, "metrics.csv"), "w") as f:
+            f.write(HEADER)
+            f.write("0,0.0000,0,0.05,,2.3,0.1,0\n")
+            f.write("10,0.5000,0.001,0.05,0.9,0.8,0.7,1000\n")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_writes_a_png(self):
+        out = os.path.join(self.tmp.name, "plot.png")
+        self.assertEqual(plot_metrics.main([self.run_dir, self.run_dir, "-o", out]), 0)
+        with open(out, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_missing_run_is_an_error(self):
+        out = os.path.join(self.tmp.name, "plot.png")
+        self.assertEqual(plot_metrics.main([os.path.join(self.tmp.name, "absent"), "-o", out]), 2)
+        self.assertFalse(os.path.exists(out))
+
+    def test_empty_metrics_is_an_error(self):
+        with open(os.path.join(self.run_dir, "metrics.csv"), "w") as f:
+            f.write(HEADER)
+        self.assertEqual(plot_metrics.main([self.run_dir, "-o", os.path.join(self.tmp.name, "p.png")]), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,176 @@
+#include "cpu_ops.hpp"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+namespace dtsim::gpu {
+namespace {
+
+template <class T>
+using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+template <class T>
+Eigen::Map<const RowMajor<T>> as_eigen(ConstMatrixView<T> m) {
+  return Eigen::Map<const RowMajor<T>>(m.data, m.rows, m.cols);
+}
+
+template <class T>
+Eigen::Map<RowMajor<T>> as_eigen(MatrixView<T> m) {
+  return Eigen::Map<RowMajor<T>>(m.data, m.rows, m.cols);
+}
+
+void require(bool ok, const char* what) {
+  if (!ok) throw std::invalid_argument(std::string("cpu backend: ") + what);
+}
+
+}  // namespace
+
+template <class T>
+T* CpuOps<T>::allocate(size_t count) {
+  // 64-byte alignment keeps Eigen's vectorised kernels on their fast path.
+  return static_cast<T*>(::operator new[](std::max<size_t>(count, 1) * sizeof(T), std::align_val_t(64)));
+}
+
+template <class T>
+void CpuOps<T>::release(T* buffer) {
+  ::operator delete[](buffer, std::align_val_t(64));
+}
+
+template <class T>
+void CpuOps<T>::upload(T* dst, const T* host_src, size_t count) {
+  if (count) std::memcpy(dst, host_src, count * sizeof(T));
+}
+
+template <class T>
+void CpuOps<T>::download(T* host_dst, const T* src, size_t count) {
+  if (count) std::memcpy(host_dst, src, count * sizeof(T));
+}
+
+template <class T>
+void CpuOps<T>::copy(T* dst, const T* src, size_t count) {
+  if (count && dst != src) std::memmove(dst, src, count * sizeof(T));
+}
+
+template <class T>
+void CpuOps<T>::fill(T* x, size_t count, T value) {
+  std::fill(x, x + count, value);
+}
+
+template <class T>
+void CpuOps<T>::gemm(Transpose ta, Transpose tb, T alpha, ConstMatrixView<T> a, ConstMatrixView<T> b, T beta,
+                     MatrixView<T> c) {
+  const bool at = ta == Transpose::Yes;
+  const bool bt = tb == Transpose::Yes;
+  const int m = at ? a.cols : a.rows;
+  const int k = at ? a.rows : a.cols;
+  const int kb = bt ? b.cols : b.rows;
+  const int n = bt ? b.rows : b.cols;
+  require(k == kb && c.rows == m && c.cols == n, "gemm: shapes do not match");
+
+  auto C = as_eigen(c);
+  if (beta == T(0)) {
+    C.setZero();
+  } else if (beta != T(1)) {
+    C *= beta;
+  }
+  const auto A = as_eigen(a);
+  const auto B = as_eigen(b);
+  if (!at && !bt) C.noalias() += alpha * A * B;
+  if (!at && bt) C.noalias() += alpha * A * B.transpose();
+  if (at && !bt) C.noalias() += alpha * A.transpose() * B;
+  if (at && bt) C.noalias() += alpha * A.transpose() * B.transpose();
+}
+
+template <class T>
+void CpuOps<T>::add_row_vector(MatrixView<T> y, const T* bias) {
+  for (int r = 0; r < y.rows; ++r) {
+    T* row = y.data + static_cast<size_t>(r) * y.cols;
+    for (int j = 0; j < y.cols; ++j) row[j] += bias[j];
+  }
+}
+
+template <class T>
+void CpuOps<T>::column_sums(ConstMatrixView<T> x, T beta, T* out) {
+  for (int j = 0; j < x.cols; ++j) out[j] = beta == T(0) ? T(0) : beta * out[j];
+  for (int r = 0; r < x.rows; ++r) {
+    const T* row = x.data + static_cast<size_t>(r) * x.cols;
+    for (int j = 0; j < x.cols; ++j) out[j] += row[j];
+  }
+}
+
+template <class T>
+void CpuOps<T>::axpy(T alpha, const T* x, T* y, size_t count) {
+  for (size_t i = 0; i < count; ++i) y[i] += alpha * x[i];
+}
+
+template <class T>
+void CpuOps<T>::scale(T alpha, T* x, size_t count) {
+  for (size_t i = 0; i < count; ++i) x[i] *= alpha;
+}
+
+template <class T>
+double CpuOps<T>::sum_squares(const T* x, size_t count) {
+  double s = 0.0;
+  for (size_t i = 0; i < count; ++i) s += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  return s;
+}
+
+template <class T>
+void CpuOps<T>::relu_forward(const T* x, T* y, size_t count) {
+  for (size_t i = 0; i < count; ++i) y[i] = x[i] > T(0) ? x[i] : T(0);
+}
+
+template <class T>
+void CpuOps<T>::relu_backward(const T* y, const T* dy, T* dx, size_t count) {
+  for (size_t i = 0; i < count; ++i) dx[i] = y[i] > T(0) ? dy[i] : T(0);
+}
+
+template <class T>
+LossSums CpuOps<T>::softmax_cross_entropy(ConstMatrixView<T> logits, const int32_t* labels, T* dlogits,
+                                          T grad_scale) {
+  LossSums sums;
+  const int classes = logits.cols;
+  for (int r = 0; r < logits.rows; ++r) {
+    const T* z = logits.data + static_cast<size_t>(r) * classes;
+    const int label = labels[r];
+    require(label >= 0 && label < classes, "softmax_cross_entropy: label out of range");
+    // Subtract the row maximum so exp() cannot overflow; the first maximum is the prediction.
+    int argmax = 0;
+    for (int j = 1; j < classes; ++j)
+      if (z[j] > z[argmax]) argmax = j;
+    const T zmax = z[argmax];
+    double denom = 0.0;
+    for (int j = 0; j < classes; ++j) denom += std::exp(static_cast<double>(z[j] - zmax));
+    const double log_denom = std::log(denom);
+    sums.loss += log_denom - static_cast<double>(z[label] - zmax);
+    sums.correct += argmax == label ? 1 : 0;
+    if (dlogits) {
+      T* d = dlogits + static_cast<size_t>(r) * classes;
+      for (int j = 0; j < classes; ++j) {
+        const double p = std::exp(static_cast<double>(z[j] - zmax) - log_denom);
+        d[j] = static_cast<T>(grad_scale * (p - (j == label ? 1.0 : 0.0)));
+      }
+    }
+  }
+  return sums;
+}
+
+template <class T>
+void CpuOps<T>::sgd_momentum_update(T* w, const T* g, T* v, size_t count, T lr, T momentum, T weight_decay,
+                                    bool nesterov) {
+  for (size_t i = 0; i < count; ++i) {
+    const T grad = g[i] + weight_decay * w[i];
+    v[i] = momentum * v[i] + grad;
+    w[i] -= lr * (nesterov ? grad + momentum * v[i] : v[i]);
+  }
+}
+
+template class CpuOps<float>;
+template class CpuOps<double>;
+
+}  // namespace dtsim::gpu

@@ -1,0 +1,119 @@
+#include "network.hpp"
+
+#include <stdexcept>
+
+namespace dtsim::models {
+
+template <class T>
+Network<T>::Network(std::string description, std::vector<std::unique_ptr<Layer<T>>> layers)
+    : description_(std::move(description)), layers_(std::move(layers)) {
+  if (layers_.empty()) throw std::invalid_argument("a network needs at least one layer");
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (i > 0 && layers_[i]->input_size() != layers_[i - 1]->output_size())
+      throw std::invalid_argument("layer " + std::to_string(i) + " input does not match the previous output");
+    offsets_.push_back(num_params_);
+    for (ParamTensor t : layers_[i]->param_tensors(layers_[i]->kind() + std::to_string(i))) {
+      t.offset += num_params_;
+      tensors_.push_back(std::move(t));
+    }
+    num_params_ += layers_[i]->param_count();
+  }
+}
+
+template <class T>
+double Network<T>::forward_flops_per_sample() const {
+  double flops = 0.0;
+  for (const auto& l : layers_) flops += l->forward_flops();
+  return flops + 4.0 * num_classes();  // softmax: max, exp, sum, divide per class
+}
+
+template <class T>
+double Network<T>::backward_flops_per_sample() const {
+  double flops = 2.0 * num_classes();  // softmax − onehot, scaled
+  for (size_t i = 0; i < layers_.size(); ++i) flops += layers_[i]->backward_flops(i > 0);
+  return flops;
+}
+
+template <class T>
+void Network<T>::init_params(T* host_params, uint64_t seed) const {
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    Rng rng(seed, "init", i);
+    layers_[i]->init_params(host_params + offsets_[i], rng);
+  }
+}
+
+template <class T>
+Workspace<T> Network<T>::make_workspace(Ops<T>& ops, int max_batch) const {
+  Workspace<T> ws;
+  ws.max_batch = max_batch;
+  ws.input = Buffer<T>(ops, static_cast<size_t>(max_batch) * input_size());
+  for (const auto& l : layers_) {
+    ws.activations.emplace_back(ops, static_cast<size_t>(max_batch) * l->output_size());
+    ws.gradients.emplace_back(ops, static_cast<size_t>(max_batch) * l->output_size());
+  }
+  return ws;
+}
+
+template <class T>
+void Network<T>::forward(Ops<T>& ops, Workspace<T>& ws, const T* params, const T* host_features, int batch) const {
+  if (batch <= 0 || batch > ws.max_batch) throw std::invalid_argument("batch does not fit the workspace");
+  ops.upload(ws.input.data(), host_features, static_cast<size_t>(batch) * input_size());
+  ConstMatrixView<T> in(ws.input.data(), batch, input_size());
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    MatrixView<T> out{ws.activations[i].data(), batch, layers_[i]->output_size()};
+    layers_[i]->forward(ops, params + offsets_[i], in, out);
+    in = out;
+  }
+}
+
+template <class T>
+LossSums Network<T>::loss_and_gradient(Ops<T>& ops, Workspace<T>& ws, const T* params, const T* host_features,
+                                       const int32_t* host_labels, int batch, T* grads) const {
+  forward(ops, ws, params, host_features, batch);
+  const size_t last = layers_.size() - 1;
+  const ConstMatrixView<T> logits(ws.activations[last].data(), batch, num_classes());
+  const LossSums sums = ops.softmax_cross_entropy(logits, host_labels, ws.gradients[last].data(), T(1) / T(batch));
+  for (size_t i = layers_.size(); i-- > 0;) {
+    const ConstMatrixView<T> in = i == 0 ? ConstMatrixView<T>(ws.input.data(), batch, input_size())
+                                         : ConstMatrixView<T>(ws.activations[i - 1].data(), batch,
+                                                              layers_[i - 1]->output_size());
+    const ConstMatrixView<T> out(ws.activations[i].data(), batch, layers_[i]->output_size());
+    const ConstMatrixView<T> dout(ws.gradients[i].data(), batch, layers_[i]->output_size());
+    // The first layer's input gradient is never needed, so it is not computed (nor charged).
+    const MatrixView<T> din = i == 0 ? MatrixView<T>{}
+                                     : MatrixView<T>{ws.gradients[i - 1].data(), batch, layers_[i - 1]->output_size()};
+    layers_[i]->backward(ops, params + offsets_[i], in, out, dout, din, grads + offsets_[i]);
+  }
+  return sums;
+}
+
+template <class T>
+LossSums Network<T>::evaluate(Ops<T>& ops, Workspace<T>& ws, const T* params, const T* host_features,
+                              const int32_t* host_labels, int batch) const {
+  forward(ops, ws, params, host_features, batch);
+  const ConstMatrixView<T> logits(ws.activations.back().data(), batch, num_classes());
+  return ops.softmax_cross_entropy(logits, host_labels, nullptr, T(1));
+}
+
+template <class T>
+std::unique_ptr<Network<T>> make_mlp(int inputs, const std::vector<int>& hidden, int classes) {
+  std::vector<std::unique_ptr<Layer<T>>> layers;
+  std::string description = "mlp " + std::to_string(inputs);
+  int width = inputs;
+  for (const int h : hidden) {
+    layers.push_back(std::make_unique<Dense<T>>(width, h));
+    layers.push_back(std::make_unique<Relu<T>>(h));
+    description += "-" + std::to_string(h);
+    width = h;
+  }
+  layers.push_back(std::make_unique<Dense<T>>(width, classes));
+  description += "-" + std::to_string(classes);
+  return std::make_unique<Network<T>>(description, std::move(layers));
+}
+
+template class Network<float>;
+template class Network<double>;
+template std::unique_ptr<Network<float>> make_mlp<float>(int, const std::vector<int>&, int);
+template std::unique_ptr<Network<double>> make_mlp<double>(int, const std::vector<int>&, int);
+
+}  // namespace dtsim::models

@@ -1,0 +1,74 @@
+// A feed-forward classifier: a sequence of layers ending in logits, trained with softmax cross-entropy.
+// The network owns no parameters. Callers pass a flat parameter vector in, which is how one copy serves
+// every synchronous worker and how snapshots and per-client models share the same code.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/buffer.hpp"
+#include "models/layer.hpp"
+
+namespace dtsim::models {
+
+using gpu::Buffer;
+using gpu::LossSums;
+
+// Activation buffers for one worker, sized for a maximum batch.
+template <class T>
+struct Workspace {
+  int max_batch = 0;
+  Buffer<T> input;
+  std::vector<Buffer<T>> activations;  // output of each layer
+  std::vector<Buffer<T>> gradients;    // d(loss)/d(output of each layer)
+};
+
+template <class T>
+class Network {
+ public:
+  Network(std::string description, std::vector<std::unique_ptr<Layer<T>>> layers);
+
+  const std::string& description() const { return description_; }
+  int input_size() const { return layers_.front()->input_size(); }
+  int num_classes() const { return layers_.back()->output_size(); }
+  size_t num_params() const { return num_params_; }
+  size_t num_layers() const { return layers_.size(); }
+  const Layer<T>& layer(size_t i) const { return *layers_[i]; }
+  size_t layer_param_offset(size_t i) const { return offsets_[i]; }
+  // Every parameter tensor with its offset in the flat vector, in forward order.
+  const std::vector<ParamTensor>& param_tensors() const { return tensors_; }
+
+  // FLOPs per sample of the forward pass (including the loss) and of the backward pass.
+  double forward_flops_per_sample() const;
+  double backward_flops_per_sample() const;
+
+  // Fills a host vector of num_params() values, seeded.
+  void init_params(T* host_params, uint64_t seed) const;
+
+  Workspace<T> make_workspace(Ops<T>& ops, int max_batch) const;
+
+  // Forward and backward on a batch of `batch` samples (host memory: features row-major, labels).
+  // `grads` (backend memory, num_params values) receives the gradient of the mean loss over the batch.
+  LossSums loss_and_gradient(Ops<T>& ops, Workspace<T>& ws, const T* params, const T* host_features,
+                             const int32_t* host_labels, int batch, T* grads) const;
+
+  // Forward only: summed loss and correct predictions.
+  LossSums evaluate(Ops<T>& ops, Workspace<T>& ws, const T* params, const T* host_features,
+                    const int32_t* host_labels, int batch) const;
+
+ private:
+  void forward(Ops<T>& ops, Workspace<T>& ws, const T* params, const T* host_features, int batch) const;
+
+  std::string description_;
+  std::vector<std::unique_ptr<Layer<T>>> layers_;
+  std::vector<size_t> offsets_;
+  std::vector<ParamTensor> tensors_;
+  size_t num_params_ = 0;
+};
+
+// Multi-layer perceptron: Dense → ReLU → … → Dense(classes).
+template <class T>
+std::unique_ptr<Network<T>> make_mlp(int inputs, const std::vector<int>& hidden, int classes);
+
+}  // namespace dtsim::models

@@ -1,0 +1,82 @@
+#include "run.hpp"
+
+#include <algorithm>
+
+#include "gpu/cpu_ops.hpp"
+#include "models/network.hpp"
+#include "sim/errors.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/sync_dp.hpp"
+
+namespace dtsim::sim {
+
+RunInputs prepare_run(const Scenario& scenario) {
+  RunInputs in;
+  in.config = make_run_config(scenario);
+  const RunConfig& c = in.config;
+  try {
+    in.train = models::load_fashion_mnist(c.data_path, models::Split::Train, c.train_samples);
+    in.test = models::load_fashion_mnist(c.data_path, models::Split::Test, c.test_samples);
+  } catch (const models::DatasetError& e) {
+    scenario.fail("data.path", e.what(), "install the Debian package dataset-fashion-mnist or fix data.path");
+  }
+  if (c.global_batch() > in.train.num_samples)
+    scenario.fail("training.batch_per_worker",
+                  "global batch " + std::to_string(c.global_batch()) + " (" + std::to_string(c.workers) +
+                      " workers × " + std::to_string(c.batch_per_worker) + ") exceeds the " +
+                      std::to_string(in.train.num_samples) + " training samples",
+                  "lower it, or use fewer workers or more data");
+  return in;
+}
+
+WorkerTime RunResult::mean_time() const {
+  WorkerTime m;
+  for (const WorkerTime& t : worker_time) {
+    m.compute += t.compute;
+    m.communication += t.communication;
+    m.idle += t.idle;
+  }
+  const double n = worker_time.empty() ? 1.0 : static_cast<double>(worker_time.size());
+  m.compute /= n;
+  m.communication /= n;
+  m.idle /= n;
+  return m;
+}
+
+double RunResult::best_accuracy() const {
+  double best = 0.0;
+  for (const EvalPoint& p : points) best = std::max(best, p.test_accuracy);
+  return best;
+}
+
+RunResult run_training(const RunInputs& inputs, MetricsLog& metrics) {
+  const RunConfig& cfg = inputs.config;
+  auto engine = create_engine({cfg.network_model, cfg.crosstraffic});
+  const Platform platform = build_star(cfg.workers, cfg.gpu.sustained(cfg.math), cfg.fabric);
+  install_fabric_calibration(*engine, cfg.fabric);
+
+  gpu::CpuOps<float> ops;
+  const auto net = models::make_mlp<float>(inputs.train.num_features, cfg.hidden, inputs.train.num_classes);
+  const TrainingContext ctx{cfg, platform, *net, ops, inputs.train, inputs.test, metrics};
+  SyncDataParallel strategy(ctx);
+  strategy.spawn();
+  engine->run();
+  StrategyOutcome outcome = strategy.outcome();
+
+  RunResult r;
+  r.backend = ops.name();
+  r.model_description = net->description();
+  r.num_params = net->num_params();
+  r.forward_flops_per_sample = net->forward_flops_per_sample();
+  r.backward_flops_per_sample = net->backward_flops_per_sample();
+  r.steps_per_epoch = inputs.train.num_samples / cfg.global_batch();
+  r.points = metrics.points();
+  r.worker_time = std::move(outcome.worker_time);
+  r.simulated_time_s = sg4::Engine::get_clock();
+  r.bytes_sent = outcome.bytes_sent;
+  r.steps = outcome.steps;
+  r.final_params = std::move(outcome.final_params);
+  return r;
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,50 @@
+// One dtsim run from a scenario: load the data, build the simulated cluster, train, and report.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/dataset.hpp"
+#include "sim/config.hpp"
+#include "sim/metrics.hpp"
+
+namespace dtsim::sim {
+
+class Scenario;
+
+struct RunInputs {
+  RunConfig config;
+  models::Dataset train;
+  models::Dataset test;
+};
+
+// Builds the run configuration and loads its datasets. Every user-fixable problem (a missing dataset file,
+// a batch larger than the data) is an InputError pointing at the responsible key.
+RunInputs prepare_run(const Scenario& scenario);
+
+struct RunResult {
+  std::string backend;
+  std::string model_description;
+  size_t num_params = 0;
+  double forward_flops_per_sample = 0;
+  double backward_flops_per_sample = 0;
+  int steps_per_epoch = 0;
+
+  std::vector<EvalPoint> points;
+  std::vector<WorkerTime> worker_time;
+  double simulated_time_s = 0.0;
+  uint64_t bytes_sent = 0;
+  int64_t steps = 0;
+  std::vector<float> final_params;
+
+  WorkerTime mean_time() const;
+  double final_accuracy() const { return points.empty() ? 0.0 : points.back().test_accuracy; }
+  double best_accuracy() const;
+};
+
+// Runs the simulation. Evaluation points go to `metrics` as they happen. One per process: SimGrid does not
+// support a second engine in the same process.
+RunResult run_training(const RunInputs& inputs, MetricsLog& metrics);
+
+}  // namespace dtsim::sim

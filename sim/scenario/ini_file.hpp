@@ -1,0 +1,37 @@
+// Reading INI files ([section] headers, key = value lines, # comments) with Boost.Program_options, plus
+// the line number of every entry so that errors can point at it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dtsim::sim {
+
+struct IniEntry {
+  std::string key;  // "section.field"
+  std::string value;
+  int line = 0;
+};
+
+struct IniSection {
+  std::string name;
+  int line = 0;
+};
+
+struct IniFile {
+  std::string path;
+  std::vector<IniEntry> entries;    // in file order
+  std::vector<IniSection> sections;  // headers in file order
+};
+
+// Parses INI text. Throws InputError for syntax errors (with the line), for keys outside any section and
+// for a key given twice. Does not check key names: that is the caller's schema.
+IniFile parse_ini(const std::string& path, const std::string& content);
+
+// The whole content of a text file; a missing or unreadable file is an InputError naming it.
+std::string read_text_file(const std::string& path, const std::string& what);
+
+// Reads a file from disk and parses it; a missing or unreadable file is an InputError naming it.
+IniFile read_ini(const std::string& path, const std::string& what);
+
+}  // namespace dtsim::sim

@@ -1,0 +1,353 @@
+#include "keys.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "sim/scenario/text.hpp"
+
+namespace dtsim::sim {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Range at_least(double lo) { return {lo, kInf, false, false}; }
+Range between(double lo, double hi) { return {lo, hi, false, false}; }
+Range positive(double hi = kInf) { return {0.0, hi, true, false}; }
+Range fraction_open_closed() { return {0.0, 1.0, true, false}; }  // (0, 1]
+Range fraction_closed_open() { return {0.0, 1.0, false, true}; }  // [0, 1)
+
+KeySpec integer(std::string name, std::string def, Range r, std::string help) {
+  KeySpec k;
+  k.name = std::move(name);
+  k.type = ValueType::Int;
+  k.default_text = std::move(def);
+  k.range = r;
+  k.help = std::move(help);
+  return k;
+}
+
+KeySpec real(std::string name, std::string def, Range r, std::string help) {
+  KeySpec k = integer(std::move(name), std::move(def), r, std::move(help));
+  k.type = ValueType::Real;
+  return k;
+}
+
+KeySpec boolean(std::string name, std::string def, std::string help) {
+  KeySpec k;
+  k.name = std::move(name);
+  k.type = ValueType::Bool;
+  k.default_text = std::move(def);
+  k.help = std::move(help);
+  return k;
+}
+
+KeySpec text(std::string name, std::string def, std::string help, bool optional = false) {
+  KeySpec k;
+  k.name = std::move(name);
+  k.type = ValueType::Text;
+  k.default_text = std::move(def);
+  k.help = std::move(help);
+  k.optional = optional;
+  return k;
+}
+
+KeySpec choice(std::string name, std::string def, std::vector<std::string> choices, std::string help) {
+  KeySpec k = text(std::move(name), std::move(def), std::move(help));
+  k.type = ValueType::Choice;
+  k.choices = std::move(choices);
+  return k;
+}
+
+KeySpec quantity(std::string name, Dimension dim, std::string def, Range r, std::string help) {
+  KeySpec k = integer(std::move(name), std::move(def), r, std::move(help));
+  k.type = ValueType::Quantity;
+  k.dim = dim;
+  return k;
+}
+
+KeySpec int_list(std::string name, std::string def, Range element, std::string help) {
+  KeySpec k = integer(std::move(name), std::move(def), element, std::move(help));
+  k.type = ValueType::IntList;
+  k.optional = true;  // an empty list is meaningful (e.g. no hidden layers)
+  return k;
+}
+
+std::vector<KeySpec> build_registry() {
+  return {
+      // ---- run ------------------------------------------------------------------------------------------
+      text("run.name", "", "Run name used in outputs; defaults to the scenario file name without .ini", true),
+      integer("run.seed", "1", between(0, 1e15),
+              "Seed of every random stream (data order, initialisation, stragglers, sampling)"),
+      // ---- cluster --------------------------------------------------------------------------------------
+      integer("cluster.workers", "8", between(1, 65536), "Number of simulated workers (one GPU each)"),
+      choice("cluster.topology", "star", {"star"}, "Network topology: star = every worker on one non-blocking switch"),
+      // ---- gpu profile ----------------------------------------------------------------------------------
+      text("gpu.profile", "a100-40gb",
+           "GPU profile: a name in network_profiles/gpu/ or a path to a .ini file; its fields can be overridden here; "
+           "empty = no profile, every gpu key set here",
+           true),
+      text("gpu.name", "", "Display name of the GPU", true),
+      quantity("gpu.peak_fp32", Dimension::FlopRate, "", positive(), "Peak dense FP32 throughput (non-tensor-core)"),
+      quantity("gpu.peak_tf32", Dimension::FlopRate, "", positive(), "Peak dense TF32 tensor-core throughput"),
+      quantity("gpu.peak_bf16", Dimension::FlopRate, "", positive(), "Peak dense BF16/FP16 tensor-core throughput"),
+      quantity("gpu.memory", Dimension::Bytes, "", positive(), "Device memory"),
+      real("gpu.efficiency", "", fraction_open_closed(),
+           "Sustained fraction of peak reached by training kernels; compute time = FLOPs / (peak × efficiency)"),
+      // ---- fabric profile -------------------------------------------------------------------------------
+      text("fabric.profile", "ib-hdr-200",
+           "Fabric profile: a name in network_profiles/fabric/ or a path to a .ini file; fields can be overridden; "
+           "empty = no profile, every fabric key set here",
+           true),
+      text("fabric.name", "", "Display name of the fabric", true),
+      quantity("fabric.bandwidth", Dimension::Bandwidth, "", positive(), "Nominal bandwidth per port and direction"),
+      quantity("fabric.link_latency", Dimension::Time, "", at_least(0),
+               "Latency of one link (NIC, cable and serialisation), per hop"),
+      quantity("fabric.switch_latency", Dimension::Time, "", at_least(0), "Port-to-port latency of one switch"),
+      real("fabric.efficiency", "", fraction_open_closed(),
+           "Achievable fraction of nominal bandwidth for large messages (protocol and encoding overhead)"),
+      // ---- network model ---------------------------------------------------------------------------------
+      choice("network.model", "cm02", {"cm02"},
+             "SimGrid network model: cm02 = max-min fair sharing, latency + size/bandwidth, calibrated per fabric"),
+      boolean("network.crosstraffic", "false",
+              "Model the reverse-direction load of each flow (acknowledgements); off matches the alpha-beta model"),
+      // ---- compute ----------------------------------------------------------------------------------------
+      choice("compute.math", "fp32", {"fp32", "tf32", "bf16"},
+             "Which GPU peak the simulated kernels run at (the numerics here are always computed in fp32)"),
+      // ---- model ------------------------------------------------------------------------------------------
+      choice("model.arch", "mlp", {"mlp"}, "Network architecture: mlp = fully connected layers with ReLU"),
+      int_list("model.hidden", "256,128", between(1, 1e6),
+               "Hidden layer widths of the MLP, comma separated; empty means logistic regression"),
+      // ---- data -------------------------------------------------------------------------------------------
+      choice("data.dataset", "fashion-mnist", {"fashion-mnist"}, "Training and test data"),
+      text("data.path", "/usr/share/datasets/fashion-mnist",
+           "Folder holding the dataset's files (Debian package dataset-fashion-mnist)"),
+      integer("data.train_samples", "0", at_least(0), "Use only the first N training samples; 0 = all"),
+      integer("data.test_samples", "0", at_least(0), "Evaluate on the first N test samples only; 0 = all"),
+      // ---- training ---------------------------------------------------------------------------------------
+      choice("training.strategy", "sync", {"sync"},
+             "Training strategy: sync = synchronous data parallel, gradients averaged by allreduce every step"),
+      integer("training.batch_per_worker", "32", between(1, 1e6), "Mini-batch size on each worker"),
+      integer("training.epochs", "3", between(1, 100000), "Passes over the training set"),
+      integer("training.max_steps", "0", at_least(0), "Stop after this many optimizer steps; 0 = no limit"),
+      choice("training.optimizer", "sgd", {"sgd"}, "Optimizer: sgd = SGD with momentum (PyTorch semantics)"),
+      real("training.lr", "0.05", positive(100), "Learning rate"),
+      real("training.momentum", "0.9", fraction_closed_open(), "Momentum coefficient"),
+      boolean("training.nesterov", "false", "Use Nesterov momentum"),
+      real("training.weight_decay", "0", fraction_closed_open(), "L2 weight decay added to the gradient"),
+      // ---- collective -------------------------------------------------------------------------------------
+      choice("collective.algorithm", "ring", {"ring"},
+             "Allreduce algorithm: ring = reduce-scatter then all-gather around a ring, 2(N-1) steps"),
+      // ---- evaluation and output --------------------------------------------------------------------------
+      integer("eval.per_epoch", "2", between(1, 100000),
+              "Test-set evaluations per epoch (plus one before training); evaluation costs no simulated time"),
+      boolean("output.save_model", "false", "Write the final parameters to model.bin (float32, little-endian)"),
+  };
+}
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+void check_range(const KeySpec& spec, double v, const std::string& shown) {
+  if (!spec.range.contains(v))
+    throw ValueError(shown + " is out of range", "must be " + spec.range.describe());
+}
+
+}  // namespace
+
+// ---- Range --------------------------------------------------------------------------------------------------
+bool Range::contains(double v) const {
+  if (std::isnan(v)) return false;
+  if (lo_open ? !(v > lo) : !(v >= lo)) return false;
+  if (hi_open ? !(v < hi) : !(v <= hi)) return false;
+  return true;
+}
+
+bool Range::bounded() const { return std::isfinite(lo) || std::isfinite(hi); }
+
+std::string Range::describe() const {
+  const bool has_lo = std::isfinite(lo), has_hi = std::isfinite(hi);
+  if (has_lo && has_hi)
+    return std::string(lo_open ? "(" : "[") + number_text(lo) + ", " + number_text(hi) + (hi_open ? ")" : "]");
+  if (has_lo) return std::string(lo_open ? "> " : ">= ") + number_text(lo);
+  if (has_hi) return std::string(hi_open ? "< " : "<= ") + number_text(hi);
+  return "any";
+}
+
+// ---- KeySpec ------------------------------------------------------------------------------------------------
+std::string KeySpec::section() const { return name.substr(0, name.find('.')); }
+std::string KeySpec::field() const { return name.substr(name.find('.') + 1); }
+
+std::string KeySpec::type_name() const {
+  switch (type) {
+    case ValueType::Int: return "int";
+    case ValueType::Real: return "real";
+    case ValueType::Bool: return "bool";
+    case ValueType::Text: return "string";
+    case ValueType::Choice: return "choice";
+    case ValueType::IntList: return "int list";
+    case ValueType::Quantity:
+      switch (dim) {
+        case Dimension::Time: return "time";
+        case Dimension::Bandwidth: return "bandwidth";
+        case Dimension::FlopRate: return "flop rate";
+        case Dimension::Bytes: return "size";
+        case Dimension::Power: return "power";
+      }
+  }
+  return "?";
+}
+
+std::string KeySpec::unit() const { return type == ValueType::Quantity ? base_unit(dim) : ""; }
+
+// ---- registry -----------------------------------------------------------------------------------------------
+const std::vector<KeySpec>& all_keys() {
+  static const std::vector<KeySpec> keys = build_registry();
+  return keys;
+}
+
+const KeySpec* find_key(const std::string& name) {
+  for (const KeySpec& k : all_keys())
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+std::vector<std::string> known_sections() {
+  std::vector<std::string> out;
+  for (const KeySpec& k : all_keys())
+    if (std::find(out.begin(), out.end(), k.section()) == out.end()) out.push_back(k.section());
+  return out;
+}
+
+bool is_known_section(const std::string& section) {
+  const auto s = known_sections();
+  return std::find(s.begin(), s.end(), section) != s.end();
+}
+
+// ---- values -------------------------------------------------------------------------------------------------
+int64_t parse_int(const std::string& text) {
+  const std::string s = trim(text);
+  if (s.empty()) throw ValueError("empty value", "write an integer");
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (*end != '\0') {
+    // Accept integral values written in scientific notation (1e6), which users write for sample counts.
+    const double d = std::strtod(s.c_str(), &end);
+    if (*end == '\0' && std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
+    throw ValueError("'" + s + "' is not an integer", "write a whole number such as 8");
+  }
+  if (errno == ERANGE) throw ValueError("'" + s + "' is too large", "");
+  return v;
+}
+
+double parse_real(const std::string& text) {
+  const std::string s = trim(text);
+  if (s.empty()) throw ValueError("empty value", "write a number such as 0.05");
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (*end != '\0') throw ValueError("'" + s + "' is not a number", "write a number such as 0.05 or 1e-3");
+  if (!std::isfinite(v)) throw ValueError("'" + s + "' is not a finite number", "");
+  return v;
+}
+
+bool parse_bool(const std::string& text) {
+  const std::string s = lower(trim(text));
+  if (s == "true" || s == "yes" || s == "on" || s == "1") return true;
+  if (s == "false" || s == "no" || s == "off" || s == "0") return false;
+  throw ValueError("'" + trim(text) + "' is not a boolean", "write true or false");
+}
+
+std::vector<int64_t> parse_int_list(const std::string& text) {
+  std::vector<int64_t> out;
+  const std::string s = trim(text);
+  if (s.empty()) return out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = s.find(',', start);
+    const std::string item = trim(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (item.empty()) throw ValueError("empty element in list '" + s + "'", "write e.g. 256,128");
+    out.push_back(parse_int(item));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+void validate_value(const KeySpec& spec, const std::string& text) {
+  const std::string s = trim(text);
+  switch (spec.type) {
+    case ValueType::Int: check_range(spec, static_cast<double>(parse_int(s)), s); break;
+    case ValueType::Real: check_range(spec, parse_real(s), s); break;
+    case ValueType::Bool: parse_bool(s); break;
+    case ValueType::Text:
+      if (s.empty() && !spec.optional) throw ValueError("empty value", "");
+      break;
+    case ValueType::Choice:
+      if (std::find(spec.choices.begin(), spec.choices.end(), s) == spec.choices.end()) {
+        std::string list;
+        for (const auto& c : spec.choices) list += (list.empty() ? "" : ", ") + c;
+        const std::string near = suggest_among(s, spec.choices);
+        throw ValueError("'" + s + "' is not a valid choice",
+                         (near.empty() ? "" : "did you mean '" + near + "'? ") + "valid: " + list);
+      }
+      break;
+    case ValueType::Quantity: {
+      const double v = parse_quantity(s, spec.dim);
+      if (!spec.range.contains(v))
+        throw ValueError(s + " is out of range", "must be " + spec.range.describe() + " " + spec.unit());
+      break;
+    }
+    case ValueType::IntList:
+      for (const int64_t v : parse_int_list(s)) check_range(spec, static_cast<double>(v), std::to_string(v));
+      break;
+  }
+}
+
+std::string suggest_among(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    const size_t d = edit_distance(lower(word), lower(c));
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+std::string suggest_key(const std::string& name) {
+  std::vector<std::string> names;
+  for (const KeySpec& k : all_keys()) names.push_back(k.name);
+  std::string near = suggest_among(name, names);
+  if (!near.empty()) return near;
+  // The right field in the wrong section ("[training] workers" → cluster.workers).
+  const std::string field = name.substr(name.find('.') + 1);
+  std::vector<std::string> fields;
+  for (const KeySpec& k : all_keys()) fields.push_back(k.field());
+  near = suggest_among(field, fields);
+  if (near.empty()) return "";
+  for (const KeySpec& k : all_keys())
+    if (k.field() == near) return k.name;
+  return "";
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,196 @@
+#include "scenario.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "sim/scenario/ini_file.hpp"
+#include "sim/scenario/text.hpp"
+
+#ifndef DTSIM_SOURCE_PROFILE_DIR
+#define DTSIM_SOURCE_PROFILE_DIR "network_profiles"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace dtsim::sim {
+namespace {
+
+// Sections whose fields can come from a profile file named by "<section>.profile".
+const char* const kProfileSections[] = {"gpu", "fabric"};
+
+std::string unknown_key_hint(const std::string& key) {
+  const std::string near = suggest_key(key);
+  return near.empty() ? "run 'dtsim keys' to list the valid keys" : "did you mean '" + near + "'?";
+}
+
+void check_value(const KeySpec& spec, const std::string& text, const Origin& where) {
+  try {
+    validate_value(spec, text);
+  } catch (const ValueError& e) {
+    throw InputError(where, spec.name, e.what(), e.hint());
+  }
+}
+
+std::vector<std::string> available_profiles(const std::string& folder) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec))
+    if (entry.path().extension() == ".ini") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A profile value is a name in <profile_dir>/<section>/ or, when it looks like a path, a file relative to
+// the scenario's folder.
+std::string resolve_profile_path(const std::string& section, const std::string& value, const Origin& where,
+                                 const std::string& scenario_dir, const std::string& profile_dir) {
+  const bool looks_like_path = value.find('/') != std::string::npos || fs::path(value).extension() == ".ini";
+  if (looks_like_path) {
+    fs::path p(value);
+    if (p.is_relative() && !where.command_line && !scenario_dir.empty()) p = fs::path(scenario_dir) / p;
+    if (!fs::is_regular_file(p)) throw InputError(where, section + ".profile", "profile file '" + p.string() + "' not found");
+    return p.string();
+  }
+  const std::string folder = (fs::path(profile_dir) / section).string();
+  const fs::path p = fs::path(folder) / (value + ".ini");
+  if (fs::is_regular_file(p)) return p.string();
+  const auto names = available_profiles(folder);
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  const std::string near = suggest_among(value, names);
+  throw InputError(where, section + ".profile", "no " + section + " profile named '" + value + "' in " + folder,
+                   (near.empty() ? "" : "did you mean '" + near + "'? ") +
+                       (list.empty() ? "set DTSIM_PROFILE_DIR to the network_profiles folder" : "available: " + list));
+}
+
+}  // namespace
+
+std::string default_profile_dir() {
+  if (const char* env = std::getenv("DTSIM_PROFILE_DIR"); env && *env) return env;
+  return DTSIM_SOURCE_PROFILE_DIR;
+}
+
+Scenario Scenario::load(const std::string& path, const std::vector<std::string>& overrides,
+                        const std::string& profile_dir) {
+  return parse(path, read_text_file(path, "scenario file"), overrides, profile_dir);
+}
+
+Scenario Scenario::parse(const std::string& name, const std::string& content, const std::vector<std::string>& overrides,
+                         const std::string& profile_dir) {
+  Scenario sc;
+  sc.path_ = name;
+  const IniFile ini = parse_ini(name, content);
+
+  for (const IniSection& s : ini.sections) {
+    if (!is_known_section(s.name)) {
+      const std::string near = suggest_among(s.name, known_sections());
+      throw InputError(Origin::at(name, s.line), "[" + s.name + "]", "unknown section",
+                       near.empty() ? "run 'dtsim keys' to list the sections" : "did you mean [" + near + "]?");
+    }
+  }
+
+  // 1. built-in defaults
+  for (const KeySpec& k : all_keys())
+    if (!k.default_text.empty() || k.optional) sc.values_[k.name] = {k.default_text, Origin::default_value()};
+
+  // 2. the scenario file and 3. the command line, checked for names now and for values once merged
+  std::map<std::string, Value> explicit_values;
+  for (const IniEntry& e : ini.entries) {
+    const Origin where = Origin::at(name, e.line);
+    if (!find_key(e.key)) throw InputError(where, e.key, "unknown key", unknown_key_hint(e.key));
+    explicit_values[e.key] = {e.value, where};
+  }
+  for (const std::string& item : overrides) {
+    const size_t eq = item.find('=');
+    const std::string key = trim(item.substr(0, eq));
+    if (eq == std::string::npos || key.find('.') == std::string::npos)
+      throw InputError(Origin::from_command_line(), key, "expected --set section.key=value, got '" + item + "'");
+    if (!find_key(key)) throw InputError(Origin::from_command_line(), key, "unknown key", unknown_key_hint(key));
+    explicit_values[key] = {trim(item.substr(eq + 1)), Origin::from_command_line()};
+  }
+
+  // Profiles sit between the defaults and the explicit values.
+  const std::string scenario_dir = fs::path(name).parent_path().string();
+  for (const char* section : kProfileSections) {
+    const std::string profile_key = std::string(section) + ".profile";
+    const auto it = explicit_values.find(profile_key);
+    const Value chosen = it != explicit_values.end() ? it->second : sc.values_.at(profile_key);
+    if (trim(chosen.text).empty()) continue;
+    const std::string file = resolve_profile_path(section, trim(chosen.text), chosen.origin, scenario_dir, profile_dir);
+    const IniFile profile = read_ini(file, std::string(section) + " profile");
+    for (const IniSection& s : profile.sections)
+      if (s.name != section)
+        throw InputError(Origin::at(file, s.line), "[" + s.name + "]",
+                         "a " + std::string(section) + " profile holds only a [" + section + "] section");
+    for (const IniEntry& e : profile.entries) {
+      const Origin where = Origin::at(file, e.line);
+      if (!find_key(e.key)) throw InputError(where, e.key, "unknown key", unknown_key_hint(e.key));
+      if (e.key == profile_key) throw InputError(where, e.key, "a profile cannot name another profile");
+      sc.values_[e.key] = {e.value, where};
+    }
+  }
+  for (auto& [key, v] : explicit_values) sc.values_[key] = v;
+
+  // Every value checked against the schema; every key without a default must have been given.
+  for (const KeySpec& k : all_keys()) {
+    const auto it = sc.values_.find(k.name);
+    if (it == sc.values_.end()) {
+      const std::string hint = k.section() == "gpu" || k.section() == "fabric"
+                                   ? "set it in the [" + k.section() + "] section or choose a " + k.section() + ".profile that does"
+                                   : "set it in the [" + k.section() + "] section";
+      throw InputError(Origin::at(name, 0), k.name, "has no value", hint);
+    }
+    check_value(k, it->second.text, it->second.origin);
+  }
+  if (trim(sc.values_["run.name"].text).empty())
+    sc.values_["run.name"] = {fs::path(name).stem().string(), Origin::default_value()};
+  return sc;
+}
+
+bool Scenario::has(const std::string& key) const { return values_.count(key) > 0; }
+
+const Scenario::Value& Scenario::value(const std::string& key) const {
+  const auto it = values_.find(key);
+  if (it == values_.end()) throw std::logic_error("scenario key '" + key + "' is not in the schema");
+  return it->second;
+}
+
+const std::string& Scenario::text(const std::string& key) const { return value(key).text; }
+int64_t Scenario::integer(const std::string& key) const { return parse_int(text(key)); }
+double Scenario::real(const std::string& key) const { return parse_real(text(key)); }
+bool Scenario::boolean(const std::string& key) const { return parse_bool(text(key)); }
+std::vector<int64_t> Scenario::int_list(const std::string& key) const { return parse_int_list(text(key)); }
+const Origin& Scenario::origin(const std::string& key) const { return value(key).origin; }
+
+double Scenario::quantity(const std::string& key) const {
+  const KeySpec* spec = find_key(key);
+  if (!spec || spec->type != ValueType::Quantity) throw std::logic_error("'" + key + "' is not a quantity key");
+  return parse_quantity(text(key), spec->dim);
+}
+
+void Scenario::fail(const std::string& key, const std::string& reason, const std::string& hint) const {
+  const Origin& where = origin(key);
+  // A default has no line of its own: point at the scenario file instead.
+  throw InputError(where.file.empty() && !where.command_line ? Origin::at(path_, 0) : where, key, reason, hint);
+}
+
+nlohmann::json Scenario::to_json() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (const KeySpec& k : all_keys()) {
+    const std::string& t = text(k.name);
+    nlohmann::json& slot = out[k.section()][k.field()];
+    switch (k.type) {
+      case ValueType::Int: slot = integer(k.name); break;
+      case ValueType::Real: slot = real(k.name); break;
+      case ValueType::Bool: slot = boolean(k.name); break;
+      case ValueType::Quantity: slot = quantity(k.name); break;
+      case ValueType::IntList: slot = int_list(k.name); break;
+      case ValueType::Text:
+      case ValueType::Choice: slot = trim(t); break;
+    }
+  }
+  return out;
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,22 @@
+// Small string helpers shared by the scenario parser and its value checks.
+#pragma once
+
+#include <cctype>
+#include <string>
+#include <string_view>
+
+namespace dtsim::sim {
+
+inline std::string trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+inline std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace dtsim::sim

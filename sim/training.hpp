@@ -1,0 +1,57 @@
+// What every training strategy works with (the model, the data, the backend, where to record metrics)
+// and what it reports back.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "gpu/ops.hpp"
+#include "models/dataset.hpp"
+#include "models/network.hpp"
+#include "sim/config.hpp"
+#include "sim/metrics.hpp"
+#include "sim/platform.hpp"
+
+namespace dtsim::sim {
+
+struct TrainingContext {
+  const RunConfig& config;
+  const Platform& platform;
+  const models::Network<float>& net;
+  gpu::Ops<float>& ops;
+  const models::Dataset& train;
+  const models::Dataset& test;
+  MetricsLog& metrics;
+};
+
+struct StrategyOutcome {
+  int64_t steps = 0;
+  uint64_t bytes_sent = 0;
+  std::vector<WorkerTime> worker_time;  // rank order
+  std::vector<float> final_params;
+};
+
+// Runs `body` as an actor body: an exception is kept (the first one wins) and stops the simulation, so
+// that the caller can rethrow it after Engine::run() instead of SimGrid aborting the process.
+class ActorFailure {
+ public:
+  template <class F>
+  void guard(F&& body) {
+    try {
+      body();
+    } catch (...) {
+      if (!error_) error_ = std::current_exception();
+      simgrid::s4u::Actor::kill_all();
+    }
+  }
+  void rethrow_if_failed() const {
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  std::exception_ptr error_;
+};
+
+}  // namespace dtsim::sim

@@ -1,0 +1,159 @@
+// The dtsim executable as a user runs it: exit codes, one-line errors naming the key, outputs that survive
+// bad input, determinism and the quickstart's accuracy.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kQuickstart = std::string(DTSIM_SOURCE_DIR) + "/scenarios/quickstart.ini";
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Outcome dtsim(const std::string& args) {
+  const std::string command = std::string(DTSIM_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  Outcome o;
+  if (!pipe) return o;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) o.output.append(buf, n);
+  const int status = pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("dtsim_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+            std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write_scenario(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p;
+  }
+
+  // A bad-input case: exit status 2, one line, naming `key`.
+  void expect_bad_input(const std::string& args, const std::string& key) {
+    const Outcome o = dtsim(args);
+    EXPECT_EQ(o.exit_code, 2) << args << "\n" << o.output;
+    EXPECT_NE(o.output.find(key), std::string::npos) << args << "\n" << o.output;
+    EXPECT_EQ(o.output.rfind("dtsim: error: ", 0), 0u) << o.output;
+    EXPECT_EQ(std::count(o.output.begin(), o.output.end(), '\n'), 1) << "one line: " << o.output;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Cli, UnknownKeyInTheFile) {
+  const fs::path p = write_scenario("s.ini", "[cluster]\nworkers = 4\n[training]\nepocs = 2\n");
+  expect_bad_input("check " + p.string(), "training.epocs");
+  const Outcome o = dtsim("check " + p.string());
+  EXPECT_NE(o.output.find("s.ini:4"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("did you mean 'training.epochs'"), std::string::npos) << o.output;
+}
+
+TEST_F(Cli, BadUnitOutOfRangeAndBadValues) {
+  expect_bad_input("check " + kQuickstart + " --set fabric.bandwidth=200Gbs", "fabric.bandwidth");
+  expect_bad_input("check " + kQuickstart + " --set training.lr=-1", "training.lr");
+  expect_bad_input("check " + kQuickstart + " --set cluster.workers=0", "cluster.workers");
+  expect_bad_input("check " + kQuickstart + " --set training.batch_per_worker=9000", "training.batch_per_worker");
+  expect_bad_input("run " + kQuickstart + " --set training.nosuchkey=1", "training.nosuchkey");
+}
+
+TEST_F(Cli, MissingFiles) {
+  expect_bad_input("check " + (dir_ / "absent.ini").string(), "absent.ini");
+  expect_bad_input("check " + kQuickstart + " --set data.path=" + (dir_ / "no-data").string(), "data.path");
+  expect_bad_input("check " + kQuickstart + " --set gpu.profile=no-such-gpu", "gpu.profile");
+}
+
+TEST_F(Cli, BadCommandLines) {
+  expect_bad_input("run " + kQuickstart + " --bogus", "bogus");
+  expect_bad_input("runn " + kQuickstart, "did you mean 'run'");
+  expect_bad_input("run", "needs a scenario file");
+  expect_bad_input("check " + kQuickstart + " extra-argument", "extra-argument");
+  EXPECT_EQ(dtsim("").exit_code, 2);
+  EXPECT_EQ(dtsim("--help").exit_code, 0);
+  EXPECT_EQ(dtsim("--version").exit_code, 0);
+}
+
+TEST_F(Cli, BadInputDestroysNoExistingOutput) {
+  const fs::path out = dir_ / "out";
+  fs::create_directories(out);
+  std::ofstream(out / "metrics.csv") << "precious\n";
+  std::ofstream(out / "summary.json") << "{\"precious\": true}\n";
+  const Outcome o = dtsim("run " + kQuickstart + " --out " + out.string() + " --set training.lr=zero");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_EQ(read_file(out / "metrics.csv"), "precious\n");
+  EXPECT_EQ(read_file(out / "summary.json"), "{\"precious\": true}\n");
+}
+
+TEST_F(Cli, KeysListsEveryKeyWithTypeUnitAndDefault) {
+  const Outcome o = dtsim("keys");
+  EXPECT_EQ(o.exit_code, 0);
+  for (const char* key : {"cluster.workers", "fabric.bandwidth", "training.lr", "gpu.peak_bf16", "eval.per_epoch"})
+    EXPECT_NE(o.output.find(key), std::string::npos) << key;
+  EXPECT_NE(o.output.find("bandwidth  B/s"), std::string::npos) << o.output;
+}
+
+TEST_F(Cli, CheckAcceptsTheQuickstart) {
+  const Outcome o = dtsim("check " + kQuickstart);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("ok"), std::string::npos);
+}
+
+// The quickstart, twice: byte-identical metrics, every documented output, and the accuracy it promises.
+TEST_F(Cli, QuickstartIsDeterministicAndReachesEightyFivePercent) {
+  const fs::path a = dir_ / "a", b = dir_ / "b";
+  const Outcome ra = dtsim("run " + kQuickstart + " --quiet --out " + a.string());
+  const Outcome rb = dtsim("run " + kQuickstart + " --quiet --out " + b.string());
+  ASSERT_EQ(ra.exit_code, 0) << ra.output;
+  ASSERT_EQ(rb.exit_code, 0) << rb.output;
+  EXPECT_TRUE(ra.output.empty()) << "--quiet prints nothing: " << ra.output;
+  const std::string metrics = read_file(a / "metrics.csv");
+  EXPECT_EQ(metrics, read_file(b / "metrics.csv"));
+  EXPECT_EQ(metrics.substr(0, metrics.find('\n')),
+            "step,epoch,sim_time_s,lr,train_loss,test_loss,test_accuracy,bytes_sent");
+
+  const nlohmann::json s = nlohmann::json::parse(read_file(a / "summary.json"));
+  for (const char* key : {"status", "final_test_accuracy", "best_test_accuracy", "simulated_time_s", "wall_time_s",
+                          "time_breakdown_s", "bytes_sent", "seed", "dtsim_version", "scenario"})
+    EXPECT_TRUE(s.contains(key)) << key;
+  EXPECT_EQ(s["status"], "completed");
+  EXPECT_GE(s["final_test_accuracy"].get<double>(), 0.85);
+  EXPECT_GE(s["best_test_accuracy"].get<double>(), s["final_test_accuracy"].get<double>());
+  const auto& t = s["time_breakdown_s"];
+  const double busy = t["compute"].get<double>() + t["communication"].get<double>() + t["idle"].get<double>();
+  EXPECT_NEAR(busy, s["simulated_time_s"].get<double>(), 1e-6 * busy);
+  EXPECT_EQ(s["scenario"]["cluster"]["workers"], 8);
+  EXPECT_EQ(s["scenario"]["training"]["batch_per_worker"], 32);
+  EXPECT_EQ(s["seed"], 1);
+}
+
+}  // namespace

@@ -1,0 +1,116 @@
+// Synchronous data parallel through the whole simulator: K workers must train exactly like one worker with
+// the same global batch and sample order, and the time accounting must add up to closed forms.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "models/network.hpp"
+#include "sim/collectives.hpp"
+#include "sim/run.hpp"
+#include "tests/subprocess.hpp"
+
+namespace dtsim::sim {
+namespace {
+
+constexpr int kGlobalBatch = 64;
+constexpr int kSteps = 50;
+
+RunInputs small_run(int workers) {
+  RunInputs in;
+  RunConfig& c = in.config;
+  c.name = "sync-equivalence";
+  c.seed = 11;
+  c.workers = workers;
+  c.gpu = {"test-gpu", 10e12, 10e12, 10e12, 40e9, 0.5};
+  c.fabric = {"test-fabric", 25e9, 1e-6, 0.0, 1.0};
+  c.hidden = {256, 128};
+  c.batch_per_worker = kGlobalBatch / workers;
+  c.epochs = 10;
+  c.max_steps = kSteps;
+  c.lr = 0.05;
+  c.momentum = 0.9;
+  c.weight_decay = 1e-4;
+  c.evals_per_epoch = 1;
+  // 2048 samples: 32 global batches per epoch, so the 50 steps cross an epoch boundary (a reshuffle).
+  in.train = models::load_fashion_mnist("/usr/share/datasets/fashion-mnist", models::Split::Train, 2048);
+  in.test = models::load_fashion_mnist("/usr/share/datasets/fashion-mnist", models::Split::Test, 200);
+  return in;
+}
+
+std::vector<float> final_params(int workers) {
+  return dtsim::testing::from_bytes<float>(dtsim::testing::run_in_child([workers] {
+    const RunInputs in = small_run(workers);
+    MetricsLog metrics;
+    const RunResult r = run_training(in, metrics);
+    if (r.steps != kSteps) throw std::runtime_error("wrong number of steps: " + std::to_string(r.steps));
+    return dtsim::testing::to_bytes(r.final_params);
+  }));
+}
+
+double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    norm += double(b[i]) * b[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
+TEST(SyncDataParallel, KWorkersEqualOneWorkerWithTheSameGlobalBatch) {
+  const std::vector<float> centralized = final_params(1);
+  // Training moved the weights away from their initialisation.
+  const RunInputs in = small_run(1);
+  const auto net = models::make_mlp<float>(784, in.config.hidden, 10);
+  std::vector<float> initial(net->num_params());
+  net->init_params(initial.data(), in.config.seed);
+  ASSERT_EQ(centralized.size(), initial.size());
+  EXPECT_GT(relative_difference(centralized, initial), 1e-2);
+
+  for (const int k : {2, 4, 8}) {
+    const std::vector<float> distributed = final_params(k);
+    ASSERT_EQ(distributed.size(), centralized.size());
+    EXPECT_LT(relative_difference(distributed, centralized), 1e-5) << "K=" << k;
+  }
+}
+
+TEST(SyncDataParallel, TimeAndBytesAddUpToClosedForms) {
+  const int workers = 4;
+  const std::string out = dtsim::testing::run_in_child([] {
+    const RunInputs in = small_run(workers);
+    MetricsLog metrics;
+    const RunResult r = run_training(in, metrics);
+    std::vector<double> v{r.simulated_time_s, static_cast<double>(r.bytes_sent), static_cast<double>(r.steps),
+                          r.forward_flops_per_sample + r.backward_flops_per_sample,
+                          static_cast<double>(r.num_params), static_cast<double>(r.points.size())};
+    for (const WorkerTime& t : r.worker_time) {
+      v.push_back(t.compute);
+      v.push_back(t.communication);
+      v.push_back(t.idle);
+    }
+    return dtsim::testing::to_bytes(v);
+  });
+  const std::vector<double> v = dtsim::testing::from_bytes<double>(out);
+  const double sim_time = v[0], bytes = v[1], steps = v[2], flops_per_sample = v[3], params = v[4];
+  const RunInputs in = small_run(workers);
+  const double speed = in.config.gpu.sustained(in.config.math);
+  const double compute_per_step = (kGlobalBatch / workers) * flops_per_sample / speed;
+  const double grad_bytes = params * 4;
+  const double alpha = 2e-6;
+  const double ring_per_step = 2.0 * (workers - 1) * (alpha + grad_bytes / (workers * 25e9));
+
+  EXPECT_EQ(steps, kSteps);
+  EXPECT_EQ(bytes, kSteps * static_cast<double>(RingAllreduce::total_bytes(static_cast<uint64_t>(grad_bytes), workers)));
+  // One evaluation before training, then one per epoch (32 steps) and one at the end.
+  EXPECT_EQ(v[5], 3.0);
+  EXPECT_NEAR(sim_time, kSteps * (compute_per_step + ring_per_step), 1e-3 * sim_time);
+  for (int w = 0; w < workers; ++w) {
+    const double compute = v[6 + 3 * w], comm = v[7 + 3 * w], idle = v[8 + 3 * w];
+    EXPECT_NEAR(compute, kSteps * compute_per_step, 1e-9 * compute) << w;
+    EXPECT_NEAR(comm, kSteps * ring_per_step, 1e-3 * comm) << w;
+    EXPECT_NEAR(idle, 0.0, 1e-12) << "identical workers never wait for each other";
+    EXPECT_NEAR(compute + comm + idle, sim_time, 1e-3 * sim_time) << w;
+  }
+}
+
+}  // namespace
+}  // namespace dtsim::sim
