@@ -150,7 +150,15 @@ int command_run(const CommandLine& cl) {
       std::fflush(stdout);
     }
   });
-  const RunResult result = run_training(inputs, metrics);
+  RunResult result;
+  try {
+    result = run_training(inputs, metrics);
+  } catch (const std::exception& e) {
+    // Leave a machine-readable trace of the failure next to the metrics measured so far.
+    const nlohmann::json failed = {{"status", "failed"}, {"error", e.what()}, {"dtsim_version", dtsim_version()}};
+    write_file_atomically(dir, "summary.json", failed.dump(2) + "\n");
+    throw;
+  }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
   write_file_atomically(dir, "summary.json", make_summary(inputs, result, wall).dump(2) + "\n");
