@@ -113,11 +113,33 @@ void CpuOps<T>::scale(T alpha, T* x, size_t count) {
   for (size_t i = 0; i < count; ++i) x[i] *= alpha;
 }
 
+// Reductions run in index order in double, the same on every call and every thread count.
+template <class T>
+double CpuOps<T>::sum(const T* x, size_t count) {
+  double s = 0.0;
+  for (size_t i = 0; i < count; ++i) s += static_cast<double>(x[i]);
+  return s;
+}
+
 template <class T>
 double CpuOps<T>::sum_squares(const T* x, size_t count) {
   double s = 0.0;
   for (size_t i = 0; i < count; ++i) s += static_cast<double>(x[i]) * static_cast<double>(x[i]);
   return s;
+}
+
+template <class T>
+double CpuOps<T>::dot(const T* x, const T* y, size_t count) {
+  double s = 0.0;
+  for (size_t i = 0; i < count; ++i) s += static_cast<double>(x[i]) * static_cast<double>(y[i]);
+  return s;
+}
+
+template <class T>
+size_t CpuOps<T>::count_nonfinite(const T* x, size_t count) {
+  size_t n = 0;
+  for (size_t i = 0; i < count; ++i) n += std::isfinite(x[i]) ? 0 : 1;
+  return n;
 }
 
 template <class T>
@@ -128,6 +150,35 @@ void CpuOps<T>::relu_forward(const T* x, T* y, size_t count) {
 template <class T>
 void CpuOps<T>::relu_backward(const T* y, const T* dy, T* dx, size_t count) {
   for (size_t i = 0; i < count; ++i) dx[i] = y[i] > T(0) ? dy[i] : T(0);
+}
+
+template <class T>
+void CpuOps<T>::gelu_forward(const T* x, T* y, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const double v = static_cast<double>(x[i]);
+    y[i] = static_cast<T>(0.5 * v * (1.0 + std::erf(v * M_SQRT1_2)));
+  }
+}
+
+template <class T>
+void CpuOps<T>::gelu_backward(const T* x, const T* dy, T* dx, size_t count) {
+  constexpr double inv_sqrt_2pi = 0.3989422804014327;  // 1/√(2π)
+  for (size_t i = 0; i < count; ++i) {
+    const double v = static_cast<double>(x[i]);
+    const double cdf = 0.5 * (1.0 + std::erf(v * M_SQRT1_2));
+    const double pdf = inv_sqrt_2pi * std::exp(-0.5 * v * v);
+    dx[i] = static_cast<T>(static_cast<double>(dy[i]) * (cdf + v * pdf));
+  }
+}
+
+template <class T>
+void CpuOps<T>::tanh_forward(const T* x, T* y, size_t count) {
+  for (size_t i = 0; i < count; ++i) y[i] = std::tanh(x[i]);
+}
+
+template <class T>
+void CpuOps<T>::tanh_backward(const T* y, const T* dy, T* dx, size_t count) {
+  for (size_t i = 0; i < count; ++i) dx[i] = dy[i] * (T(1) - y[i] * y[i]);
 }
 
 template <class T>
@@ -161,13 +212,10 @@ LossSums CpuOps<T>::softmax_cross_entropy(ConstMatrixView<T> logits, const int32
 }
 
 template <class T>
-void CpuOps<T>::sgd_momentum_update(T* w, const T* g, T* v, size_t count, T lr, T momentum, T weight_decay,
-                                    bool nesterov) {
-  for (size_t i = 0; i < count; ++i) {
-    const T grad = g[i] + weight_decay * w[i];
-    v[i] = momentum * v[i] + grad;
-    w[i] -= lr * (nesterov ? grad + momentum * v[i] : v[i]);
-  }
+void CpuOps<T>::round_to_format(T* x, size_t count, NumberFormat format) {
+  if (format == NumberFormat::Fp32) return;
+  // Doubles go through float first; the emulation targets fp32 master values, where this is exact.
+  for (size_t i = 0; i < count; ++i) x[i] = static_cast<T>(round_to(static_cast<float>(x[i]), format));
 }
 
 template class CpuOps<float>;

@@ -172,3 +172,90 @@ TEST(CpuOps, MemoryRoundTrip) {
 
 }  // namespace
 }  // namespace dtsim::gpu
+
+namespace dtsim::gpu {
+namespace {
+
+TEST(CpuOps, ReductionsInDouble) {
+  CpuOps<float> ops;
+  const std::vector<float> x{1.5f, -2.0f, 3.0f}, y{2.0f, 0.5f, -1.0f};
+  EXPECT_DOUBLE_EQ(ops.sum(x.data(), 3), 2.5);
+  EXPECT_DOUBLE_EQ(ops.dot(x.data(), y.data(), 3), 3.0 - 1.0 - 3.0);
+  // 1e8 + 1 + 1 − 1e8 is 2 in double; a float accumulator would return 0.
+  const std::vector<float> big{1e8f, 1.0f, 1.0f, -1e8f};
+  EXPECT_DOUBLE_EQ(ops.sum(big.data(), 4), 2.0);
+  const std::vector<float> bad{1.0f, std::nanf(""), INFINITY, -INFINITY, 0.0f};
+  EXPECT_EQ(ops.count_nonfinite(bad.data(), bad.size()), 3u);
+}
+
+TEST(CpuOps, GeluAndTanhMatchClosedFormsAndDerivatives) {
+  CpuOps<double> ops;
+  const std::vector<double> x{-3.0, -1.0, -0.1, 0.0, 0.2, 1.0, 2.5};
+  std::vector<double> y(x.size()), dx(x.size());
+  const std::vector<double> ones(x.size(), 1.0);
+  ops.gelu_forward(x.data(), y.data(), x.size());
+  ops.gelu_backward(x.data(), ones.data(), dx.data(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const auto gelu = [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); };
+    EXPECT_NEAR(y[i], gelu(x[i]), 1e-15);
+    EXPECT_NEAR(dx[i], (gelu(x[i] + 1e-6) - gelu(x[i] - 1e-6)) / 2e-6, 1e-8);
+  }
+  EXPECT_NEAR(y[5], 0.8413447460685429, 1e-15);  // Φ(1) = 0.8413447460685429
+  ops.tanh_forward(x.data(), y.data(), x.size());
+  ops.tanh_backward(y.data(), ones.data(), dx.data(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_DOUBLE_EQ(y[i], std::tanh(x[i]));
+    EXPECT_NEAR(dx[i], (std::tanh(x[i] + 1e-6) - std::tanh(x[i] - 1e-6)) / 2e-6, 1e-8);
+  }
+}
+
+TEST(CpuOps, AdamAndAdamWFollowTorchSemantics) {
+  for (const bool decoupled : {false, true}) {
+    CpuOps<double> ops;
+    std::vector<double> w{1.0, -0.5}, m{0, 0}, v{0, 0};
+    const std::vector<double> g{0.3, -0.2};
+    const double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-8, wd = 0.1;
+    double ew[2] = {1.0, -0.5}, em[2] = {0, 0}, ev[2] = {0, 0};
+    for (int t = 1; t <= 3; ++t) {
+      const double bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
+      ops.adam_update(w.data(), g.data(), m.data(), v.data(), 2, lr, b1, b2, eps, wd, decoupled, bc1, bc2);
+      for (int i = 0; i < 2; ++i) {
+        double gi = g[i];
+        if (decoupled) ew[i] *= 1 - lr * wd; else gi += wd * ew[i];
+        em[i] = b1 * em[i] + (1 - b1) * gi;
+        ev[i] = b2 * ev[i] + (1 - b2) * gi * gi;
+        ew[i] -= lr * (em[i] / bc1) / (std::sqrt(ev[i] / bc2) + eps);
+      }
+    }
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_DOUBLE_EQ(w[i], ew[i]);
+      EXPECT_DOUBLE_EQ(m[i], em[i]);
+      EXPECT_DOUBLE_EQ(v[i], ev[i]);
+    }
+  }
+  // First Adam step without decay moves every weight by lr·sign(g) (up to eps): m̂ = g, v̂ = g².
+  CpuOps<double> ops;
+  std::vector<double> w{0.0, 0.0}, m{0, 0}, v{0, 0};
+  const std::vector<double> g{4.0, -0.001};
+  ops.adam_update(w.data(), g.data(), m.data(), v.data(), 2, 0.1, 0.9, 0.999, 0.0, 0.0, false, 0.1, 0.001);
+  EXPECT_NEAR(w[0], -0.1, 1e-12);
+  EXPECT_NEAR(w[1], 0.1, 1e-12);
+}
+
+TEST(CpuOps, LambDirectionIsAdamDirectionPlusDecay) {
+  CpuOps<double> ops;
+  const std::vector<double> w{2.0, -1.0}, g{0.5, 0.25};
+  std::vector<double> m{0.1, 0.0}, v{0.01, 0.0}, u(2);
+  ops.lamb_direction(w.data(), g.data(), m.data(), v.data(), u.data(), 2, 0.9, 0.99, 1e-6, 0.01, 0.5, 0.2);
+  const double m0[2] = {0.1, 0.0}, v0[2] = {0.01, 0.0};
+  for (int i = 0; i < 2; ++i) {
+    const double mi = 0.9 * m0[i] + (1 - 0.9) * g[i];
+    const double vi = 0.99 * v0[i] + (1 - 0.99) * g[i] * g[i];
+    EXPECT_DOUBLE_EQ(m[i], mi);
+    EXPECT_DOUBLE_EQ(v[i], vi);
+    EXPECT_NEAR(u[i], (mi / 0.5) / (std::sqrt(vi / 0.2) + 1e-6) + 0.01 * w[i], 1e-12);
+  }
+}
+
+}  // namespace
+}  // namespace dtsim::gpu
