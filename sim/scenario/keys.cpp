@@ -6,146 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "sim/scenario/key_registry.hpp"
 #include "sim/scenario/text.hpp"
 
 namespace dtsim::sim {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-Range at_least(double lo) { return {lo, kInf, false, false}; }
-Range between(double lo, double hi) { return {lo, hi, false, false}; }
-Range positive(double hi = kInf) { return {0.0, hi, true, false}; }
-Range fraction_open_closed() { return {0.0, 1.0, true, false}; }  // (0, 1]
-Range fraction_closed_open() { return {0.0, 1.0, false, true}; }  // [0, 1)
-
-KeySpec integer(std::string name, std::string def, Range r, std::string help) {
-  KeySpec k;
-  k.name = std::move(name);
-  k.type = ValueType::Int;
-  k.default_text = std::move(def);
-  k.range = r;
-  k.help = std::move(help);
-  return k;
-}
-
-KeySpec real(std::string name, std::string def, Range r, std::string help) {
-  KeySpec k = integer(std::move(name), std::move(def), r, std::move(help));
-  k.type = ValueType::Real;
-  return k;
-}
-
-KeySpec boolean(std::string name, std::string def, std::string help) {
-  KeySpec k;
-  k.name = std::move(name);
-  k.type = ValueType::Bool;
-  k.default_text = std::move(def);
-  k.help = std::move(help);
-  return k;
-}
-
-KeySpec text(std::string name, std::string def, std::string help, bool optional = false) {
-  KeySpec k;
-  k.name = std::move(name);
-  k.type = ValueType::Text;
-  k.default_text = std::move(def);
-  k.help = std::move(help);
-  k.optional = optional;
-  return k;
-}
-
-KeySpec choice(std::string name, std::string def, std::vector<std::string> choices, std::string help) {
-  KeySpec k = text(std::move(name), std::move(def), std::move(help));
-  k.type = ValueType::Choice;
-  k.choices = std::move(choices);
-  return k;
-}
-
-KeySpec quantity(std::string name, Dimension dim, std::string def, Range r, std::string help) {
-  KeySpec k = integer(std::move(name), std::move(def), r, std::move(help));
-  k.type = ValueType::Quantity;
-  k.dim = dim;
-  return k;
-}
-
-KeySpec int_list(std::string name, std::string def, Range element, std::string help) {
-  KeySpec k = integer(std::move(name), std::move(def), element, std::move(help));
-  k.type = ValueType::IntList;
-  k.optional = true;  // an empty list is meaningful (e.g. no hidden layers)
-  return k;
-}
-
-std::vector<KeySpec> build_registry() {
-  return {
-      // ---- run ------------------------------------------------------------------------------------------
-      text("run.name", "", "Run name used in outputs; defaults to the scenario file name without .ini", true),
-      integer("run.seed", "1", between(0, 1e15),
-              "Seed of every random stream (data order, initialisation, stragglers, sampling)"),
-      // ---- cluster --------------------------------------------------------------------------------------
-      integer("cluster.workers", "8", between(1, 65536), "Number of simulated workers (one GPU each)"),
-      choice("cluster.topology", "star", {"star"}, "Network topology: star = every worker on one non-blocking switch"),
-      // ---- gpu profile ----------------------------------------------------------------------------------
-      text("gpu.profile", "a100-40gb",
-           "GPU profile: a name in network_profiles/gpu/ or a path to a .ini file; its fields can be overridden here; "
-           "empty = no profile, every gpu key set here",
-           true),
-      text("gpu.name", "", "Display name of the GPU", true),
-      quantity("gpu.peak_fp32", Dimension::FlopRate, "", positive(), "Peak dense FP32 throughput (non-tensor-core)"),
-      quantity("gpu.peak_tf32", Dimension::FlopRate, "", positive(), "Peak dense TF32 tensor-core throughput"),
-      quantity("gpu.peak_bf16", Dimension::FlopRate, "", positive(), "Peak dense BF16/FP16 tensor-core throughput"),
-      quantity("gpu.memory", Dimension::Bytes, "", positive(), "Device memory"),
-      real("gpu.efficiency", "", fraction_open_closed(),
-           "Sustained fraction of peak reached by training kernels; compute time = FLOPs / (peak × efficiency)"),
-      // ---- fabric profile -------------------------------------------------------------------------------
-      text("fabric.profile", "ib-hdr-200",
-           "Fabric profile: a name in network_profiles/fabric/ or a path to a .ini file; fields can be overridden; "
-           "empty = no profile, every fabric key set here",
-           true),
-      text("fabric.name", "", "Display name of the fabric", true),
-      quantity("fabric.bandwidth", Dimension::Bandwidth, "", positive(), "Nominal bandwidth per port and direction"),
-      quantity("fabric.link_latency", Dimension::Time, "", at_least(0),
-               "Latency of one link (NIC, cable and serialisation), per hop"),
-      quantity("fabric.switch_latency", Dimension::Time, "", at_least(0), "Port-to-port latency of one switch"),
-      real("fabric.efficiency", "", fraction_open_closed(),
-           "Achievable fraction of nominal bandwidth for large messages (protocol and encoding overhead)"),
-      // ---- network model ---------------------------------------------------------------------------------
-      choice("network.model", "cm02", {"cm02"},
-             "SimGrid network model: cm02 = max-min fair sharing, latency + size/bandwidth, calibrated per fabric"),
-      boolean("network.crosstraffic", "false",
-              "Model the reverse-direction load of each flow (acknowledgements); off matches the alpha-beta model"),
-      // ---- compute ----------------------------------------------------------------------------------------
-      choice("compute.math", "fp32", {"fp32", "tf32", "bf16"},
-             "Which GPU peak the simulated kernels run at (the numerics here are always computed in fp32)"),
-      // ---- model ------------------------------------------------------------------------------------------
-      choice("model.arch", "mlp", {"mlp"}, "Network architecture: mlp = fully connected layers with ReLU"),
-      int_list("model.hidden", "256,128", between(1, 1e6),
-               "Hidden layer widths of the MLP, comma separated; empty means logistic regression"),
-      // ---- data -------------------------------------------------------------------------------------------
-      choice("data.dataset", "fashion-mnist", {"fashion-mnist"}, "Training and test data"),
-      text("data.path", "/usr/share/datasets/fashion-mnist",
-           "Folder holding the dataset's files (Debian package dataset-fashion-mnist)"),
-      integer("data.train_samples", "0", at_least(0), "Use only the first N training samples; 0 = all"),
-      integer("data.test_samples", "0", at_least(0), "Evaluate on the first N test samples only; 0 = all"),
-      // ---- training ---------------------------------------------------------------------------------------
-      choice("training.strategy", "sync", {"sync"},
-             "Training strategy: sync = synchronous data parallel, gradients averaged by allreduce every step"),
-      integer("training.batch_per_worker", "32", between(1, 1e6), "Mini-batch size on each worker"),
-      integer("training.epochs", "3", between(1, 100000), "Passes over the training set"),
-      integer("training.max_steps", "0", at_least(0), "Stop after this many optimizer steps; 0 = no limit"),
-      choice("training.optimizer", "sgd", {"sgd"}, "Optimizer: sgd = SGD with momentum (PyTorch semantics)"),
-      real("training.lr", "0.05", positive(100), "Learning rate"),
-      real("training.momentum", "0.9", fraction_closed_open(), "Momentum coefficient"),
-      boolean("training.nesterov", "false", "Use Nesterov momentum"),
-      real("training.weight_decay", "0", fraction_closed_open(), "L2 weight decay added to the gradient"),
-      // ---- collective -------------------------------------------------------------------------------------
-      choice("collective.algorithm", "ring", {"ring"},
-             "Allreduce algorithm: ring = reduce-scatter then all-gather around a ring, 2(N-1) steps"),
-      // ---- evaluation and output --------------------------------------------------------------------------
-      integer("eval.per_epoch", "2", between(1, 100000),
-              "Test-set evaluations per epoch (plus one before training); evaluation costs no simulated time"),
-      boolean("output.save_model", "false", "Write the final parameters to model.bin (float32, little-endian)"),
-  };
-}
 
 std::string number_text(double v) {
   char buf[32];
@@ -219,7 +84,7 @@ std::string KeySpec::unit() const { return type == ValueType::Quantity ? base_un
 
 // ---- registry -----------------------------------------------------------------------------------------------
 const std::vector<KeySpec>& all_keys() {
-  static const std::vector<KeySpec> keys = build_registry();
+  static const std::vector<KeySpec> keys = build_key_registry();
   return keys;
 }
 
@@ -335,12 +200,14 @@ std::string suggest_among(const std::string& word, const std::vector<std::string
 }
 
 std::string suggest_key(const std::string& name) {
+  // The right field in the wrong section ("[training] workers" → cluster.workers) is the likeliest slip.
+  const std::string field = name.substr(name.find('.') + 1);
+  for (const KeySpec& k : all_keys())
+    if (k.field() == field) return k.name;
   std::vector<std::string> names;
   for (const KeySpec& k : all_keys()) names.push_back(k.name);
   std::string near = suggest_among(name, names);
   if (!near.empty()) return near;
-  // The right field in the wrong section ("[training] workers" → cluster.workers).
-  const std::string field = name.substr(name.find('.') + 1);
   std::vector<std::string> fields;
   for (const KeySpec& k : all_keys()) fields.push_back(k.field());
   near = suggest_among(field, fields);

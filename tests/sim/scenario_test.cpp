@@ -163,6 +163,32 @@ TEST(ScenarioErrors, MissingScenarioFile) {
   }
 }
 
+TEST(ScenarioErrors, CombinationsOfKeys) {
+  EXPECT_TRUE(contains(error_of("[training]\nwarmup_epochs = 1\nwarmup_steps = 10\n"), "training.warmup_steps"));
+  EXPECT_TRUE(contains(error_of("[data]\ndataset = synthetic\n[model]\narch = lenet\n"), "model.arch"));
+  EXPECT_TRUE(contains(error_of("[data]\npartition = natural\n"), "data.partition"));
+  EXPECT_TRUE(contains(error_of("[data]\npartition = groups\n"), "data.label_groups"));
+  const std::string sum = error_of("[data]\npartition = groups\nlabel_groups = a:0-4:2; b:5-9:2\n");
+  EXPECT_TRUE(contains(sum, "hold 4 workers but cluster.workers is 8")) << sum;
+  const std::string overlap = error_of("[data]\npartition = groups\nlabel_groups = a:0-5:4; b:5-9:4\n");
+  EXPECT_TRUE(contains(overlap, "test.ini:3")) << overlap;
+  EXPECT_TRUE(contains(overlap, "label 5 is in two groups")) << overlap;
+}
+
+TEST(LabelGroups, ParsesNamesRangesListsAndWorkers) {
+  const auto groups = parse_label_groups(" medical : 0-2,7 : 3 ; finance:3-6,8-9:5 ;");
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].name, "medical");
+  EXPECT_EQ(groups[0].labels, (std::vector<int>{0, 1, 2, 7}));
+  EXPECT_EQ(groups[0].workers, 3);
+  EXPECT_EQ(groups[1].labels, (std::vector<int>{3, 4, 5, 6, 8, 9}));
+  EXPECT_EQ(groups[1].workers, 5);
+  EXPECT_TRUE(parse_label_groups("").empty());
+  EXPECT_THROW(parse_label_groups("medical:0-4"), ValueError);
+  EXPECT_THROW(parse_label_groups("medical:4-0:2"), ValueError);
+  EXPECT_THROW(parse_label_groups("medical:0-4:0"), ValueError);
+}
+
 TEST(Keys, RegistryIsConsistent) {
   for (const KeySpec& k : all_keys()) {
     EXPECT_NE(k.name.find('.'), std::string::npos) << k.name;
