@@ -27,6 +27,16 @@ std::string error_of(const std::string& text, const std::vector<std::string>& se
   return "";
 }
 
+// Same for building the run configuration, where checks spanning several keys happen.
+std::string config_error_of(const std::string& text) {
+  try {
+    make_run_config(parse(text));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
@@ -164,13 +174,13 @@ TEST(ScenarioErrors, MissingScenarioFile) {
 }
 
 TEST(ScenarioErrors, CombinationsOfKeys) {
-  EXPECT_TRUE(contains(error_of("[training]\nwarmup_epochs = 1\nwarmup_steps = 10\n"), "training.warmup_steps"));
-  EXPECT_TRUE(contains(error_of("[data]\ndataset = synthetic\n[model]\narch = lenet\n"), "model.arch"));
-  EXPECT_TRUE(contains(error_of("[data]\npartition = natural\n"), "data.partition"));
-  EXPECT_TRUE(contains(error_of("[data]\npartition = groups\n"), "data.label_groups"));
-  const std::string sum = error_of("[data]\npartition = groups\nlabel_groups = a:0-4:2; b:5-9:2\n");
+  EXPECT_TRUE(contains(config_error_of("[training]\nwarmup_epochs = 1\nwarmup_steps = 10\n"), "training.warmup_steps"));
+  EXPECT_TRUE(contains(config_error_of("[data]\ndataset = synthetic\n[model]\narch = lenet\n"), "model.arch"));
+  EXPECT_TRUE(contains(config_error_of("[data]\npartition = natural\n"), "data.partition"));
+  EXPECT_TRUE(contains(config_error_of("[data]\npartition = groups\n"), "data.label_groups"));
+  const std::string sum = config_error_of("[data]\npartition = groups\nlabel_groups = a:0-4:2; b:5-9:2\n");
   EXPECT_TRUE(contains(sum, "hold 4 workers but cluster.workers is 8")) << sum;
-  const std::string overlap = error_of("[data]\npartition = groups\nlabel_groups = a:0-5:4; b:5-9:4\n");
+  const std::string overlap = config_error_of("[data]\npartition = groups\nlabel_groups = a:0-5:4; b:5-9:4\n");
   EXPECT_TRUE(contains(overlap, "test.ini:3")) << overlap;
   EXPECT_TRUE(contains(overlap, "label 5 is in two groups")) << overlap;
 }
