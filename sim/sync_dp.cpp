@@ -24,11 +24,12 @@ SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
   params_ = gpu::Buffer<float>(ctx.ops, n);
   ctx.ops.upload(params_.data(), init.data(), n);
   mean_grad_ = gpu::Buffer<float>(ctx.ops, n);
-  models::SgdSettings sgd;
+  models::OptimizerSettings sgd;
+  sgd.kind = models::OptimizerKind::Sgd;
   sgd.momentum = cfg.momentum;
   sgd.weight_decay = cfg.weight_decay;
   sgd.nesterov = cfg.nesterov;
-  optimizer_ = std::make_unique<models::SgdMomentum<float>>(ctx.ops, n, sgd);
+  optimizer_ = models::make_optimizer<float>(ctx.ops, ctx.net.param_tensors(), n, sgd);
 
   for (int r = 0; r < cfg.workers; ++r) {
     Worker w;
