@@ -1,6 +1,8 @@
 #include "random.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace dtsim::models {
 
@@ -66,6 +68,71 @@ double Rng::normal() {
   spare_ = r * std::sin(theta);
   has_spare_ = true;
   return r * std::cos(theta);
+}
+
+}  // namespace dtsim::models
+
+namespace dtsim::models {
+namespace {
+
+// Marsaglia & Tsang, "A simple method for generating gamma variables" (ACM TOMS 2000), for shape >= 1:
+// with d = shape − 1/3 and c = 1/√(9d), d·(1 + c·Z)³ is accepted with the exact Gamma density after a cheap
+// squeeze test, so the expected number of normal draws stays below 1.05 for every shape >= 1.
+double marsaglia_tsang(Rng& rng, double shape) {
+  const double d = shape - 1.0 / 3.0;
+  const double c = 1.0 / std::sqrt(9.0 * d);
+  for (;;) {
+    const double z = rng.normal();
+    double v = 1.0 + c * z;
+    if (v <= 0.0) continue;
+    v = v * v * v;
+    const double u = rng.uniform();
+    if (u < 1.0 - 0.0331 * (z * z) * (z * z)) return d * v;
+    if (u > 0.0 && std::log(u) < 0.5 * z * z + d * (1.0 - v + std::log(v))) return d * v;
+  }
+}
+
+// U in (0, 1]: the boost raises U to the power 1/shape and takes its log, neither of which may see 0.
+double uniform_open_at_zero(Rng& rng) { return 1.0 - rng.uniform(); }
+
+void require_positive_shape(double shape) {
+  if (!(shape > 0.0) || !std::isfinite(shape))
+    throw std::invalid_argument("gamma shape and Dirichlet concentrations must be finite and > 0");
+}
+
+}  // namespace
+
+double Rng::lognormal(double log_mean, double log_sd) { return std::exp(log_mean + log_sd * normal()); }
+
+double Rng::gamma(double shape) {
+  require_positive_shape(shape);
+  if (shape >= 1.0) return marsaglia_tsang(*this, shape);
+  const double boosted = marsaglia_tsang(*this, shape + 1.0);
+  return boosted * std::pow(uniform_open_at_zero(*this), 1.0 / shape);
+}
+
+std::vector<double> Rng::dirichlet(const std::vector<double>& concentration) {
+  if (concentration.empty()) throw std::invalid_argument("Dirichlet needs at least one concentration");
+  // Same draws, in the same order, as gamma(); only the arithmetic moves to log space.
+  std::vector<double> log_draw(concentration.size());
+  for (size_t i = 0; i < concentration.size(); ++i) {
+    const double shape = concentration[i];
+    require_positive_shape(shape);
+    if (shape >= 1.0) {
+      log_draw[i] = std::log(marsaglia_tsang(*this, shape));
+    } else {
+      const double boosted = marsaglia_tsang(*this, shape + 1.0);
+      log_draw[i] = std::log(boosted) + std::log(uniform_open_at_zero(*this)) / shape;
+    }
+  }
+  const double largest = *std::max_element(log_draw.begin(), log_draw.end());
+  double total = 0.0;
+  for (double& x : log_draw) {
+    x = std::exp(x - largest);  // the largest becomes 1, so the total is in [1, n] and never 0
+    total += x;
+  }
+  for (double& x : log_draw) x /= total;
+  return log_draw;
 }
 
 }  // namespace dtsim::models

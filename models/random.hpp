@@ -33,6 +33,16 @@ class Rng {
   double uniform(double lo, double hi);       // [lo, hi)
   uint64_t below(uint64_t n);                 // uniform integer in [0, n), unbiased (Lemire's method)
   double normal();                            // standard normal (Box–Muller, both values used)
+  double lognormal(double log_mean, double log_sd);  // exp(log_mean + log_sd · normal()), as numpy's lognormal
+
+  // Gamma(shape, scale 1), shape > 0: Marsaglia & Tsang (2000) squeeze-and-reject for shape >= 1; for shape < 1
+  // their boost Gamma(shape) = Gamma(shape + 1) · U^(1/shape). Very small shapes can underflow to 0 (the
+  // true value is below the smallest double); dirichlet() below does not suffer from this.
+  double gamma(double shape);
+  // One draw from Dirichlet(concentration), every entry > 0: normalised Gamma(concentration_i) draws. The
+  // draws are combined in log space, so that tiny concentrations (0.001) still give a finite vector that sums
+  // to 1 instead of 0/0.
+  std::vector<double> dirichlet(const std::vector<double>& concentration);
 
   template <class T>
   void shuffle(std::vector<T>& v) {  // Fisher–Yates
