@@ -27,4 +27,26 @@ const int32_t* BatchSchedule::batch(int64_t step, int offset) {
   return order_.data() + position * global_batch_ + offset;
 }
 
+ShardSampler::ShardSampler(std::vector<int32_t> shard, uint64_t seed, uint64_t stream)
+    : shard_(std::move(shard)), seed_(seed), stream_(stream) {
+  if (shard_.empty()) throw std::invalid_argument("a worker's shard holds no samples");
+  reshuffle();
+}
+
+void ShardSampler::reshuffle() {
+  ++pass_;
+  order_ = shard_;
+  // One stream per (worker, pass): what a worker draws never depends on the other workers.
+  Rng rng(derive_seed(seed_, "shard-order", stream_), "pass", static_cast<uint64_t>(pass_));
+  rng.shuffle(order_);
+  position_ = 0;
+}
+
+void ShardSampler::next(int batch, int32_t* out) {
+  for (int i = 0; i < batch; ++i) {
+    if (position_ == order_.size()) reshuffle();
+    out[i] = order_[position_++];
+  }
+}
+
 }  // namespace dtsim::models

@@ -3,6 +3,7 @@
 // K workers see exactly the samples one worker with the K-times larger batch would see.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -26,6 +27,28 @@ class BatchSchedule {
   uint64_t seed_;
   int64_t epoch_ = -1;
   std::vector<int32_t> order_;
+};
+
+// Mini-batches drawn from one worker's own shard: the shard is visited in a fresh seeded permutation each
+// pass, and a batch that runs past the end of a pass continues into the next one, so shards smaller than
+// a batch (lognormal or Dirichlet skew) still work.
+class ShardSampler {
+ public:
+  ShardSampler(std::vector<int32_t> shard, uint64_t seed, uint64_t stream);
+
+  // Writes the next `batch` sample indices.
+  void next(int batch, int32_t* out);
+  size_t shard_size() const { return shard_.size(); }
+
+ private:
+  void reshuffle();
+
+  std::vector<int32_t> shard_;
+  std::vector<int32_t> order_;
+  uint64_t seed_;
+  uint64_t stream_;
+  int64_t pass_ = -1;
+  size_t position_ = 0;
 };
 
 }  // namespace dtsim::models

@@ -4,6 +4,7 @@
 
 #include "gpu/cpu_ops.hpp"
 #include "models/network.hpp"
+#include "sim/data_setup.hpp"
 #include "sim/errors.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/sync_dp.hpp"
@@ -14,18 +15,19 @@ RunInputs prepare_run(const Scenario& scenario) {
   RunInputs in;
   in.config = make_run_config(scenario);
   const RunConfig& c = in.config;
-  try {
-    in.train = models::load_fashion_mnist(c.data_path, models::Split::Train, c.train_samples);
-    in.test = models::load_fashion_mnist(c.data_path, models::Split::Test, c.test_samples);
-  } catch (const models::DatasetError& e) {
-    scenario.fail("data.path", e.what(), "install the Debian package dataset-fashion-mnist or fix data.path");
-  }
-  if (c.global_batch() > in.train.num_samples)
+  TrainingData data = prepare_data(scenario, c);
+  const int usable = usable_training_samples(data);
+  if (c.global_batch() > usable)
     scenario.fail("training.batch_per_worker",
                   "global batch " + std::to_string(c.global_batch()) + " (" + std::to_string(c.workers) +
-                      " workers × " + std::to_string(c.batch_per_worker) + ") exceeds the " +
-                      std::to_string(in.train.num_samples) + " training samples",
+                      " workers × " + std::to_string(c.batch_per_worker) + ") exceeds the " + std::to_string(usable) +
+                      " training samples",
                   "lower it, or use fewer workers or more data");
+  in.length = run_length(c, usable);
+  check_numerics(scenario, c, in.length);
+  in.train = std::move(data.train);
+  in.test = std::move(data.test);
+  in.partition = std::move(data.partition);
   return in;
 }
 
@@ -57,7 +59,7 @@ RunResult run_training(const RunInputs& inputs, MetricsLog& metrics) {
 
   gpu::CpuOps<float> ops;
   const auto net = models::make_mlp<float>(inputs.train.num_features, cfg.hidden, inputs.train.num_classes);
-  const TrainingContext ctx{cfg, platform, *net, ops, inputs.train, inputs.test, metrics};
+  const TrainingContext ctx{inputs, platform, *net, ops, metrics};
   SyncDataParallel strategy(ctx);
   strategy.spawn();
   engine->run();
@@ -69,7 +71,7 @@ RunResult run_training(const RunInputs& inputs, MetricsLog& metrics) {
   r.num_params = net->num_params();
   r.forward_flops_per_sample = net->forward_flops_per_sample();
   r.backward_flops_per_sample = net->backward_flops_per_sample();
-  r.steps_per_epoch = inputs.train.num_samples / cfg.global_batch();
+  r.steps_per_epoch = static_cast<int>(inputs.length.steps_per_epoch);
   r.points = metrics.points();
   r.worker_time = std::move(outcome.worker_time);
   r.simulated_time_s = sg4::Engine::get_clock();

@@ -5,9 +5,13 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "models/dataset.hpp"
+#include "models/partition.hpp"
 #include "sim/config.hpp"
 #include "sim/metrics.hpp"
+#include "sim/numerics_setup.hpp"
 
 namespace dtsim::sim {
 
@@ -17,10 +21,13 @@ struct RunInputs {
   RunConfig config;
   models::Dataset train;
   models::Dataset test;
+  std::optional<models::Partition> partition;  // per-worker shards, when data.partition is not none
+  RunLength length;
 };
 
-// Builds the run configuration and loads its datasets. Every user-fixable problem (a missing dataset file,
-// a batch larger than the data) is an InputError pointing at the responsible key.
+// Builds the run configuration, loads or generates its datasets, partitions them and checks the numerics
+// settings. Every user-fixable problem (a missing dataset file, a batch larger than the data, settings the
+// optimizer rejects) is an InputError pointing at the responsible key.
 RunInputs prepare_run(const Scenario& scenario);
 
 struct RunResult {

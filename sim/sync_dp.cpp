@@ -8,15 +8,17 @@ namespace dtsim::sim {
 
 SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
     : ctx_(ctx),
-      schedule_(ctx.train.num_samples, ctx.config.global_batch(), ctx.config.seed),
-      allreduce_(ctx.config.workers, "sync") {
-  const RunConfig& cfg = ctx.config;
-  total_steps_ = static_cast<int64_t>(cfg.epochs) * schedule_.steps_per_epoch();
-  if (cfg.max_steps > 0) total_steps_ = std::min(total_steps_, cfg.max_steps);
-  eval_interval_ = std::max<int64_t>(1, schedule_.steps_per_epoch() / cfg.evals_per_epoch);
+      global_order_(ctx.train().num_samples, ctx.config().global_batch(), ctx.config().seed),
+      lr_schedule_(schedule_settings(ctx.config(), ctx.inputs.length)),
+      allreduce_(ctx.config().workers, "sync") {
+  const RunConfig& cfg = ctx.config();
+  total_steps_ = ctx.inputs.length.total_steps;
+  eval_interval_ = std::max<int64_t>(1, ctx.inputs.length.steps_per_epoch / cfg.evals_per_epoch);
   flops_per_worker_step_ =
       cfg.batch_per_worker * (ctx.net.forward_flops_per_sample() + ctx.net.backward_flops_per_sample());
   grad_bytes_ = ctx.net.num_params() * sizeof(float);
+  if (ctx.inputs.partition)
+    for (int r = 0; r < cfg.workers; ++r) shard_samplers_.emplace_back(ctx.inputs.partition->shards[r], cfg.seed, r);
 
   const size_t n = ctx.net.num_params();
   std::vector<float> init(n);
@@ -24,17 +26,13 @@ SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
   params_ = gpu::Buffer<float>(ctx.ops, n);
   ctx.ops.upload(params_.data(), init.data(), n);
   mean_grad_ = gpu::Buffer<float>(ctx.ops, n);
-  models::OptimizerSettings sgd;
-  sgd.kind = models::OptimizerKind::Sgd;
-  sgd.momentum = cfg.momentum;
-  sgd.weight_decay = cfg.weight_decay;
-  sgd.nesterov = cfg.nesterov;
-  optimizer_ = models::make_optimizer<float>(ctx.ops, ctx.net.param_tensors(), n, sgd);
+  optimizer_ = models::make_optimizer<float>(ctx.ops, ctx.net.param_tensors(), n, optimizer_settings(cfg));
 
   for (int r = 0; r < cfg.workers; ++r) {
     Worker w;
     w.workspace = ctx.net.make_workspace(ctx.ops, cfg.batch_per_worker);
     w.grads = gpu::Buffer<float>(ctx.ops, n);
+    w.batch_indices.resize(cfg.batch_per_worker);
     w.batch_features.resize(static_cast<size_t>(cfg.batch_per_worker) * ctx.net.input_size());
     w.batch_labels.resize(cfg.batch_per_worker);
     workers_.push_back(std::move(w));
@@ -44,18 +42,18 @@ SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
 
 void SyncDataParallel::spawn() {
   evaluate(0);  // the starting point, before any training
-  for (int r = 0; r < ctx_.config.workers; ++r)
+  for (int r = 0; r < ctx_.config().workers; ++r)
     sg4::Actor::create("worker" + std::to_string(r), ctx_.platform.workers[r],
                        [this, r] { failure_.guard([&] { worker(r); }); });
 }
 
 void SyncDataParallel::worker(int rank) {
   Worker& w = workers_[rank];
-  const int batch = ctx_.config.batch_per_worker;
+  const int batch = ctx_.config().batch_per_worker;
   for (int64_t step = 0; step < total_steps_; ++step) {
     // The real gradient of this worker's shard, at the parameters every replica holds for this step.
-    const int32_t* indices = schedule_.batch(step, rank * batch);
-    models::gather_batch(ctx_.train, indices, batch, w.batch_features.data(), w.batch_labels.data());
+    draw_batch(step, rank);
+    models::gather_batch(ctx_.train(), w.batch_indices.data(), batch, w.batch_features.data(), w.batch_labels.data());
     const gpu::LossSums sums = ctx_.net.loss_and_gradient(ctx_.ops, w.workspace, params_.data(),
                                                           w.batch_features.data(), w.batch_labels.data(), batch,
                                                           w.grads.data());
@@ -77,6 +75,17 @@ void SyncDataParallel::worker(int rank) {
   }
 }
 
+void SyncDataParallel::draw_batch(int64_t step, int rank) {
+  Worker& w = workers_[rank];
+  const int batch = ctx_.config().batch_per_worker;
+  if (shard_samplers_.empty()) {
+    const int32_t* slice = global_order_.batch(step, rank * batch);
+    std::copy(slice, slice + batch, w.batch_indices.begin());
+  } else {
+    shard_samplers_[rank].next(batch, w.batch_indices.data());
+  }
+}
+
 void SyncDataParallel::apply_update(int64_t step) {
   last_ready_ = 0.0;
   for (const Worker& w : workers_) last_ready_ = std::max(last_ready_, w.compute_end);
@@ -86,7 +95,7 @@ void SyncDataParallel::apply_update(int64_t step) {
   ctx_.ops.copy(mean_grad_.data(), workers_[0].grads.data(), n);
   for (size_t r = 1; r < workers_.size(); ++r) ctx_.ops.axpy(1.0f, workers_[r].grads.data(), mean_grad_.data(), n);
   if (workers_.size() > 1) ctx_.ops.scale(1.0f / static_cast<float>(workers_.size()), mean_grad_.data(), n);
-  optimizer_->step(params_.data(), mean_grad_.data(), ctx_.config.lr);
+  optimizer_->step(params_.data(), mean_grad_.data(), lr_schedule_.lr(step));
 
   for (const Worker& w : workers_) train_loss_sum_ += w.batch_loss;
   train_loss_count_ += static_cast<int64_t>(workers_.size());
@@ -96,16 +105,16 @@ void SyncDataParallel::apply_update(int64_t step) {
 
 void SyncDataParallel::evaluate(int64_t step) {
   const models::EvalResult test =
-      models::evaluate_dataset(ctx_.net, ctx_.ops, eval_workspace_, params_.data(), ctx_.test);
+      models::evaluate_dataset(ctx_.net, ctx_.ops, eval_workspace_, params_.data(), ctx_.test());
   EvalPoint p;
   p.step = step;
-  p.epoch = static_cast<double>(step) / schedule_.steps_per_epoch();
+  p.epoch = static_cast<double>(step) / static_cast<double>(ctx_.inputs.length.steps_per_epoch);
   p.sim_time_s = sg4::Engine::get_clock();
-  p.lr = ctx_.config.lr;
+  p.lr = lr_schedule_.lr(std::max<int64_t>(step - 1, 0));  // the rate the last applied step used
   p.train_loss = train_loss_count_ > 0 ? train_loss_sum_ / train_loss_count_ : std::numeric_limits<double>::quiet_NaN();
   p.test_loss = test.loss;
   p.test_accuracy = test.accuracy;
-  p.bytes_sent = static_cast<uint64_t>(step) * RingAllreduce::total_bytes(grad_bytes_, ctx_.config.workers);
+  p.bytes_sent = static_cast<uint64_t>(step) * RingAllreduce::total_bytes(grad_bytes_, ctx_.config().workers);
   train_loss_sum_ = 0.0;
   train_loss_count_ = 0;
   ctx_.metrics.record(p);

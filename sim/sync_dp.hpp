@@ -8,6 +8,7 @@
 
 #include "models/batch_schedule.hpp"
 #include "models/evaluation.hpp"
+#include "models/lr_schedule.hpp"
 #include "models/optimizer.hpp"
 #include "sim/collectives.hpp"
 #include "sim/training.hpp"
@@ -29,6 +30,7 @@ class SyncDataParallel {
   struct Worker {
     models::Workspace<float> workspace;
     gpu::Buffer<float> grads;
+    std::vector<int32_t> batch_indices;
     std::vector<float> batch_features;
     std::vector<int32_t> batch_labels;
     double batch_loss = 0.0;   // mean loss of this worker's shard in the current step
@@ -37,11 +39,15 @@ class SyncDataParallel {
   };
 
   void worker(int rank);
+  // This worker's samples for `step`: its slice of the shared global batch, or the next batch of its shard.
+  void draw_batch(int64_t step, int rank);
   void apply_update(int64_t step);  // runs once per step, in the first worker to finish the allreduce
   void evaluate(int64_t step);
 
   TrainingContext ctx_;
-  models::BatchSchedule schedule_;
+  models::BatchSchedule global_order_;
+  std::vector<models::ShardSampler> shard_samplers_;  // one per worker when the data is partitioned
+  models::LrSchedule lr_schedule_;
   int64_t total_steps_;
   int64_t eval_interval_;
   double flops_per_worker_step_;

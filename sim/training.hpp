@@ -13,17 +13,20 @@
 #include "sim/config.hpp"
 #include "sim/metrics.hpp"
 #include "sim/platform.hpp"
+#include "sim/run.hpp"
 
 namespace dtsim::sim {
 
 struct TrainingContext {
-  const RunConfig& config;
+  const RunInputs& inputs;
   const Platform& platform;
   const models::Network<float>& net;
   gpu::Ops<float>& ops;
-  const models::Dataset& train;
-  const models::Dataset& test;
   MetricsLog& metrics;
+
+  const RunConfig& config() const { return inputs.config; }
+  const models::Dataset& train() const { return inputs.train; }
+  const models::Dataset& test() const { return inputs.test; }
 };
 
 struct StrategyOutcome {

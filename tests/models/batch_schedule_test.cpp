@@ -50,5 +50,33 @@ TEST(BatchSchedule, RejectsBatchesLargerThanTheData) {
   EXPECT_THROW(BatchSchedule(10, 0, 1), std::invalid_argument);
 }
 
+TEST(ShardSampler, VisitsEveryShardSampleOncePerPass) {
+  const std::vector<int32_t> shard{3, 9, 14, 20, 21, 40, 41};
+  ShardSampler sampler(shard, 5, 2);
+  std::vector<int32_t> drawn(21);
+  sampler.next(10, drawn.data());
+  sampler.next(11, drawn.data() + 10);  // crosses two pass boundaries
+  for (int pass = 0; pass < 3; ++pass) {
+    std::vector<int32_t> one(drawn.begin() + 7 * pass, drawn.begin() + 7 * (pass + 1));
+    std::sort(one.begin(), one.end());
+    EXPECT_EQ(one, shard) << "pass " << pass;
+  }
+  EXPECT_NE(std::vector<int32_t>(drawn.begin(), drawn.begin() + 7), std::vector<int32_t>(drawn.begin() + 7, drawn.begin() + 14));
+}
+
+TEST(ShardSampler, BatchesLargerThanTheShardAndSeeding) {
+  ShardSampler a({1, 2}, 1, 0), b({1, 2}, 1, 0);
+  std::vector<int32_t> x(6), y(6), z(64), w(64);
+  a.next(6, x.data());
+  b.next(6, y.data());
+  EXPECT_EQ(x, y);
+  for (const int32_t v : x) EXPECT_TRUE(v == 1 || v == 2);
+  ShardSampler big_a({0, 1, 2, 3, 4, 5, 6, 7}, 1, 0), big_c({0, 1, 2, 3, 4, 5, 6, 7}, 1, 1);
+  big_a.next(64, z.data());
+  big_c.next(64, w.data());
+  EXPECT_NE(z, w) << "different workers draw different orders";
+  EXPECT_THROW(ShardSampler({}, 1, 0), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace dtsim::models

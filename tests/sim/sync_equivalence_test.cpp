@@ -34,6 +34,7 @@ RunInputs small_run(int workers) {
   // 2048 samples: 32 global batches per epoch, so the 50 steps cross an epoch boundary (a reshuffle).
   in.train = models::load_fashion_mnist("/usr/share/datasets/fashion-mnist", models::Split::Train, 2048);
   in.test = models::load_fashion_mnist("/usr/share/datasets/fashion-mnist", models::Split::Test, 200);
+  in.length = run_length(c, in.train.num_samples);
   return in;
 }
 
