@@ -46,14 +46,15 @@ void Network<T>::init_params(T* host_params, uint64_t seed) const {
 }
 
 template <class T>
-Workspace<T> Network<T>::make_workspace(Ops<T>& ops, int max_batch) const {
+Workspace<T> Network<T>::make_workspace(Ops<T>& ops, int max_batch, WorkspaceUse use) const {
   Workspace<T> ws;
   ws.max_batch = max_batch;
   ws.input = Buffer<T>(ops, static_cast<size_t>(max_batch) * input_size());
   size_t scratch = 0;
   for (const auto& l : layers_) {
     ws.activations.emplace_back(ops, static_cast<size_t>(max_batch) * l->output_size());
-    ws.gradients.emplace_back(ops, static_cast<size_t>(max_batch) * l->output_size());
+    if (use == WorkspaceUse::Training)
+      ws.gradients.emplace_back(ops, static_cast<size_t>(max_batch) * l->output_size());
     scratch = std::max(scratch, l->scratch_size(ops, max_batch));
   }
   if (scratch > 0) ws.scratch = Buffer<T>(ops, scratch);
@@ -80,6 +81,7 @@ template <class T>
 LossSums Network<T>::loss_and_gradient(Ops<T>& ops, Workspace<T>& ws, const T* params, const T* host_features,
                                        const int32_t* host_labels, int batch, T* grads,
                                        const NumericsOptions& numerics, T* input_grads) const {
+  if (ws.gradients.size() != layers_.size()) throw std::invalid_argument("the workspace was made for evaluation only");
   forward(ops, ws, params, host_features, batch, numerics.activations);
   const size_t last = layers_.size() - 1;
   const ConstMatrixView<T> logits(ws.activations[last].data(), batch, num_classes());

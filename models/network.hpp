@@ -26,6 +26,10 @@ struct Workspace {
   Buffer<T> scratch;                   // shared by all layers, the largest any layer asks for (may be empty)
 };
 
+// A workspace for evaluation holds no gradient buffers: half the memory, which matters for the large
+// evaluation batches of convolutional networks.
+enum class WorkspaceUse { Training, Evaluation };
+
 // Mixed-precision emulation: tensors are computed in T but stored rounded to a narrower format, as a GPU
 // storing them in bf16 or fp16 would. With the defaults nothing is rounded or scaled.
 struct NumericsOptions {
@@ -58,7 +62,7 @@ class Network {
   // Fills a host vector of num_params() values, seeded.
   void init_params(T* host_params, uint64_t seed) const;
 
-  Workspace<T> make_workspace(Ops<T>& ops, int max_batch) const;
+  Workspace<T> make_workspace(Ops<T>& ops, int max_batch, WorkspaceUse use = WorkspaceUse::Training) const;
 
   // Forward and backward on a batch of `batch` samples (host memory: features row-major, labels).
   // `grads` (backend memory, num_params values) receives numerics.loss_scale × the gradient of the mean

@@ -146,7 +146,8 @@ class ConvFiniteDifferenceTest : public ConvTest {};
 
 TEST_P(ConvFiniteDifferenceTest, BackwardMatchesFiniteDifferences) {
   const ConvShape s = GetParam();
-  auto x = random_vector(input_count(s), 7), w = random_vector(weight_count(s), 8), b = random_vector(s.out_channels, 9);
+  auto x = random_vector(input_count(s), 7), w = random_vector(weight_count(s), 8),
+       b = random_vector(s.out_channels, 9);
   const auto r = random_vector(output_count(s), 10);
   CpuOps<double> ops;
   std::vector<double> scratch(ops.conv2d_scratch_size(s)), y(output_count(s));

@@ -118,6 +118,24 @@ TEST(Network, ParameterLayoutAndFlops) {
                    2 * macs + (256 + 128 + 10) + 2 * input_grad_macs + (256 + 128) + 2 * 10);
 }
 
+TEST(Network, EvaluationWorkspaceEvaluatesTheSameAndCannotTrain) {
+  const auto net = make_mlp<double>(6, {5}, 3);
+  CpuOps<double> ops;
+  auto training = net->make_workspace(ops, 4);
+  auto evaluation = net->make_workspace(ops, 4, WorkspaceUse::Evaluation);
+  EXPECT_TRUE(evaluation.gradients.empty());
+  std::vector<double> params(net->num_params()), grads(net->num_params());
+  net->init_params(params.data(), 1);
+  const std::vector<double> x = random_values(4 * 6, 2);
+  const std::vector<int32_t> labels{0, 1, 2, 0};
+  const LossSums a = net->evaluate(ops, training, params.data(), x.data(), labels.data(), 4);
+  const LossSums b = net->evaluate(ops, evaluation, params.data(), x.data(), labels.data(), 4);
+  EXPECT_EQ(a.loss, b.loss);
+  EXPECT_EQ(a.correct, b.correct);
+  EXPECT_THROW(net->loss_and_gradient(ops, evaluation, params.data(), x.data(), labels.data(), 4, grads.data()),
+               std::invalid_argument);
+}
+
 TEST(Network, RejectsMismatchedLayers) {
   std::vector<std::unique_ptr<Layer<float>>> layers;
   layers.push_back(std::make_unique<Dense<float>>(4, 3));

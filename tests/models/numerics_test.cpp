@@ -79,8 +79,8 @@ TEST_F(NumericsTest, DefaultOptionsAreBitIdenticalToThePlainPass) {
                                                     labels_.data(), douts[n - 1].data(), 1.0f / kBatch);
   for (size_t i = n; i-- > 0;) {
     const int width = net_->layer(i).output_size();
-    const MatrixView<float> din = i == 0 ? MatrixView<float>{}
-                                         : MatrixView<float>{douts[i - 1].data(), kBatch, net_->layer(i - 1).output_size()};
+    const MatrixView<float> din =
+        i == 0 ? MatrixView<float>{} : MatrixView<float>{douts[i - 1].data(), kBatch, net_->layer(i - 1).output_size()};
     net_->layer(i).backward(ops_, params_.data() + net_->layer_param_offset(i), input_of(i),
                             {acts[i].data(), kBatch, width}, {douts[i].data(), kBatch, width}, din,
                             grads.data() + net_->layer_param_offset(i), scratch.data());
