@@ -38,6 +38,9 @@ class Layer {
   virtual std::string kind() const = 0;
   virtual int input_size() const = 0;
   virtual int output_size() const = 0;
+  // True when the input holds integer ids rather than values (an embedding): the network then never rounds
+  // it to a narrower number format.
+  virtual bool input_is_ids() const { return false; }
 
   virtual size_t param_count() const { return 0; }
   virtual std::vector<ParamTensor> param_tensors(const std::string& prefix) const { (void)prefix; return {}; }
@@ -172,6 +175,7 @@ class Embedding final : public Layer<T> {
   std::string kind() const override { return "embedding"; }
   int input_size() const override { return tokens_; }
   int output_size() const override { return tokens_ * dim_; }
+  bool input_is_ids() const override { return true; }
   size_t param_count() const override { return static_cast<size_t>(vocab_) * dim_; }
   std::vector<ParamTensor> param_tensors(const std::string& prefix) const override;
   // Standard normal entries, as torch.nn.Embedding.

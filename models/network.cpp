@@ -1,6 +1,7 @@
 #include "network.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "models/architectures.hpp"
@@ -67,7 +68,7 @@ void Network<T>::forward(Ops<T>& ops, Workspace<T>& ws, const T* params, const T
   if (batch <= 0 || batch > ws.max_batch) throw std::invalid_argument("batch does not fit the workspace");
   const size_t input_count = static_cast<size_t>(batch) * input_size();
   ops.upload(ws.input.data(), host_features, input_count);
-  ops.round_to_format(ws.input.data(), input_count, activations);
+  if (!layers_.front()->input_is_ids()) ops.round_to_format(ws.input.data(), input_count, activations);
   ConstMatrixView<T> in(ws.input.data(), batch, input_size());
   for (size_t i = 0; i < layers_.size(); ++i) {
     MatrixView<T> out{ws.activations[i].data(), batch, layers_[i]->output_size()};
@@ -82,6 +83,8 @@ LossSums Network<T>::loss_and_gradient(Ops<T>& ops, Workspace<T>& ws, const T* p
                                        const int32_t* host_labels, int batch, T* grads,
                                        const NumericsOptions& numerics, T* input_grads) const {
   if (ws.gradients.size() != layers_.size()) throw std::invalid_argument("the workspace was made for evaluation only");
+  if (!(numerics.loss_scale > 0.0) || !std::isfinite(numerics.loss_scale))
+    throw std::invalid_argument("loss_scale must be positive and finite");
   forward(ops, ws, params, host_features, batch, numerics.activations);
   const size_t last = layers_.size() - 1;
   const ConstMatrixView<T> logits(ws.activations[last].data(), batch, num_classes());

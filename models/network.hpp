@@ -33,10 +33,11 @@ enum class WorkspaceUse { Training, Evaluation };
 // Mixed-precision emulation: tensors are computed in T but stored rounded to a narrower format, as a GPU
 // storing them in bf16 or fp16 would. With the defaults nothing is rounded or scaled.
 struct NumericsOptions {
-  NumberFormat activations = NumberFormat::Fp32;  // the input and every layer's output
+  NumberFormat activations = NumberFormat::Fp32;  // the input (unless it holds ids) and every layer's output
   NumberFormat gradients = NumberFormat::Fp32;    // every backward output: input gradients and dparams
   // Multiplies the gradient of the loss before the backward pass (so that small fp16 gradients do not
   // flush to zero); the gradients written are loss_scale × the true gradient and the caller unscales them.
+  // Must be positive and finite; a power of two keeps the scaling itself exact.
   double loss_scale = 1.0;
 };
 

@@ -156,5 +156,34 @@ TEST_F(NumericsTest, GradientsAreStoredInTheirFormat) {
   }
 }
 
+TEST_F(NumericsTest, NonPositiveLossScalesAreRejected) {
+  for (const double bad : {0.0, -1.0, std::nan(""), HUGE_VAL}) {
+    NumericsOptions options;
+    options.loss_scale = bad;
+    EXPECT_THROW(run(options), std::invalid_argument) << bad;
+  }
+}
+
+TEST(Numerics, EmbeddingIdsAreNeverRounded) {
+  // bf16 has 8 significant bits: id 999 would become 1000, outside the vocabulary, and select a zero row.
+  std::vector<std::unique_ptr<Layer<float>>> layers;
+  layers.push_back(std::make_unique<Embedding<float>>(2, 1000, 3));
+  layers.push_back(std::make_unique<Dense<float>>(6, 4));
+  const Network<float> net("embedding", std::move(layers));
+  CpuOps<float> ops;
+  auto ws = net.make_workspace(ops, 1);
+  std::vector<float> params(net.num_params());
+  net.init_params(params.data(), 1);
+  const std::vector<float> ids{999, 3};
+  const int32_t label = 2;
+  net.evaluate(ops, ws, params.data(), ids.data(), &label, 1, NumberFormat::Bf16);
+  std::vector<float> embedded(6);
+  ops.download(embedded.data(), ws.activations[0].data(), 6);
+  for (int j = 0; j < 3; ++j) {
+    EXPECT_EQ(embedded[j], gpu::round_to(params[999 * 3 + j], NumberFormat::Bf16));
+    EXPECT_EQ(embedded[3 + j], gpu::round_to(params[3 * 3 + j], NumberFormat::Bf16));
+  }
+}
+
 }  // namespace
 }  // namespace dtsim::models
