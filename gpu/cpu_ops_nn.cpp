@@ -7,9 +7,10 @@
 // the 1→32 conv took about 2 ms forward and 4 ms backward either way, and the 32→64 conv 15–18 ms forward
 // either way but 28–31 ms backward per sample against 33–37 ms batched, which also needs the GEMM output
 // transposed back to NCHW and a scratch 14 times larger. The sample is first copied into a zero-padded
-// image so that im2col and its adjoint are branch-free copies (padding handled by bounds checks in the
-// inner loop cost about a tenth of a CNN training step). Everything runs on the calling thread and every
-// sum runs in a fixed order, so the results depend only on the inputs.
+// image so that im2col and its adjoint are branch-free copies (with bounds checks in the inner loop,
+// im2col and its memsets took about 15 % of a CNN training step; this and the row-wise max pooling below
+// brought a batch-64 step from about 81 to 75 ms). Everything runs on the calling thread and every sum
+// runs in a fixed order, so the results depend only on the inputs.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
