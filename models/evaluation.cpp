@@ -6,7 +6,8 @@
 namespace dtsim::models {
 
 template <class T>
-EvalResult evaluate_dataset(const Network<T>& net, Ops<T>& ops, Workspace<T>& ws, const T* params, const Dataset& data) {
+EvalResult evaluate_dataset(const Network<T>& net, Ops<T>& ops, Workspace<T>& ws, const T* params, const Dataset& data,
+                            NumberFormat activations) {
   const int chunk = ws.max_batch;
   std::vector<int32_t> indices(chunk);
   std::vector<T> features(static_cast<size_t>(chunk) * data.num_features);
@@ -17,7 +18,7 @@ EvalResult evaluate_dataset(const Network<T>& net, Ops<T>& ops, Workspace<T>& ws
     const int n = std::min(chunk, data.num_samples - start);
     std::iota(indices.begin(), indices.begin() + n, start);
     gather_batch(data, indices.data(), n, features.data(), labels.data());
-    const LossSums sums = net.evaluate(ops, ws, params, features.data(), labels.data(), n);
+    const LossSums sums = net.evaluate(ops, ws, params, features.data(), labels.data(), n, activations);
     loss += sums.loss;
     correct += sums.correct;
   }
@@ -31,8 +32,8 @@ EvalResult evaluate_dataset(const Network<T>& net, Ops<T>& ops, Workspace<T>& ws
 }
 
 template EvalResult evaluate_dataset<float>(const Network<float>&, Ops<float>&, Workspace<float>&, const float*,
-                                            const Dataset&);
+                                            const Dataset&, NumberFormat);
 template EvalResult evaluate_dataset<double>(const Network<double>&, Ops<double>&, Workspace<double>&, const double*,
-                                             const Dataset&);
+                                             const Dataset&, NumberFormat);
 
 }  // namespace dtsim::models

@@ -12,8 +12,10 @@ struct EvalResult {
   int samples = 0;
 };
 
-// Runs the forward pass over `data` in chunks of the workspace's batch size, in sample order.
+// Runs the forward pass over `data` in chunks of the workspace's batch size, in sample order, with
+// activations stored in `activations`.
 template <class T>
-EvalResult evaluate_dataset(const Network<T>& net, Ops<T>& ops, Workspace<T>& ws, const T* params, const Dataset& data);
+EvalResult evaluate_dataset(const Network<T>& net, Ops<T>& ops, Workspace<T>& ws, const T* params, const Dataset& data,
+                            NumberFormat activations = NumberFormat::Fp32);
 
 }  // namespace dtsim::models

@@ -37,7 +37,7 @@ SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
     w.batch_labels.resize(cfg.batch_per_worker);
     workers_.push_back(std::move(w));
   }
-  eval_workspace_ = ctx.net.make_workspace(ctx.ops, 1000);
+  eval_workspace_ = ctx.net.make_workspace(ctx.ops, 1000, models::WorkspaceUse::Evaluation);
 }
 
 void SyncDataParallel::spawn() {

@@ -2,77 +2,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
-#include <random>
 #include <vector>
 
 #include "gpu/cpu_ops.hpp"
 #include "models/network.hpp"
+#include "tests/models/gradient_check.hpp"
 
 namespace dtsim::models {
 namespace {
 
 using gpu::CpuOps;
-
-std::vector<double> random_values(size_t n, unsigned seed, double lo = -1.0, double hi = 1.0) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  std::vector<double> v(n);
-  for (double& x : v) x = dist(gen);
-  return v;
-}
-
-// ‖a − b‖ / max(‖a‖, ‖b‖): the relative error of a whole gradient.
-double relative_error(const std::vector<double>& a, const std::vector<double>& b) {
-  double diff = 0, na = 0, nb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (a[i] - b[i]) * (a[i] - b[i]);
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return std::sqrt(diff) / std::max({std::sqrt(na), std::sqrt(nb), 1e-300});
-}
-
-// Central differences of f with respect to every entry of x.
-std::vector<double> numeric_gradient(std::vector<double>& x, const std::function<double()>& f, double h = 1e-6) {
-  std::vector<double> g(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double saved = x[i];
-    x[i] = saved + h;
-    const double up = f();
-    x[i] = saved - h;
-    const double down = f();
-    x[i] = saved;
-    g[i] = (up - down) / (2 * h);
-  }
-  return g;
-}
-
-// For a single layer, the scalar L = Σ out ⊙ w (fixed random weights w) has dL/dout = w, so backward with
-// dout = w must return dL/dparams and dL/din.
-void check_layer(const Layer<double>& layer, std::vector<double> input, unsigned seed) {
-  CpuOps<double> ops;
-  const int batch = static_cast<int>(input.size()) / layer.input_size();
-  std::vector<double> params = random_values(layer.param_count(), seed);
-  const std::vector<double> weights = random_values(static_cast<size_t>(batch) * layer.output_size(), seed + 1);
-  std::vector<double> out(weights.size());
-
-  const auto objective = [&] {
-    layer.forward(ops, params.data(), {input.data(), batch, layer.input_size()}, {out.data(), batch, layer.output_size()});
-    double s = 0;
-    for (size_t i = 0; i < out.size(); ++i) s += out[i] * weights[i];
-    return s;
-  };
-  objective();
-  std::vector<double> dparams(params.size()), din(input.size());
-  layer.backward(ops, params.data(), {input.data(), batch, layer.input_size()}, {out.data(), batch, layer.output_size()},
-                 {weights.data(), batch, layer.output_size()}, {din.data(), batch, layer.input_size()}, dparams.data());
-
-  if (!params.empty()) {
-    EXPECT_LT(relative_error(dparams, numeric_gradient(params, objective)), 1e-6) << layer.kind();
-  }
-  EXPECT_LT(relative_error(din, numeric_gradient(input, objective)), 1e-6) << layer.kind();
-}
+using namespace gradcheck;  // NOLINT: the shared gradient-check helpers
 
 TEST(GradientCheck, DenseLayer) {
   check_layer(Dense<double>(5, 4), random_values(3 * 5, 10), 11);
@@ -90,8 +30,9 @@ TEST(GradientCheck, DenseSkipsInputGradientWhenNotAsked) {
   Dense<double> layer(3, 2);
   std::vector<double> params = random_values(layer.param_count(), 1), x = random_values(6, 2), out(4), dout(4, 1.0),
                       dparams(params.size());
-  layer.forward(ops, params.data(), {x.data(), 2, 3}, {out.data(), 2, 2});
-  layer.backward(ops, params.data(), {x.data(), 2, 3}, {out.data(), 2, 2}, {dout.data(), 2, 2}, {}, dparams.data());
+  layer.forward(ops, params.data(), {x.data(), 2, 3}, {out.data(), 2, 2}, nullptr);
+  layer.backward(ops, params.data(), {x.data(), 2, 3}, {out.data(), 2, 2}, {dout.data(), 2, 2}, {}, dparams.data(),
+                 nullptr);
   // Bias gradient = column sums of dout = batch size.
   EXPECT_DOUBLE_EQ(dparams[6], 2.0);
   EXPECT_DOUBLE_EQ(dparams[7], 2.0);
@@ -175,6 +116,24 @@ TEST(Network, ParameterLayoutAndFlops) {
   const double input_grad_macs = 256.0 * 128 + 128.0 * 10;
   EXPECT_DOUBLE_EQ(net->backward_flops_per_sample(),
                    2 * macs + (256 + 128 + 10) + 2 * input_grad_macs + (256 + 128) + 2 * 10);
+}
+
+TEST(Network, EvaluationWorkspaceEvaluatesTheSameAndCannotTrain) {
+  const auto net = make_mlp<double>(6, {5}, 3);
+  CpuOps<double> ops;
+  auto training = net->make_workspace(ops, 4);
+  auto evaluation = net->make_workspace(ops, 4, WorkspaceUse::Evaluation);
+  EXPECT_TRUE(evaluation.gradients.empty());
+  std::vector<double> params(net->num_params()), grads(net->num_params());
+  net->init_params(params.data(), 1);
+  const std::vector<double> x = random_values(4 * 6, 2);
+  const std::vector<int32_t> labels{0, 1, 2, 0};
+  const LossSums a = net->evaluate(ops, training, params.data(), x.data(), labels.data(), 4);
+  const LossSums b = net->evaluate(ops, evaluation, params.data(), x.data(), labels.data(), 4);
+  EXPECT_EQ(a.loss, b.loss);
+  EXPECT_EQ(a.correct, b.correct);
+  EXPECT_THROW(net->loss_and_gradient(ops, evaluation, params.data(), x.data(), labels.data(), 4, grads.data()),
+               std::invalid_argument);
 }
 
 TEST(Network, RejectsMismatchedLayers) {
