@@ -27,6 +27,14 @@ struct WorkerTime {
   double idle = 0.0;           // waiting for the slowest peer to finish computing
 };
 
+// What mixed precision did over a run.
+struct PrecisionOutcome {
+  int64_t overflows = 0;      // steps whose gradients were not finite
+  int64_t skipped_steps = 0;  // steps not applied because of that
+  int64_t scale_growths = 0;  // times the dynamic loss scale grew
+  double final_loss_scale = 1.0;
+};
+
 // Appends each point to metrics.csv as it arrives (so an interrupted run keeps what it measured) and
 // passes it on to an optional observer (progress output).
 class MetricsLog {

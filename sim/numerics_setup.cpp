@@ -16,6 +16,20 @@ RunLength run_length(const RunConfig& c, int usable_training_samples) {
   return length;
 }
 
+models::NetworkSpec network_spec(const RunConfig& c, const models::Dataset& train) {
+  models::NetworkSpec spec;
+  spec.arch = c.arch;
+  spec.channels = train.channels;
+  spec.height = train.height;
+  spec.width = train.width;
+  spec.classes = train.num_classes;
+  if (c.arch == "mlp") spec.hidden = c.hidden;  // the other architectures have fixed shapes
+  spec.activation = c.activation == "gelu"   ? models::Activation::Gelu
+                    : c.activation == "tanh" ? models::Activation::Tanh
+                                             : models::Activation::Relu;
+  return spec;
+}
+
 models::OptimizerSettings optimizer_settings(const RunConfig& c) {
   models::OptimizerSettings s;
   s.kind = models::parse_optimizer_kind(c.optimizer.name);
@@ -64,7 +78,13 @@ models::PrecisionSettings precision_settings(const RunConfig& c) {
   return s;
 }
 
-void check_numerics(const Scenario& scenario, const RunConfig& c, const RunLength& length) {
+void check_numerics(const Scenario& scenario, const RunConfig& c, const RunLength& length,
+                    const models::Dataset& train) {
+  try {
+    (void)models::make_network<float>(network_spec(c, train));
+  } catch (const std::invalid_argument& e) {
+    scenario.fail("model.arch", e.what());
+  }
   if (length.total_steps < 1)
     scenario.fail("training.batch_per_worker", "the run would take no optimizer step",
                   "use a smaller batch, fewer workers or more data");

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "models/architectures.hpp"
+#include "models/dataset.hpp"
 #include "models/loss_scaler.hpp"
 #include "models/lr_schedule.hpp"
 #include "models/mixed_precision.hpp"
@@ -21,6 +23,8 @@ struct RunLength {
 };
 RunLength run_length(const RunConfig& config, int usable_training_samples);
 
+// The network the scenario asks for, shaped for the training set's samples.
+models::NetworkSpec network_spec(const RunConfig& config, const models::Dataset& train);
 models::OptimizerSettings optimizer_settings(const RunConfig& config);
 models::LrScheduleSettings schedule_settings(const RunConfig& config, const RunLength& length);
 models::LossScalerSettings loss_scaler_settings(const RunConfig& config);
@@ -28,6 +32,7 @@ models::PrecisionSettings precision_settings(const RunConfig& config);
 
 // Builds each of the above once so that the models layer's own validation runs before anything is
 // simulated; its complaints become InputErrors at the key a user would change.
-void check_numerics(const Scenario& scenario, const RunConfig& config, const RunLength& length);
+void check_numerics(const Scenario& scenario, const RunConfig& config, const RunLength& length,
+                    const models::Dataset& train);
 
 }  // namespace dtsim::sim

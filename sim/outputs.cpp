@@ -29,6 +29,12 @@ std::string percent(double fraction) { return format("%.2f %%", 100.0 * fraction
 
 std::string seconds(double s) { return format_quantity(s, Dimension::Time); }
 
+std::vector<size_t> shard_sizes(const models::Partition& p) {
+  std::vector<size_t> sizes;
+  for (const auto& shard : p.shards) sizes.push_back(shard.size());
+  return sizes;
+}
+
 }  // namespace
 
 const char* dtsim_version() { return DTSIM_VERSION; }
@@ -63,6 +69,19 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
                   {"test_samples", inputs.test.num_samples},
                   {"train_hash", inputs.train.content_hash},
                   {"test_hash", inputs.test.content_hash}};
+  if (inputs.partition)
+    s["partition"] = {{"kind", c.data.partition}, {"hash", inputs.partition->hash}, {"shard_sizes", shard_sizes(*inputs.partition)}};
+  else
+    s["partition"] = {{"kind", "none"}};
+  s["precision"] = {{"weights", c.precision.weights},
+                    {"activations", c.precision.activations},
+                    {"gradients", c.precision.gradients},
+                    {"loss_scaling", c.precision.loss_scaling},
+                    {"final_loss_scale", r.precision.final_loss_scale},
+                    {"overflows", r.precision.overflows},
+                    {"skipped_steps", r.precision.skipped_steps},
+                    {"scale_growths", r.precision.scale_growths}};
+  s["optimizer"] = c.optimizer.name;
   s["scenario_file"] = c.scenario_path;
   s["scenario"] = c.scenario_json;
   return s;

@@ -24,7 +24,7 @@ RunInputs prepare_run(const Scenario& scenario) {
                       " training samples",
                   "lower it, or use fewer workers or more data");
   in.length = run_length(c, usable);
-  check_numerics(scenario, c, in.length);
+  check_numerics(scenario, c, in.length, data.train);
   in.train = std::move(data.train);
   in.test = std::move(data.test);
   in.partition = std::move(data.partition);
@@ -58,7 +58,7 @@ RunResult run_training(const RunInputs& inputs, MetricsLog& metrics) {
   install_fabric_calibration(*engine, cfg.fabric);
 
   gpu::CpuOps<float> ops;
-  const auto net = models::make_mlp<float>(inputs.train.num_features, cfg.hidden, inputs.train.num_classes);
+  const auto net = models::make_network<float>(network_spec(cfg, inputs.train));
   const TrainingContext ctx{inputs, platform, *net, ops, metrics};
   SyncDataParallel strategy(ctx);
   strategy.spawn();
@@ -77,6 +77,7 @@ RunResult run_training(const RunInputs& inputs, MetricsLog& metrics) {
   r.simulated_time_s = sg4::Engine::get_clock();
   r.bytes_sent = outcome.bytes_sent;
   r.steps = outcome.steps;
+  r.precision = outcome.precision;
   r.final_params = std::move(outcome.final_params);
   return r;
 }

@@ -43,6 +43,7 @@ struct RunResult {
   double simulated_time_s = 0.0;
   uint64_t bytes_sent = 0;
   int64_t steps = 0;
+  PrecisionOutcome precision;
   std::vector<float> final_params;
 
   WorkerTime mean_time() const;

@@ -10,13 +10,16 @@ SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
     : ctx_(ctx),
       global_order_(ctx.train().num_samples, ctx.config().global_batch(), ctx.config().seed),
       lr_schedule_(schedule_settings(ctx.config(), ctx.inputs.length)),
+      precision_(precision_settings(ctx.config())),
+      loss_scaler_(loss_scaler_settings(ctx.config())),
       allreduce_(ctx.config().workers, "sync") {
   const RunConfig& cfg = ctx.config();
   total_steps_ = ctx.inputs.length.total_steps;
   eval_interval_ = std::max<int64_t>(1, ctx.inputs.length.steps_per_epoch / cfg.evals_per_epoch);
   flops_per_worker_step_ =
       cfg.batch_per_worker * (ctx.net.forward_flops_per_sample() + ctx.net.backward_flops_per_sample());
-  grad_bytes_ = ctx.net.num_params() * sizeof(float);
+  // Gradients travel in the format they are stored in.
+  grad_bytes_ = ctx.net.num_params() * (precision_.gradients == gpu::NumberFormat::Fp32 ? 4 : 2);
   if (ctx.inputs.partition)
     for (int r = 0; r < cfg.workers; ++r) shard_samplers_.emplace_back(ctx.inputs.partition->shards[r], cfg.seed, r);
 
@@ -25,6 +28,8 @@ SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
   ctx.net.init_params(init.data(), cfg.seed);
   params_ = gpu::Buffer<float>(ctx.ops, n);
   ctx.ops.upload(params_.data(), init.data(), n);
+  if (precision_.weights != gpu::NumberFormat::Fp32) working_params_ = gpu::Buffer<float>(ctx.ops, n);
+  refresh_working_params();
   mean_grad_ = gpu::Buffer<float>(ctx.ops, n);
   optimizer_ = models::make_optimizer<float>(ctx.ops, ctx.net.param_tensors(), n, optimizer_settings(cfg));
 
@@ -54,9 +59,13 @@ void SyncDataParallel::worker(int rank) {
     // The real gradient of this worker's shard, at the parameters every replica holds for this step.
     draw_batch(step, rank);
     models::gather_batch(ctx_.train(), w.batch_indices.data(), batch, w.batch_features.data(), w.batch_labels.data());
-    const gpu::LossSums sums = ctx_.net.loss_and_gradient(ctx_.ops, w.workspace, params_.data(),
-                                                          w.batch_features.data(), w.batch_labels.data(), batch,
-                                                          w.grads.data());
+    models::NumericsOptions numerics;
+    numerics.activations = precision_.activations;
+    numerics.gradients = precision_.gradients;
+    numerics.loss_scale = loss_scaler_.scale();
+    const gpu::LossSums sums =
+        ctx_.net.loss_and_gradient(ctx_.ops, w.workspace, forward_params(), w.batch_features.data(),
+                                   w.batch_labels.data(), batch, w.grads.data(), numerics);
     w.batch_loss = sums.loss / batch;
 
     // What that costs on the simulated GPU.
@@ -95,7 +104,13 @@ void SyncDataParallel::apply_update(int64_t step) {
   ctx_.ops.copy(mean_grad_.data(), workers_[0].grads.data(), n);
   for (size_t r = 1; r < workers_.size(); ++r) ctx_.ops.axpy(1.0f, workers_[r].grads.data(), mean_grad_.data(), n);
   if (workers_.size() > 1) ctx_.ops.scale(1.0f / static_cast<float>(workers_.size()), mean_grad_.data(), n);
-  optimizer_->step(params_.data(), mean_grad_.data(), lr_schedule_.lr(step));
+  // The reduced result is what the collective delivers: in the gradients' own format.
+  ctx_.ops.round_to_format(mean_grad_.data(), n, precision_.gradients);
+  const bool overflow = models::unscale_and_check(ctx_.ops, mean_grad_.data(), n, loss_scaler_.scale());
+  if (loss_scaler_.update(overflow)) {
+    optimizer_->step(params_.data(), mean_grad_.data(), lr_schedule_.lr(step));
+    refresh_working_params();
+  }
 
   for (const Worker& w : workers_) train_loss_sum_ += w.batch_loss;
   train_loss_count_ += static_cast<int64_t>(workers_.size());
@@ -105,7 +120,7 @@ void SyncDataParallel::apply_update(int64_t step) {
 
 void SyncDataParallel::evaluate(int64_t step) {
   const models::EvalResult test =
-      models::evaluate_dataset(ctx_.net, ctx_.ops, eval_workspace_, params_.data(), ctx_.test());
+      models::evaluate_dataset(ctx_.net, ctx_.ops, eval_workspace_, forward_params(), ctx_.test(), precision_.activations);
   EvalPoint p;
   p.step = step;
   p.epoch = static_cast<double>(step) / static_cast<double>(ctx_.inputs.length.steps_per_epoch);
@@ -120,9 +135,18 @@ void SyncDataParallel::evaluate(int64_t step) {
   ctx_.metrics.record(p);
 }
 
+void SyncDataParallel::refresh_working_params() {
+  if (!working_params_.empty())
+    models::make_working_copy(ctx_.ops, params_.data(), working_params_.data(), params_.size(), precision_.weights);
+}
+
 StrategyOutcome SyncDataParallel::outcome() const {
   failure_.rethrow_if_failed();
   StrategyOutcome out;
+  out.precision.overflows = loss_scaler_.overflows();
+  out.precision.skipped_steps = loss_scaler_.skipped_steps();
+  out.precision.scale_growths = loss_scaler_.growths();
+  out.precision.final_loss_scale = loss_scaler_.scale();
   out.steps = applied_steps_;
   out.bytes_sent = allreduce_.bytes_sent();
   for (const Worker& w : workers_) out.worker_time.push_back(w.time);

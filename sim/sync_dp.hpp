@@ -8,7 +8,9 @@
 
 #include "models/batch_schedule.hpp"
 #include "models/evaluation.hpp"
+#include "models/loss_scaler.hpp"
 #include "models/lr_schedule.hpp"
+#include "models/mixed_precision.hpp"
 #include "models/optimizer.hpp"
 #include "sim/collectives.hpp"
 #include "sim/training.hpp"
@@ -43,17 +45,23 @@ class SyncDataParallel {
   void draw_batch(int64_t step, int rank);
   void apply_update(int64_t step);  // runs once per step, in the first worker to finish the allreduce
   void evaluate(int64_t step);
+  // Rounds the fp32 master weights into the copy the forward pass reads (when weights are not fp32).
+  void refresh_working_params();
+  const float* forward_params() const { return working_params_.empty() ? params_.data() : working_params_.data(); }
 
   TrainingContext ctx_;
   models::BatchSchedule global_order_;
   std::vector<models::ShardSampler> shard_samplers_;  // one per worker when the data is partitioned
   models::LrSchedule lr_schedule_;
+  models::PrecisionSettings precision_;
+  models::LossScaler loss_scaler_;
   int64_t total_steps_;
   int64_t eval_interval_;
   double flops_per_worker_step_;
   uint64_t grad_bytes_;
 
-  gpu::Buffer<float> params_;
+  gpu::Buffer<float> params_;          // fp32 master weights, one copy for all replicas
+  gpu::Buffer<float> working_params_;  // their rounded copy when precision.weights is not fp32
   gpu::Buffer<float> mean_grad_;
   std::unique_ptr<models::Optimizer<float>> optimizer_;
   std::vector<Worker> workers_;

@@ -31,6 +31,7 @@ struct TrainingContext {
 
 struct StrategyOutcome {
   int64_t steps = 0;
+  PrecisionOutcome precision;
   uint64_t bytes_sent = 0;
   std::vector<WorkerTime> worker_time;  // rank order
   std::vector<float> final_params;
