@@ -30,5 +30,9 @@ test: build
 test-all: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
+# Benchmarks: ratios to plain Eigen measured side by side (see tests/bench/).
+bench: build
+	./$(BUILD_DIR)/tests/dtsim_compute_bench
+
 clean:
 	rm -rf $(BUILD_DIR)

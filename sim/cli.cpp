@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "gpu/cuda_device.hpp"
 #include "sim/errors.hpp"
 #include "sim/outputs.hpp"
 #include "sim/run.hpp"
@@ -136,12 +135,10 @@ int command_run(const CommandLine& cl) {
   const RunInputs inputs = prepare_run(scenario);
   const std::string dir = prepare_output_dir(cl, inputs);
 
+  gpu::BackendChoice backend = gpu::make_backend(gpu::parse_device(inputs.config.device));
   if (!cl.quiet) {
-    const gpu::CudaStatus cuda = gpu::probe_cuda();
-    std::printf("dtsim %s  %s\n", dtsim_version(), describe_setup(inputs).c_str());
-    std::printf("backend: cpu (%s)\n", cuda.usable ? ("CUDA device " + cuda.device_name + " present; the CUDA "
-                                                      "training backend is not available yet").c_str()
-                                                   : cuda.reason.c_str());
+    std::printf("dtsim %s  %s\nbackend: %s\n", dtsim_version(), describe_setup(inputs).c_str(),
+                backend.description.c_str());
     std::fflush(stdout);
   }
   MetricsLog metrics((fs::path(dir) / "metrics.csv").string(), [&cl](const EvalPoint& p) {
@@ -152,7 +149,7 @@ int command_run(const CommandLine& cl) {
   });
   RunResult result;
   try {
-    result = run_training(inputs, metrics);
+    result = run_training(inputs, metrics, backend);
   } catch (const std::exception& e) {
     // Leave a machine-readable trace of the failure next to the metrics measured so far.
     const nlohmann::json failed = {{"status", "failed"}, {"error", e.what()}, {"dtsim_version", dtsim_version()}};

@@ -58,6 +58,7 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
   s["seed"] = c.seed;
   s["dtsim_version"] = dtsim_version();
   s["backend"] = r.backend;
+  s["backend_description"] = r.backend_description;
   s["workers"] = c.workers;
   s["global_batch"] = c.global_batch();
   s["model"] = {{"description", r.model_description},
@@ -130,8 +131,8 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
   const double busy = t.compute + t.communication + t.idle;
   const auto share = [busy](double x) { return busy > 0 ? format(" (%.1f %%)", 100.0 * x / busy) : std::string(); };
   std::ostringstream o;
-  o << "Summary of " << in.config.name << " (" << r.model_description << ", " << r.num_params << " parameters, "
-    << r.backend << " backend)\n";
+  o << "Summary of " << in.config.name << " (" << r.model_description << ", " << r.num_params << " parameters)\n";
+  o << "  backend               " << r.backend_description << "\n";
   o << "  final test accuracy   " << percent(r.final_accuracy()) << "   (best " << percent(r.best_accuracy()) << ")\n";
   o << "  simulated time        " << seconds(r.simulated_time_s) << " for " << r.steps << " steps\n";
   o << "    compute             " << seconds(t.compute) << share(t.compute) << "\n";

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 
-#include "gpu/cpu_ops.hpp"
+#include "gpu/backend.hpp"
+#include "gpu/cuda_device.hpp"
 #include "models/network.hpp"
 #include "sim/data_setup.hpp"
 #include "sim/errors.hpp"
@@ -25,6 +26,10 @@ RunInputs prepare_run(const Scenario& scenario) {
                   "lower it, or use fewer workers or more data");
   in.length = run_length(c, usable);
   check_numerics(scenario, c, in.length, data.train);
+  if (c.device == "cuda") {
+    const gpu::CudaStatus cuda = gpu::probe_cuda();
+    if (!cuda.usable) scenario.fail("compute.device", "cannot use CUDA: " + cuda.reason, "use auto or cpu");
+  }
   in.train = std::move(data.train);
   in.test = std::move(data.test);
   in.partition = std::move(data.partition);
@@ -52,12 +57,17 @@ double RunResult::best_accuracy() const {
 }
 
 RunResult run_training(const RunInputs& inputs, MetricsLog& metrics) {
+  gpu::BackendChoice backend = gpu::make_backend(gpu::parse_device(inputs.config.device));
+  return run_training(inputs, metrics, backend);
+}
+
+RunResult run_training(const RunInputs& inputs, MetricsLog& metrics, gpu::BackendChoice& backend) {
   const RunConfig& cfg = inputs.config;
   auto engine = create_engine({cfg.network_model, cfg.crosstraffic});
   const Platform platform = build_star(cfg.workers, cfg.gpu.sustained(cfg.math), cfg.fabric);
   install_fabric_calibration(*engine, cfg.fabric);
 
-  gpu::CpuOps<float> ops;
+  gpu::Ops<float>& ops = *backend.ops;
   const auto net = models::make_network<float>(network_spec(cfg, inputs.train));
   const TrainingContext ctx{inputs, platform, *net, ops, metrics};
   SyncDataParallel strategy(ctx);
@@ -67,6 +77,7 @@ RunResult run_training(const RunInputs& inputs, MetricsLog& metrics) {
 
   RunResult r;
   r.backend = ops.name();
+  r.backend_description = backend.description;
   r.model_description = net->description();
   r.num_params = net->num_params();
   r.forward_flops_per_sample = net->forward_flops_per_sample();

@@ -7,6 +7,7 @@
 
 #include <optional>
 
+#include "gpu/backend.hpp"
 #include "models/dataset.hpp"
 #include "models/partition.hpp"
 #include "sim/config.hpp"
@@ -31,7 +32,8 @@ struct RunInputs {
 RunInputs prepare_run(const Scenario& scenario);
 
 struct RunResult {
-  std::string backend;
+  std::string backend;              // "cpu" or "cuda"
+  std::string backend_description;  // which device, or why CUDA was not used
   std::string model_description;
   size_t num_params = 0;
   double forward_flops_per_sample = 0;
@@ -51,8 +53,10 @@ struct RunResult {
   double best_accuracy() const;
 };
 
-// Runs the simulation. Evaluation points go to `metrics` as they happen. One per process: SimGrid does not
-// support a second engine in the same process.
+// Runs the simulation on the compute backend `backend` (see gpu/backend.hpp), or on the one compute.device
+// selects. Evaluation points go to `metrics` as they happen. One per process: SimGrid does not support a
+// second engine in the same process.
+RunResult run_training(const RunInputs& inputs, MetricsLog& metrics, gpu::BackendChoice& backend);
 RunResult run_training(const RunInputs& inputs, MetricsLog& metrics);
 
 }  // namespace dtsim::sim

@@ -113,8 +113,10 @@ std::string format_quantity(double value, Dimension dim) {
     case Dimension::Bytes: first = kBytes; count = std::size(kBytes); break;
     case Dimension::Power: first = kPower; count = std::size(kPower); break;
   }
-  // The largest unit the value reaches; zero is shown in the first (base or largest) unit.
-  const Scale* pick = value == 0.0 ? first : first + count - 1;
+  // The largest unit the value reaches; zero is shown in the base unit.
+  const Scale* pick = first + count - 1;
+  for (size_t i = 0; value == 0.0 && i < count; ++i)
+    if (first[i].factor == 1.0) pick = first + i;
   for (size_t i = 0; value != 0.0 && i < count; ++i) {
     if (std::fabs(value) >= first[i].factor) {
       pick = first + i;

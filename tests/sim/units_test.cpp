@@ -48,6 +48,7 @@ TEST(Units, FormatPicksAReadableScale) {
   EXPECT_EQ(format_quantity(25e9, Dimension::Bandwidth), "25 GB/s");
   EXPECT_EQ(format_quantity(1.3e-6, Dimension::Time), "1.3 us");
   EXPECT_EQ(format_quantity(0.0, Dimension::Time), "0 s");
+  EXPECT_EQ(format_quantity(0.0, Dimension::Bytes), "0 B");
   EXPECT_EQ(format_quantity(312e12, Dimension::FlopRate), "312 TFLOPS");
   EXPECT_EQ(format_quantity(15.41e9, Dimension::Bytes), "15.41 GB");
 }

@@ -1,0 +1,105 @@
+// One full training step of every network on the CUDA backend against the CPU reference: forward, loss,
+// backward and an optimizer update, in fp32, to a relative 1e-4. Skipped, with the reason, without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "models/architectures.hpp"
+#include "models/optimizer.hpp"
+#include "tests/gpu/cuda_test_fixture.hpp"
+
+namespace dtsim::gpu {
+namespace {
+
+// max |a − b| / max |b|: sums of cancelling terms must not dominate the comparison.
+double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::fabs(double(a[i]) - b[i]));
+    scale = std::max(scale, std::fabs(double(b[i])));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+struct StepResult {
+  double loss = 0;
+  int64_t correct = 0;
+  std::vector<float> grads;
+  std::vector<float> params_after;
+};
+
+StepResult train_step(Ops<float>& ops, const models::Network<float>& net, const std::vector<float>& init,
+                      const std::vector<float>& x, const std::vector<int32_t>& y, models::OptimizerKind kind) {
+  const int batch = static_cast<int>(y.size());
+  auto ws = net.make_workspace(ops, batch);
+  Buffer<float> params(ops, init.size()), grads(ops, init.size());
+  ops.upload(params.data(), init.data(), init.size());
+  const LossSums sums = net.loss_and_gradient(ops, ws, params.data(), x.data(), y.data(), batch, grads.data());
+  models::OptimizerSettings settings;
+  settings.kind = kind;
+  settings.weight_decay = 1e-4;
+  auto optimizer = models::make_optimizer<float>(ops, net.param_tensors(), init.size(), settings);
+  optimizer->step(params.data(), grads.data(), kind == models::OptimizerKind::Sgd ? 0.05 : 1e-3);
+  StepResult r;
+  r.loss = sums.loss;
+  r.correct = sums.correct;
+  r.grads.resize(init.size());
+  r.params_after.resize(init.size());
+  ops.download(r.grads.data(), grads.data(), init.size());
+  ops.download(r.params_after.data(), params.data(), init.size());
+  return r;
+}
+
+struct Case {
+  const char* arch;
+  models::Activation activation;
+  models::OptimizerKind optimizer;
+};
+
+class CudaModelStep : public CudaOpsTest, public ::testing::WithParamInterface<Case> {};
+
+TEST_P(CudaModelStep, AgreesWithTheCpuReference) {
+  const Case c = GetParam();
+  models::NetworkSpec spec;
+  spec.arch = c.arch;
+  spec.activation = c.activation;
+  if (spec.arch == "mlp") spec.hidden = {256, 128};
+  const auto net = models::make_network<float>(spec);
+  std::vector<float> init(net->num_params());
+  net->init_params(init.data(), 7);
+  const int batch = 16;
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(batch) * net->input_size());
+  for (float& v : x) v = pixel(gen);
+  std::vector<int32_t> y(batch);
+  for (int i = 0; i < batch; ++i) y[i] = i % 10;
+
+  const StepResult on_cpu = train_step(cpu, *net, init, x, y, c.optimizer);
+  const StepResult on_gpu = train_step(cuda(), *net, init, x, y, c.optimizer);
+  EXPECT_NEAR(on_gpu.loss, on_cpu.loss, kBackendTolerance * std::fabs(on_cpu.loss));
+  EXPECT_EQ(on_gpu.correct, on_cpu.correct);
+  EXPECT_LE(relative_error(on_gpu.grads, on_cpu.grads), kBackendTolerance);
+  EXPECT_LE(relative_error(on_gpu.params_after, on_cpu.params_after), kBackendTolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryNetwork, CudaModelStep,
+    ::testing::Values(Case{"logreg", models::Activation::Relu, models::OptimizerKind::Sgd},
+                      Case{"mlp", models::Activation::Relu, models::OptimizerKind::Sgd},
+                      Case{"mlp", models::Activation::Gelu, models::OptimizerKind::Adam},
+                      Case{"mlp", models::Activation::Tanh, models::OptimizerKind::Lamb},
+                      Case{"lenet", models::Activation::Relu, models::OptimizerKind::Sgd},
+                      Case{"lenet", models::Activation::Relu, models::OptimizerKind::Lars},
+                      Case{"cnn", models::Activation::Relu, models::OptimizerKind::Sgd},
+                      Case{"cnn", models::Activation::Relu, models::OptimizerKind::AdamW}),
+    [](const auto& info) {
+      return std::string(info.param.arch) + "_" + models::to_string(info.param.activation) + "_" +
+             models::to_string(info.param.optimizer);
+    });
+
+}  // namespace
+}  // namespace dtsim::gpu
