@@ -23,7 +23,7 @@ else
 fi
 
 status=0
-for suite in dtsim_cuda_tests dtsim_gpu_tests; do
+for suite in dtsim_cuda_tests dtsim_cuda_model_tests dtsim_gpu_tests; do
   bin="$build/tests/$suite"
   if [ ! -x "$bin" ]; then
     echo "$suite: not built ($bin missing)"
