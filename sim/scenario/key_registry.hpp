@@ -12,6 +12,14 @@ namespace dtsim::sim {
 
 std::vector<KeySpec> build_key_registry();
 
+// Each appends its area's keys (keys_*.cpp).
+void add_run_keys(std::vector<KeySpec>& keys);
+void add_cluster_keys(std::vector<KeySpec>& keys);
+void add_hardware_keys(std::vector<KeySpec>& keys);
+void add_numerics_keys(std::vector<KeySpec>& keys);
+void add_collective_keys(std::vector<KeySpec>& keys);
+void add_output_keys(std::vector<KeySpec>& keys);
+
 namespace key_builders {
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
