@@ -98,18 +98,11 @@ RunConfig make_run_config(const Scenario& s) {
   c.workers = static_cast<int>(s.integer("cluster.workers"));
   c.topology = s.text("cluster.topology");
 
-  c.gpu.name = s.text("gpu.name").empty() ? s.text("gpu.profile") : s.text("gpu.name");
-  c.gpu.peak_fp32 = s.quantity("gpu.peak_fp32");
-  c.gpu.peak_tf32 = s.quantity("gpu.peak_tf32");
-  c.gpu.peak_bf16 = s.quantity("gpu.peak_bf16");
-  c.gpu.memory = s.quantity("gpu.memory");
-  c.gpu.efficiency = s.real("gpu.efficiency");
-
-  c.fabric.name = s.text("fabric.name").empty() ? s.text("fabric.profile") : s.text("fabric.name");
-  c.fabric.bandwidth = s.quantity("fabric.bandwidth");
-  c.fabric.link_latency = s.quantity("fabric.link_latency");
-  c.fabric.switch_latency = s.quantity("fabric.switch_latency");
-  c.fabric.efficiency = s.real("fabric.efficiency");
+  c.gpu = make_gpu_spec(s);
+  c.fabric = make_fabric_spec(s);
+  c.layout = make_cluster_config(s);
+  c.heterogeneity = make_heterogeneity_config(s);
+  c.collectives = make_collective_config(s);
 
   c.network_model = s.text("network.model");
   c.crosstraffic = s.boolean("network.crosstraffic");

@@ -7,32 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "sim/cluster_config.hpp"
+#include "sim/collective_config.hpp"
+#include "sim/hardware_config.hpp"
+#include "sim/heterogeneity_config.hpp"
+
 namespace dtsim::sim {
 
 class Scenario;
-
-enum class MathMode { Fp32, Tf32, Bf16 };
-
-struct GpuSpec {
-  std::string name;
-  double peak_fp32 = 0;  // FLOP/s
-  double peak_tf32 = 0;
-  double peak_bf16 = 0;
-  double memory = 0;      // bytes
-  double efficiency = 1;  // sustained fraction of peak
-
-  double peak(MathMode m) const { return m == MathMode::Fp32 ? peak_fp32 : m == MathMode::Tf32 ? peak_tf32 : peak_bf16; }
-  // The FLOP rate a simulated host of this GPU runs at.
-  double sustained(MathMode m) const { return peak(m) * efficiency; }
-};
-
-struct FabricSpec {
-  std::string name;
-  double bandwidth = 0;       // nominal, bytes/s per port and direction
-  double link_latency = 0;    // seconds per link
-  double switch_latency = 0;  // seconds per switch traversal
-  double efficiency = 1;      // achievable / nominal bandwidth
-};
 
 // One named group of the label-group partition: which labels it owns and how many workers hold them.
 struct LabelGroup {
@@ -89,6 +71,9 @@ struct RunConfig {
   std::string topology = "star";
   GpuSpec gpu;
   FabricSpec fabric;
+  ClusterConfig layout;                // topology, nodes, groups (cluster_config.hpp)
+  HeterogeneityConfig heterogeneity;   // slow nodes, random slowdowns, background traffic, failures
+  CollectiveConfig collectives;        // algorithm and fidelity (collective_config.hpp)
   std::string network_model = "cm02";
   bool crosstraffic = false;
   MathMode math = MathMode::Fp32;

@@ -20,21 +20,35 @@ std::unique_ptr<sg4::Engine> create_engine(const NetworkSettings& settings) {
   return std::make_unique<sg4::Engine>(&argc, argv.data());
 }
 
-Platform build_star(int workers, double host_speed, const FabricSpec& fabric) {
+Platform build_star(int workers, double host_speed, const FabricSpec& fabric, int servers) {
   Platform p;
   auto* zone = sg4::create_star_zone("cluster");
   // Half the switch traversal on each of the two links of a route puts it exactly once on every path.
   const double per_link_latency = fabric.link_latency + fabric.switch_latency / 2.0;
-  for (int i = 0; i < workers; ++i) {
-    const std::string id = std::to_string(i);
-    sg4::Host* host = zone->create_host("worker" + id, host_speed);
-    sg4::SplitDuplexLink* link = zone->create_split_duplex_link("nic" + id, fabric.bandwidth);
+  const auto attach = [&](const std::string& name, double speed) {
+    sg4::Host* host = zone->create_host(name, speed);
+    sg4::SplitDuplexLink* link = zone->create_split_duplex_link("nic-" + name, fabric.bandwidth);
     link->set_latency(per_link_latency);
     zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, sg4::LinkInRoute::Direction::UP}},
                     /*symmetrical=*/true);
+    return std::make_pair(host, static_cast<sg4::Link*>(link));
+  };
+  for (int i = 0; i < workers; ++i) {
+    const auto [host, link] = attach("worker" + std::to_string(i), host_speed);
     p.workers.push_back(host);
+    p.worker_links.push_back(link);
+    p.node_of_worker.push_back(i);
+    p.workers_of_node.push_back({i});
   }
+  for (int i = 0; i < servers; ++i) p.servers.push_back(attach("server" + std::to_string(i), host_speed).first);
   zone->seal();
+  p.description = "star, " + std::to_string(workers) + " × 1 GPU";
+  return p;
+}
+
+Platform build_platform(sg4::Engine& engine, const RunConfig& config, int servers) {
+  Platform p = build_star(config.workers, config.gpu.sustained(config.math), config.fabric, servers);
+  install_fabric_calibration(engine, config.fabric);
   return p;
 }
 

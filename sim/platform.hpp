@@ -22,13 +22,27 @@ struct NetworkSettings {
 // with dtsim's network model settings and quiet logging.
 std::unique_ptr<sg4::Engine> create_engine(const NetworkSettings& settings);
 
+// What strategies and collectives know about the simulated cluster.
 struct Platform {
-  std::vector<sg4::Host*> workers;  // rank order
+  std::vector<sg4::Host*> workers;              // one per GPU, rank order
+  std::vector<int> node_of_worker;              // the server (node) each worker sits in
+  std::vector<std::vector<int>> workers_of_node;  // the ranks of each node, ascending
+  std::vector<sg4::Link*> worker_links;         // each worker's own first link (its NIC, or NVLink port)
+  std::vector<sg4::Host*> servers;              // extra hosts asked for (parameter servers, aggregators)
+  std::string description;                      // one line for people, e.g. "star, 8 × 1 GPU"
+
+  int num_workers() const { return static_cast<int>(workers.size()); }
+  int num_nodes() const { return static_cast<int>(workers_of_node.size()); }
 };
+
+// Builds the cluster the configuration describes (topology, nodes, groups) and installs the per-fabric
+// calibration. The engine must exist and no platform may have been built yet. `servers` extra hosts are
+// attached where the topology puts them.
+Platform build_platform(sg4::Engine& engine, const RunConfig& config, int servers = 0);
 
 // Every worker behind one non-blocking switch: a full-duplex link per worker, so a route is
 // worker → switch → worker and its latency is 2·link_latency + switch_latency.
-Platform build_star(int workers, double host_speed, const FabricSpec& fabric);
+Platform build_star(int workers, double host_speed, const FabricSpec& fabric, int servers = 0);
 
 // Scales every flow's bandwidth by the fabric's efficiency (achievable over nominal), through SimGrid's
 // per-communication factor callback. Call after the platform is built.

@@ -64,8 +64,7 @@ RunResult run_training(const RunInputs& inputs, MetricsLog& metrics) {
 RunResult run_training(const RunInputs& inputs, MetricsLog& metrics, gpu::BackendChoice& backend) {
   const RunConfig& cfg = inputs.config;
   auto engine = create_engine({cfg.network_model, cfg.crosstraffic});
-  const Platform platform = build_star(cfg.workers, cfg.gpu.sustained(cfg.math), cfg.fabric);
-  install_fabric_calibration(*engine, cfg.fabric);
+  const Platform platform = build_platform(*engine, cfg);
 
   gpu::Ops<float>& ops = *backend.ops;
   const auto net = models::make_network<float>(network_spec(cfg, inputs.train));
