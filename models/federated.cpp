@@ -1,0 +1,133 @@
+#include "federated.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace dtsim::models {
+
+FlAlgorithm parse_fl_algorithm(const std::string& text) {
+  if (text == "fedavg") return FlAlgorithm::FedAvg;
+  if (text == "fedprox") return FlAlgorithm::FedProx;
+  if (text == "scaffold") return FlAlgorithm::Scaffold;
+  if (text == "fednova") return FlAlgorithm::FedNova;
+  throw std::invalid_argument("unknown federated algorithm '" + text + "' (fedavg, fedprox, scaffold, fednova)");
+}
+
+const char* to_string(FlAlgorithm a) {
+  switch (a) {
+    case FlAlgorithm::FedAvg: return "fedavg";
+    case FlAlgorithm::FedProx: return "fedprox";
+    case FlAlgorithm::Scaffold: return "scaffold";
+    case FlAlgorithm::FedNova: return "fednova";
+  }
+  return "?";
+}
+
+template <class T>
+void correct_local_gradient(gpu::Ops<T>& ops, FlAlgorithm algorithm, T* grad, const T* y, const T* x, size_t n,
+                            double prox_mu, const T* c_global, const T* c_local, T* scratch) {
+  if (algorithm == FlAlgorithm::FedProx && prox_mu != 0.0) {
+    ops.copy(scratch, y, n);  // scratch = y − x
+    ops.axpy(T(-1), x, scratch, n);
+    ops.axpy(static_cast<T>(prox_mu), scratch, grad, n);
+  } else if (algorithm == FlAlgorithm::Scaffold) {
+    ops.copy(scratch, c_global, n);  // scratch = c − c_i
+    ops.axpy(T(-1), c_local, scratch, n);
+    ops.axpy(T(1), scratch, grad, n);
+  }
+}
+
+template <class T>
+void scaffold_update_control(gpu::Ops<T>& ops, T* c_local, const T* c_global, const T* x, const T* y, size_t n,
+                             int64_t local_steps, double lr, T* delta_c) {
+  if (local_steps <= 0 || lr <= 0) throw std::invalid_argument("SCAFFOLD needs at least one local step and lr > 0");
+  // Δc_i = c_i⁺ − c_i = −c + (x − y)/(τη)
+  const T inv = static_cast<T>(1.0 / (static_cast<double>(local_steps) * lr));
+  ops.copy(delta_c, x, n);
+  ops.axpy(T(-1), y, delta_c, n);
+  ops.scale(inv, delta_c, n);
+  ops.axpy(T(-1), c_global, delta_c, n);
+  ops.axpy(T(1), delta_c, c_local, n);
+}
+
+double fednova_step_norm(int64_t local_steps, double momentum) {
+  if (local_steps <= 0) return 0.0;
+  if (momentum == 0.0) return static_cast<double>(local_steps);
+  double norm = 0.0, power = momentum;
+  for (int64_t k = 0; k < local_steps; ++k) {
+    norm += (1.0 - power) / (1.0 - momentum);
+    power *= momentum;
+  }
+  return norm;
+}
+
+template <class T>
+ServerAggregator<T>::ServerAggregator(gpu::Ops<T>& ops, size_t num_params, const ServerSettings& settings)
+    : ops_(ops), settings_(settings), n_(num_params), weighted_sum_(ops, num_params) {
+  if (settings.lr <= 0) throw std::invalid_argument("server learning rate must be > 0");
+  if (settings.momentum < 0 || settings.momentum >= 1) throw std::invalid_argument("server momentum must be in [0, 1)");
+  if (settings.total_clients < 1) throw std::invalid_argument("need at least one client");
+  if (settings.algorithm == FlAlgorithm::Scaffold) control_sum_ = gpu::Buffer<T>(ops, num_params);
+  if (settings.momentum > 0) {
+    velocity_ = gpu::Buffer<T>(ops, num_params);
+    ops.fill(velocity_.data(), n_, T(0));
+  }
+  begin_round();
+}
+
+template <class T>
+void ServerAggregator<T>::begin_round() {
+  ops_.fill(weighted_sum_.data(), n_, T(0));
+  if (!control_sum_.empty()) ops_.fill(control_sum_.data(), n_, T(0));
+  weight_sum_ = 0.0;
+  norm_sum_ = 0.0;
+  clients_ = 0;
+}
+
+template <class T>
+void ServerAggregator<T>::add(const T* delta, double weight, double step_norm, const T* delta_c) {
+  if (!(weight > 0)) throw std::invalid_argument("a client's aggregation weight must be > 0");
+  const bool nova = settings_.algorithm == FlAlgorithm::FedNova;
+  if (nova && !(step_norm > 0)) throw std::invalid_argument("FedNova needs the client's step norm a_i > 0");
+  ops_.axpy(static_cast<T>(nova ? weight / step_norm : weight), delta, weighted_sum_.data(), n_);
+  if (settings_.algorithm == FlAlgorithm::Scaffold) {
+    if (!delta_c) throw std::invalid_argument("SCAFFOLD clients upload a control-variate change");
+    ops_.axpy(T(1), delta_c, control_sum_.data(), n_);
+  }
+  weight_sum_ += weight;
+  norm_sum_ += weight * step_norm;
+  ++clients_;
+}
+
+template <class T>
+void ServerAggregator<T>::finish(T* x, T* c_global) {
+  if (clients_ == 0) return;
+  // Δ̄ = Σ w_i Δ_i / W, or τ_eff · Σ (w_i/W) Δ_i / a_i with τ_eff = Σ w_i a_i / W for FedNova.
+  double factor = 1.0 / weight_sum_;
+  if (settings_.algorithm == FlAlgorithm::FedNova) factor *= norm_sum_ / weight_sum_;
+  ops_.scale(static_cast<T>(factor), weighted_sum_.data(), n_);
+  const T* step = weighted_sum_.data();
+  if (!velocity_.empty()) {
+    ops_.scale(static_cast<T>(settings_.momentum), velocity_.data(), n_);
+    ops_.axpy(T(1), weighted_sum_.data(), velocity_.data(), n_);
+    step = velocity_.data();
+  }
+  ops_.axpy(static_cast<T>(settings_.lr), step, x, n_);
+  if (settings_.algorithm == FlAlgorithm::Scaffold) {
+    if (!c_global) throw std::invalid_argument("SCAFFOLD needs the server control variate");
+    ops_.axpy(static_cast<T>(1.0 / settings_.total_clients), control_sum_.data(), c_global, n_);
+  }
+}
+
+template void correct_local_gradient<float>(gpu::Ops<float>&, FlAlgorithm, float*, const float*, const float*, size_t,
+                                            double, const float*, const float*, float*);
+template void correct_local_gradient<double>(gpu::Ops<double>&, FlAlgorithm, double*, const double*, const double*,
+                                             size_t, double, const double*, const double*, double*);
+template void scaffold_update_control<float>(gpu::Ops<float>&, float*, const float*, const float*, const float*, size_t,
+                                             int64_t, double, float*);
+template void scaffold_update_control<double>(gpu::Ops<double>&, double*, const double*, const double*, const double*,
+                                              size_t, int64_t, double, double*);
+template class ServerAggregator<float>;
+template class ServerAggregator<double>;
+
+}  // namespace dtsim::models

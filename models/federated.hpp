@@ -1,0 +1,76 @@
+// The numerics of federated learning, shared by the simulator's FL strategy and nothing else: the terms a
+// client adds to its local gradient, SCAFFOLD's control variates, FedNova's normalisation, and the server's
+// aggregation of one round. The round's timing (who trains, how long, what arrives when) is the simulator's;
+// these functions only say what the numbers become.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gpu/buffer.hpp"
+
+namespace dtsim::models {
+
+enum class FlAlgorithm { FedAvg, FedProx, Scaffold, FedNova };
+
+FlAlgorithm parse_fl_algorithm(const std::string& text);  // "fedavg" | "fedprox" | "scaffold" | "fednova"
+const char* to_string(FlAlgorithm algorithm);
+
+// Adds the algorithm's correction to a client's local gradient `grad` at its local iterate `y`, for the
+// round's global model `x`:
+//   FedProx (Li et al. 2020):          grad += μ · (y − x)      (the gradient of μ/2 ‖y − x‖²)
+//   SCAFFOLD (Karimireddy et al. 2020): grad += c − c_i         (server and client control variates)
+//   FedAvg, FedNova:                    nothing
+// c_global and c_local are only read for SCAFFOLD; `scratch` needs n values for FedProx and SCAFFOLD.
+template <class T>
+void correct_local_gradient(gpu::Ops<T>& ops, FlAlgorithm algorithm, T* grad, const T* y, const T* x, size_t n,
+                            double prox_mu, const T* c_global, const T* c_local, T* scratch);
+
+// SCAFFOLD's option II after τ local steps of learning rate η: c_i⁺ = c_i − c + (x − y) / (τ·η).
+// Overwrites delta_c with c_i⁺ − c_i (what the client uploads) and c_local with c_i⁺.
+template <class T>
+void scaffold_update_control(gpu::Ops<T>& ops, T* c_local, const T* c_global, const T* x, const T* y, size_t n,
+                             int64_t local_steps, double lr, T* delta_c);
+
+// FedNova (Wang et al. 2020): ‖a_i‖₁ of a client's local aggregation vector after τ steps. Plain SGD gives τ;
+// heavy-ball momentum ρ gives Σ_{k=0}^{τ−1} (1 − ρ^{k+1}) / (1 − ρ).
+double fednova_step_norm(int64_t local_steps, double momentum);
+
+struct ServerSettings {
+  FlAlgorithm algorithm = FlAlgorithm::FedAvg;
+  double lr = 1.0;        // server learning rate η_g
+  double momentum = 0.0;  // server momentum β (FedAvgM, Hsu et al. 2019): v = β·v + Δ̄, x += η_g·v
+  int total_clients = 1;  // N, for SCAFFOLD's c += Σ Δc_i / N
+};
+
+// One round at the server: add() each participating client's result, in client-id order (so the floating-point
+// sums do not depend on arrival order), then finish() applies the round to the global model.
+//   FedAvg, FedProx, SCAFFOLD: Δ̄ = Σ w_i Δ_i / Σ w_i          (w_i: the client's sample count)
+//   FedNova:                   Δ̄ = τ_eff · Σ (w_i/W) Δ_i / a_i, τ_eff = Σ (w_i/W) a_i   (a_i = fednova_step_norm)
+// and x += η_g · Δ̄ (through server momentum when β > 0); SCAFFOLD also moves c by Σ Δc_i / N.
+template <class T>
+class ServerAggregator {
+ public:
+  ServerAggregator(gpu::Ops<T>& ops, size_t num_params, const ServerSettings& settings);
+
+  void begin_round();
+  // delta = y_i − x; weight = w_i > 0; step_norm = a_i (FedNova) ; delta_c = Δc_i (SCAFFOLD, else null).
+  void add(const T* delta, double weight, double step_norm, const T* delta_c);
+  // Applies the round to x (and c_global for SCAFFOLD). A round with no client leaves both unchanged.
+  void finish(T* x, T* c_global);
+
+  int clients_this_round() const { return clients_; }
+
+ private:
+  gpu::Ops<T>& ops_;
+  ServerSettings settings_;
+  size_t n_;
+  gpu::Buffer<T> weighted_sum_;  // Σ w_i Δ_i, or Σ w_i Δ_i / a_i for FedNova
+  gpu::Buffer<T> control_sum_;   // Σ Δc_i
+  gpu::Buffer<T> velocity_;      // server momentum
+  double weight_sum_ = 0.0;
+  double norm_sum_ = 0.0;  // Σ w_i a_i
+  int clients_ = 0;
+};
+
+}  // namespace dtsim::models
