@@ -1,0 +1,102 @@
+#include "objective.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace dtsim::models {
+
+NetworkObjective::NetworkObjective(std::unique_ptr<Network<float>> net, gpu::Ops<float>& ops, const Dataset& train,
+                                   const Dataset& test, int workers, int batch_per_worker,
+                                   const std::optional<Partition>& partition, uint64_t seed)
+    : net_(std::move(net)),
+      ops_(ops),
+      train_(train),
+      test_(test),
+      workers_(workers),
+      batch_(batch_per_worker),
+      global_order_(train.num_samples, std::min(workers * batch_per_worker, train.num_samples), seed) {
+  if (partition) {
+    if (static_cast<int>(partition->shards.size()) != workers)
+      throw std::invalid_argument("the partition has " + std::to_string(partition->shards.size()) + " shards for " +
+                                  std::to_string(workers) + " workers");
+    for (int w = 0; w < workers; ++w) shards_.emplace_back(partition->shards[w], seed, w);
+  }
+  workspace_ = net_->make_workspace(ops, batch_);
+  eval_workspace_ = net_->make_workspace(ops, std::min(1000, std::max(1, test.num_samples)), WorkspaceUse::Evaluation);
+  indices_.resize(batch_);
+  features_.resize(static_cast<size_t>(batch_) * net_->input_size());
+  labels_.resize(batch_);
+}
+
+double NetworkObjective::gradient(int worker, int64_t step, const float* params, float* grads,
+                                  const NumericsOptions& numerics) {
+  if (shards_.empty()) {
+    const int32_t* slice = global_order_.batch(step, worker * batch_);
+    std::copy(slice, slice + batch_, indices_.begin());
+  } else {
+    shards_[worker].next(batch_, indices_.data());
+  }
+  gather_batch(train_, indices_.data(), batch_, features_.data(), labels_.data());
+  const gpu::LossSums sums =
+      net_->loss_and_gradient(ops_, workspace_, params, features_.data(), labels_.data(), batch_, grads, numerics);
+  return sums.loss / batch_;
+}
+
+double NetworkObjective::flops_per_gradient(int) const {
+  return batch_ * (net_->forward_flops_per_sample() + net_->backward_flops_per_sample());
+}
+
+double NetworkObjective::sample_weight(int worker) const {
+  return shards_.empty() ? static_cast<double>(train_.num_samples) / workers_
+                         : static_cast<double>(shards_[worker].shard_size());
+}
+
+EvalResult NetworkObjective::evaluate(const float* params, NumberFormat activations) {
+  return evaluate_dataset(*net_, ops_, eval_workspace_, params, test_, activations);
+}
+
+QuadraticObjective::QuadraticObjective(gpu::Ops<float>& ops, std::vector<std::vector<float>> targets,
+                                       std::vector<float> initial, std::vector<double> weights)
+    : ops_(ops), initial_(std::move(initial)), weights_(std::move(weights)) {
+  if (targets.empty() || targets.size() != weights_.size())
+    throw std::invalid_argument("a quadratic objective needs one target and one weight per worker");
+  for (const auto& t : targets) {
+    if (t.size() != initial_.size()) throw std::invalid_argument("targets and initial point differ in size");
+    targets_.emplace_back(ops, t.size());
+    ops.upload(targets_.back().data(), t.data(), t.size());
+  }
+  tensors_ = {{"x", 0, initial_.size(), false}};
+  scratch_ = gpu::Buffer<float>(ops, initial_.size());
+}
+
+void QuadraticObjective::init_params(float* host_params, uint64_t) const {
+  std::copy(initial_.begin(), initial_.end(), host_params);
+}
+
+double QuadraticObjective::gradient(int worker, int64_t, const float* params, float* grads,
+                                    const NumericsOptions& numerics) {
+  const size_t n = initial_.size();
+  ops_.copy(grads, params, n);  // x − target
+  ops_.axpy(-1.0f, targets_[worker].data(), grads, n);
+  const double loss = 0.5 * ops_.sum_squares(grads, n);
+  if (numerics.loss_scale != 1.0) ops_.scale(static_cast<float>(numerics.loss_scale), grads, n);
+  ops_.round_to_format(grads, n, numerics.gradients);
+  return loss;
+}
+
+EvalResult QuadraticObjective::evaluate(const float* params, NumberFormat) {
+  const size_t n = initial_.size();
+  double loss = 0.0;
+  for (size_t w = 0; w < targets_.size(); ++w) {
+    ops_.copy(scratch_.data(), params, n);
+    ops_.axpy(-1.0f, targets_[w].data(), scratch_.data(), n);
+    loss += 0.5 * ops_.sum_squares(scratch_.data(), n);
+  }
+  EvalResult r;
+  r.loss = loss / static_cast<double>(targets_.size());
+  r.accuracy = 0.0;
+  r.samples = static_cast<int>(targets_.size());
+  return r;
+}
+
+}  // namespace dtsim::models

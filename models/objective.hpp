@@ -1,0 +1,103 @@
+// What a worker trains, as the simulator's strategies see it: the gradient of a worker's local loss at given
+// parameters, and what that costs in FLOPs. Strategies never look at data or networks themselves, so the same
+// strategy code trains a network on Fashion-MNIST or the closed-form quadratic of the validation notes.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/batch_schedule.hpp"
+#include "models/dataset.hpp"
+#include "models/evaluation.hpp"
+#include "models/network.hpp"
+#include "models/partition.hpp"
+
+namespace dtsim::models {
+
+template <class T>
+class Objective {
+ public:
+  virtual ~Objective() = default;
+  virtual std::string description() const = 0;
+  virtual size_t num_params() const = 0;
+  virtual const std::vector<ParamTensor>& param_tensors() const = 0;
+  virtual void init_params(T* host_params, uint64_t seed) const = 0;
+
+  // Writes numerics.loss_scale × the gradient of `worker`'s loss on its samples for its `step`-th gradient
+  // (0-based, counted per worker) at `params` into `grads` (backend memory). Returns the unscaled mean loss.
+  // Runs to completion without yielding, so one scratch workspace can serve every worker.
+  virtual double gradient(int worker, int64_t step, const T* params, T* grads, const NumericsOptions& numerics) = 0;
+  virtual double flops_per_gradient(int worker) const = 0;
+  // How much a worker's data counts when results are weighted by sample count (federated averaging).
+  virtual double sample_weight(int worker) const = 0;
+  // Test loss and accuracy at `params`; costs no simulated time.
+  virtual EvalResult evaluate(const T* params, NumberFormat activations) = 0;
+};
+
+// A network trained on a dataset. Worker w's samples for its step s are either slice w of global batch s of
+// one shared shuffled order (no partition: what centralised training with the whole global batch sees), or
+// the next mini-batch of w's own shard (a partition).
+class NetworkObjective final : public Objective<float> {
+ public:
+  NetworkObjective(std::unique_ptr<Network<float>> net, gpu::Ops<float>& ops, const Dataset& train, const Dataset& test,
+                   int workers, int batch_per_worker, const std::optional<Partition>& partition, uint64_t seed);
+
+  std::string description() const override { return net_->description(); }
+  size_t num_params() const override { return net_->num_params(); }
+  const std::vector<ParamTensor>& param_tensors() const override { return net_->param_tensors(); }
+  void init_params(float* host_params, uint64_t seed) const override { net_->init_params(host_params, seed); }
+  double gradient(int worker, int64_t step, const float* params, float* grads,
+                  const NumericsOptions& numerics) override;
+  double flops_per_gradient(int worker) const override;
+  double sample_weight(int worker) const override;
+  EvalResult evaluate(const float* params, NumberFormat activations) override;
+
+  const Network<float>& network() const { return *net_; }
+  int batch_per_worker() const { return batch_; }
+
+ private:
+  std::unique_ptr<Network<float>> net_;
+  gpu::Ops<float>& ops_;
+  const Dataset& train_;
+  const Dataset& test_;
+  int workers_;
+  int batch_;
+  BatchSchedule global_order_;
+  std::vector<ShardSampler> shards_;  // one per worker when partitioned
+  Workspace<float> workspace_;        // shared: a gradient never yields mid-way
+  Workspace<float> eval_workspace_;
+  std::vector<int32_t> indices_;
+  std::vector<float> features_;
+  std::vector<int32_t> labels_;
+};
+
+// F_w(x) = ½ ‖x − target_w‖² for each worker w, with the full gradient x − target_w: the closed-form problem
+// on which federated algorithms have known fixed points (validation notes §1). evaluate() reports the mean of
+// the workers' losses as the loss and 0 as the accuracy.
+class QuadraticObjective final : public Objective<float> {
+ public:
+  QuadraticObjective(gpu::Ops<float>& ops, std::vector<std::vector<float>> targets, std::vector<float> initial,
+                     std::vector<double> weights);
+
+  std::string description() const override { return "quadratic"; }
+  size_t num_params() const override { return initial_.size(); }
+  const std::vector<ParamTensor>& param_tensors() const override { return tensors_; }
+  void init_params(float* host_params, uint64_t seed) const override;
+  double gradient(int worker, int64_t step, const float* params, float* grads,
+                  const NumericsOptions& numerics) override;
+  double flops_per_gradient(int) const override { return 2.0 * static_cast<double>(initial_.size()); }
+  double sample_weight(int worker) const override { return weights_[worker]; }
+  EvalResult evaluate(const float* params, NumberFormat activations) override;
+
+ private:
+  gpu::Ops<float>& ops_;
+  std::vector<gpu::Buffer<float>> targets_;
+  std::vector<float> initial_;
+  std::vector<double> weights_;
+  std::vector<ParamTensor> tensors_;
+  gpu::Buffer<float> scratch_;
+};
+
+}  // namespace dtsim::models
