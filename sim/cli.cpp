@@ -10,6 +10,7 @@
 
 #include "sim/errors.hpp"
 #include "sim/outputs.hpp"
+#include "sim/profiles_command.hpp"
 #include "sim/run.hpp"
 #include "sim/scenario/keys.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -28,11 +29,13 @@ const char* const kUsage =
     "usage: dtsim run SCENARIO.ini [--out DIR] [--set section.key=value]... [--quiet]\n"
     "       dtsim check SCENARIO.ini [--set section.key=value]...\n"
     "       dtsim keys\n"
+    "       dtsim profiles [DIR]\n"
     "       dtsim --version | --help\n"
     "\n"
     "  run     simulate the scenario and write metrics.csv and summary.json to DIR (default out/<run.name>)\n"
     "  check   validate the scenario, its profiles and its dataset without running it\n"
     "  keys    list every scenario key with its type, unit, default and meaning\n"
+    "  profiles  list the GPU and fabric profiles in DIR (default: the profile folder) with their main numbers\n"
     "\n"
     "options:\n"
     "  --out DIR               output folder of 'run'\n"
@@ -180,6 +183,7 @@ int dtsim_main(int argc, char** argv) {
     if (cl.command == "run") return command_run(cl);
     if (cl.command == "check") return command_check(cl);
     if (cl.command == "keys") return command_keys();
+    if (cl.command == "profiles") return command_profiles(cl.scenario.empty() ? default_profile_dir() : cl.scenario);
     const std::string near = suggest_among(cl.command, {"run", "check", "keys"});
     throw InputError("command line", "", "unknown command '" + cl.command + "'",
                      near.empty() ? "run 'dtsim --help'" : "did you mean '" + near + "'?");

@@ -16,11 +16,25 @@ struct GpuSpec {
   double peak_bf16 = 0;
   double memory = 0;      // bytes
   double efficiency = 1;  // sustained fraction of peak
+  double power_idle = 0;  // watts; 0 = not known
+  double power_busy = 0;  // watts; 0 = not known
+  double price_low = 0;   // per GPU-hour, in price_currency; 0 = no price
+  double price_high = 0;
+  // Braced so that tests may aggregate-initialise only the leading fields without -Wmissing-field-initializers.
+  std::string price_currency{};  // e.g. "CNY"
+  std::string price_region{};
 
   double peak(MathMode m) const { return m == MathMode::Fp32 ? peak_fp32 : m == MathMode::Tf32 ? peak_tf32 : peak_bf16; }
   // The FLOP rate a simulated host of this GPU runs at.
   double sustained(MathMode m) const { return peak(m) * efficiency; }
+
+  bool has_power() const { return power_busy > 0; }
+  bool has_price() const { return price_high > 0; }
+  // The price a cost estimate uses: the middle of the quoted range (0 without a price).
+  double price_mid() const { return (price_low + price_high) / 2; }
 };
+
+enum class FabricProtocol { Rdma, Tcp, Nvlink, Pcie, Wan };
 
 struct FabricSpec {
   std::string name;
@@ -28,9 +42,20 @@ struct FabricSpec {
   double link_latency = 0;    // seconds per link
   double switch_latency = 0;  // seconds per switch traversal
   double efficiency = 1;      // achievable / nominal bandwidth
+  FabricProtocol protocol = FabricProtocol::Rdma;
+  double tcp_window = 0;  // bytes; 0 = flows are not window-limited
+
+  // TCP carries the flows of tcp and wan fabrics, so a window caps each flow there.
+  bool window_limited() const { return protocol == FabricProtocol::Tcp || protocol == FabricProtocol::Wan; }
+  // The per-flow cap window / RTT for a route of one-way latency `route_latency` (infinite without a window).
+  double window_rate_cap(double route_latency) const;
 };
 
 GpuSpec make_gpu_spec(const Scenario& scenario);
 FabricSpec make_fabric_spec(const Scenario& scenario);
+
+// "rdma", "tcp", … as written in fabric.protocol; throws std::invalid_argument for another word.
+FabricProtocol parse_fabric_protocol(const std::string& word);
+const char* fabric_protocol_name(FabricProtocol protocol);
 
 }  // namespace dtsim::sim

@@ -19,6 +19,16 @@ void add_hardware_keys(std::vector<KeySpec>& keys) {
       quantity("gpu.memory", Dimension::Bytes, "", positive(), "Device memory"),
       real("gpu.efficiency", "", fraction_open_closed(),
            "Sustained fraction of peak reached by training kernels; compute time = FLOPs / (peak × efficiency)"),
+      // A zero default keeps profiles written before these keys existed loadable; 0 reads as "not known".
+      quantity("gpu.power_idle", Dimension::Power, "0W", at_least(0),
+               "Board power of a GPU that runs no kernel (0 = not known)"),
+      quantity("gpu.power_busy", Dimension::Power, "0W", at_least(0),
+               "Board power under full load, the maximum board power / TDP (0 = not known)"),
+      real("gpu.price_low", "0", at_least(0), "Lowest quoted rental price per GPU-hour (0 = no price)"),
+      real("gpu.price_high", "0", at_least(0),
+           "Highest quoted rental price per GPU-hour; the midpoint of low and high is used for cost (0 = no price)"),
+      text("gpu.price_currency", "", "Currency of the prices, e.g. CNY or USD (required with a price)", true),
+      text("gpu.price_region", "", "Where the prices were quoted, e.g. Beijing", true),
       // ---- fabric profile -------------------------------------------------------------------------------
       text("fabric.profile", "ib-hdr-200",
            "Fabric profile: a name in network_profiles/fabric/ or a path to a .ini file; fields can be overridden; "
@@ -31,6 +41,13 @@ void add_hardware_keys(std::vector<KeySpec>& keys) {
       quantity("fabric.switch_latency", Dimension::Time, "", at_least(0), "Port-to-port latency of one switch"),
       real("fabric.efficiency", "", fraction_open_closed(),
            "Achievable fraction of nominal bandwidth for large messages (protocol and encoding overhead)"),
+      // rdma is what every fabric was before this key existed: no window limits a flow.
+      choice("fabric.protocol", "rdma", {"rdma", "tcp", "nvlink", "pcie", "wan"},
+             "Transport: rdma (InfiniBand, RoCE), tcp (kernel TCP over Ethernet), nvlink, pcie (inside a node), "
+             "wan (TCP between sites)"),
+      quantity("fabric.tcp_window", Dimension::Bytes, "0B", at_least(0),
+               "TCP window that caps one flow at window / round-trip time (SimGrid's network/TCP-gamma); "
+               "required for tcp and wan, 0 = no window (other protocols)"),
       // ---- network model ---------------------------------------------------------------------------------
       choice("network.model", "cm02", {"cm02"},
              "SimGrid network model: cm02 = max-min fair sharing, latency + size/bandwidth, calibrated per fabric"),

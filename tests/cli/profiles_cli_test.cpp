@@ -1,0 +1,106 @@
+// `dtsim profiles` through the executable: it lists every shipped profile, and a broken profile is bad input
+// (exit 2, one line naming the file).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kProfiles = fs::path(DTSIM_SOURCE_DIR) / "network_profiles";
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Outcome run_dtsim(const std::string& args) {
+  Outcome r;
+  FILE* pipe = popen((std::string(DTSIM_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  if (!pipe) return r;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// A throw-away profile folder holding copies of two good profiles.
+class ProfilesCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("dtsim_profiles_cli_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "gpu");
+    fs::create_directories(dir_ / "fabric");
+    fs::copy_file(kProfiles / "gpu" / "a100-40gb.ini", dir_ / "gpu" / "a100-40gb.ini");
+    fs::copy_file(kProfiles / "fabric" / "ib-hdr-200.ini", dir_ / "fabric" / "ib-hdr-200.ini");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(ProfilesCli, ListsEveryShippedProfile) {
+  const Outcome r = run_dtsim("profiles");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  int listed = 0;
+  for (const char* section : {"gpu", "fabric"}) {
+    for (const auto& entry : fs::directory_iterator(kProfiles / section)) {
+      if (entry.path().extension() != ".ini") continue;
+      ++listed;
+      EXPECT_NE(r.output.find("\n" + entry.path().stem().string() + " "), std::string::npos)
+          << entry.path().stem() << " missing from:\n" << r.output;
+    }
+  }
+  EXPECT_GE(listed, 19);
+  for (const char* column : {"FP32", "BF16", "PRICE/GPU-HOUR", "PROTOCOL", "GBIT/S", "LINK LATENCY", "EFFICIENCY"})
+    EXPECT_NE(r.output.find(column), std::string::npos) << column;
+  EXPECT_NE(r.output.find("12-20 CNY"), std::string::npos) << r.output;  // the Beijing A100 40G range
+}
+
+TEST_F(ProfilesCli, ListsTheFolderGivenOnTheCommandLine) {
+  const Outcome r = run_dtsim("profiles " + dir_.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("a100-40gb"), std::string::npos);
+  EXPECT_NE(r.output.find("ib-hdr-200"), std::string::npos);
+  EXPECT_EQ(r.output.find("h100-80gb"), std::string::npos) << "only the given folder is listed";
+}
+
+TEST_F(ProfilesCli, ABrokenProfileIsBadInputNamingTheFile) {
+  std::ofstream(dir_ / "gpu" / "broken-gpu.ini") << "[gpu]\nname = Broken\npeak_fp32 = lots\n";
+  const Outcome r = run_dtsim("profiles " + dir_.string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.output.rfind("dtsim: error: ", 0), 0u) << r.output;
+  EXPECT_NE(r.output.find("broken-gpu.ini:3"), std::string::npos) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << "one line: " << r.output;
+}
+
+TEST_F(ProfilesCli, AProfileMissingARequiredValueIsBadInputNamingTheFile) {
+  std::ofstream(dir_ / "fabric" / "no-bandwidth.ini")
+      << "[fabric]\nname = X\nlink_latency = 1us\nswitch_latency = 0ns\nefficiency = 0.9\n";
+  const Outcome r = run_dtsim("profiles " + dir_.string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no-bandwidth.ini"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("fabric.bandwidth"), std::string::npos) << r.output;
+}
+
+TEST_F(ProfilesCli, AMissingFolderIsBadInput) {
+  const Outcome r = run_dtsim("profiles " + (dir_ / "nowhere").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("nowhere"), std::string::npos) << r.output;
+}
+
+TEST_F(ProfilesCli, HelpMentionsTheCommand) {
+  const Outcome r = run_dtsim("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("dtsim profiles"), std::string::npos) << r.output;
+}
+
+}  // namespace
