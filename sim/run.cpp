@@ -7,6 +7,7 @@
 #include "models/network.hpp"
 #include "sim/data_setup.hpp"
 #include "sim/errors.hpp"
+#include "sim/heterogeneity.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/sync_dp.hpp"
 
@@ -65,6 +66,7 @@ RunResult run_training(const RunInputs& inputs, MetricsLog& metrics, gpu::Backen
   const RunConfig& cfg = inputs.config;
   auto engine = create_engine({cfg.network_model, cfg.crosstraffic});
   const Platform platform = build_platform(*engine, cfg);
+  const HeterogeneityRuntime heterogeneity = apply_heterogeneity(*engine, platform, cfg);
 
   gpu::Ops<float>& ops = *backend.ops;
   const auto net = models::make_network<float>(network_spec(cfg, inputs.train));

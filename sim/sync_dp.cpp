@@ -18,6 +18,7 @@ SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
   eval_interval_ = std::max<int64_t>(1, ctx.inputs.length.steps_per_epoch / cfg.evals_per_epoch);
   flops_per_worker_step_ =
       cfg.batch_per_worker * (ctx.net.forward_flops_per_sample() + ctx.net.backward_flops_per_sample());
+  stragglers_ = StragglerModel(cfg.heterogeneity.stragglers, cfg.seed);
   // Gradients travel in the format they are stored in.
   grad_bytes_ = ctx.net.num_params() * (precision_.gradients == gpu::NumberFormat::Fp32 ? 4 : 2);
   if (ctx.inputs.partition)
@@ -70,7 +71,7 @@ void SyncDataParallel::worker(int rank) {
 
     // What that costs on the simulated GPU.
     const double start = sg4::Engine::get_clock();
-    sg4::this_actor::execute(flops_per_worker_step_);
+    sg4::this_actor::execute(flops_per_worker_step_ * stragglers_.compute_multiplier(rank, step));
     w.compute_end = sg4::Engine::get_clock();
     w.time.compute += w.compute_end - start;
 

@@ -13,6 +13,7 @@
 #include "models/mixed_precision.hpp"
 #include "models/optimizer.hpp"
 #include "sim/collectives.hpp"
+#include "sim/stragglers.hpp"
 #include "sim/training.hpp"
 
 namespace dtsim::sim {
@@ -59,6 +60,7 @@ class SyncDataParallel {
   int64_t eval_interval_;
   double flops_per_worker_step_;
   uint64_t grad_bytes_;
+  StragglerModel stragglers_;  // random per-step slowdowns (slow hosts are slower hosts already)
 
   gpu::Buffer<float> params_;          // fp32 master weights, one copy for all replicas
   gpu::Buffer<float> working_params_;  // their rounded copy when precision.weights is not fp32

@@ -7,6 +7,7 @@ std::vector<KeySpec> build_key_registry() {
   std::vector<KeySpec> keys;
   add_run_keys(keys);
   add_cluster_keys(keys);
+  add_heterogeneity_keys(keys);
   add_hardware_keys(keys);
   add_numerics_keys(keys);
   add_collective_keys(keys);

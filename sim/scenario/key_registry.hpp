@@ -15,6 +15,7 @@ std::vector<KeySpec> build_key_registry();
 // Each appends its area's keys (keys_*.cpp).
 void add_run_keys(std::vector<KeySpec>& keys);
 void add_cluster_keys(std::vector<KeySpec>& keys);
+void add_heterogeneity_keys(std::vector<KeySpec>& keys);
 void add_hardware_keys(std::vector<KeySpec>& keys);
 void add_numerics_keys(std::vector<KeySpec>& keys);
 void add_collective_keys(std::vector<KeySpec>& keys);
