@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <exception>
+
+#include <simgrid/Exception.hpp>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,8 @@ class ActorFailure {
   void guard(F&& body) {
     try {
       body();
+    } catch (const simgrid::ForcefulKillException&) {
+      throw;  // SimGrid unwinds an actor whose host failed this way: not an error of ours
     } catch (...) {
       if (!error_) error_ = std::current_exception();
       simgrid::s4u::Actor::kill_all();
