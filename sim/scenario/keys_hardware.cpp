@@ -32,7 +32,7 @@ void add_hardware_keys(std::vector<KeySpec>& keys) {
       real("fabric.efficiency", "", fraction_open_closed(),
            "Achievable fraction of nominal bandwidth for large messages (protocol and encoding overhead)"),
       // ---- network model ---------------------------------------------------------------------------------
-      choice("network.model", "cm02", {"cm02"},
+      choice("network.model", "cm02", {"cm02", "ib"},
              "SimGrid network model: cm02 = max-min fair sharing, latency + size/bandwidth, calibrated per fabric"),
       boolean("network.crosstraffic", "false",
               "Model the reverse-direction load of each flow (acknowledgements); off matches the alpha-beta model"),
