@@ -4,14 +4,18 @@
 
 #include <string>
 
+#include "sim/errors.hpp"
+#include "sim/topology/build.hpp"
+
 namespace dtsim::sim {
 
 std::unique_ptr<sg4::Engine> create_engine(const NetworkSettings& settings) {
   // SimGrid reads its configuration from argv; these strings must outlive the engine's parsing only.
   static std::vector<std::string> args;
+  const std::string model = settings.model == "cm02" ? "CM02" : settings.model == "ib" ? "IB" : settings.model;
   args = {"dtsim",
           "--log=root.thres:warning",  // keep SimGrid's per-setting INFO lines out of dtsim's output
-          "--cfg=network/model:" + std::string(settings.model == "cm02" ? "CM02" : settings.model),
+          "--cfg=network/model:" + model,
           std::string("--cfg=network/crosstraffic:") + (settings.crosstraffic ? "1" : "0")};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -21,42 +25,46 @@ std::unique_ptr<sg4::Engine> create_engine(const NetworkSettings& settings) {
 }
 
 Platform build_star(int workers, double host_speed, const FabricSpec& fabric, int servers) {
-  Platform p;
-  auto* zone = sg4::create_star_zone("cluster");
-  // Half the switch traversal on each of the two links of a route puts it exactly once on every path.
-  const double per_link_latency = fabric.link_latency + fabric.switch_latency / 2.0;
-  const auto attach = [&](const std::string& name, double speed) {
-    sg4::Host* host = zone->create_host(name, speed);
-    sg4::SplitDuplexLink* link = zone->create_split_duplex_link("nic-" + name, fabric.bandwidth);
-    link->set_latency(per_link_latency);
-    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, sg4::LinkInRoute::Direction::UP}},
-                    /*symmetrical=*/true);
-    return std::make_pair(host, static_cast<sg4::Link*>(link));
-  };
-  for (int i = 0; i < workers; ++i) {
-    const auto [host, link] = attach("worker" + std::to_string(i), host_speed);
-    p.workers.push_back(host);
-    p.worker_links.push_back(link);
-    p.node_of_worker.push_back(i);
-    p.workers_of_node.push_back({i});
-  }
-  for (int i = 0; i < servers; ++i) p.servers.push_back(attach("server" + std::to_string(i), host_speed).first);
-  zone->seal();
-  p.description = "star, " + std::to_string(workers) + " × 1 GPU";
-  return p;
+  RunConfig config;
+  config.workers = workers;
+  config.gpu.peak_fp32 = host_speed;  // sustained at efficiency 1, in fp32: exactly host_speed
+  config.gpu.efficiency = 1.0;
+  config.math = MathMode::Fp32;
+  config.fabric = fabric;
+  topology::PlatformBuild build(config, servers);
+  const topology::Fabric star = topology::build_star_fabric(build, nullptr, "cluster", build.everyone());
+  return build.finish({star}, star.description);
 }
 
 Platform build_platform(sg4::Engine& engine, const RunConfig& config, int servers) {
-  Platform p = build_star(config.workers, config.gpu.sustained(config.math), config.fabric, servers);
-  install_fabric_calibration(engine, config.fabric);
-  return p;
+  using namespace topology;
+  try {
+    PlatformBuild build(config, servers);
+    const std::string& topology = config.layout.topology;
+    std::vector<Fabric> fabrics;
+    std::string description;
+    if (topology == "two-sites") {
+      fabrics = build_two_sites(build, description);
+    } else {
+      if (topology == "star") fabrics.push_back(build_star_fabric(build, nullptr, "cluster", build.everyone()));
+      if (topology == "fat-tree") fabrics.push_back(build_fat_tree(build, nullptr, "cluster", build.everyone()));
+      if (topology == "torus") fabrics.push_back(build_torus(build, "cluster", build.everyone()));
+      if (topology == "dragonfly") fabrics.push_back(build_dragonfly(build, "cluster", build.everyone()));
+      if (fabrics.empty()) throw std::logic_error("unknown topology '" + topology + "'");
+      description = fabrics.front().description;
+    }
+    Platform platform = build.finish(fabrics, description);
+    install_calibration(engine, build.shared_calibration(), config.network_model);
+    return platform;
+  } catch (const ShapeError& e) {
+    // Only the servers a strategy asks for can get here: the scenario's own shape was checked on loading.
+    throw InputError(config.scenario_path.empty() ? std::string("platform") : config.scenario_path, e.key(), e.what(),
+                     e.hint());
+  }
 }
 
 void install_fabric_calibration(sg4::Engine& engine, const FabricSpec& fabric) {
-  const double efficiency = fabric.efficiency;
-  auto* model = engine.get_netzone_root()->get_network_model();
-  model->set_bw_factor_cb([efficiency](double, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>&,
-                                       const std::unordered_set<sg4::NetZone*>&) { return efficiency; });
+  topology::install_calibration(engine, std::make_shared<topology::LinkCalibration>(fabric), "cm02");
 }
 
 double route_latency(sg4::Host* from, sg4::Host* to) {

@@ -14,7 +14,7 @@ namespace dtsim::sim {
 namespace sg4 = simgrid::s4u;
 
 struct NetworkSettings {
-  std::string model = "cm02";
+  std::string model = "cm02";  // cm02 (max-min, alpha-beta) | ib (SimGrid's InfiniBand model: SMPI + contention penalties)
   bool crosstraffic = false;
 };
 
@@ -35,9 +35,16 @@ struct Platform {
   int num_nodes() const { return static_cast<int>(workers_of_node.size()); }
 };
 
-// Builds the cluster the configuration describes (topology, nodes, groups) and installs the per-fabric
-// calibration. The engine must exist and no platform may have been built yet. `servers` extra hosts are
-// attached where the topology puts them.
+// Builds the cluster config.layout describes (topology, nodes, groups; sim/topology/) and installs the
+// per-fabric calibration. The engine must exist and no platform may have been built yet. `servers` extra
+// hosts (one port each, at the GPU's speed) take the ports after the worker nodes (in the first site of
+// two-sites); a torus or dragonfly must have room for them, else InputError. Workers are hosts
+// "worker<rank>", servers "server<i>".
+//
+// Latency: a route pays link_latency per link and switch_latency per switch it crosses (h·link +
+// (h−1)·switch), on every fabric it crosses; a torus hop pays both (each hop enters a router). Bandwidth:
+// links have their fabric's nominal bandwidth; each flow is scaled by the efficiency of the fabric that
+// limits it (topology/calibration.cpp).
 Platform build_platform(sg4::Engine& engine, const RunConfig& config, int servers = 0);
 
 // Every worker behind one non-blocking switch: a full-duplex link per worker, so a route is
@@ -45,7 +52,7 @@ Platform build_platform(sg4::Engine& engine, const RunConfig& config, int server
 Platform build_star(int workers, double host_speed, const FabricSpec& fabric, int servers = 0);
 
 // Scales every flow's bandwidth by the fabric's efficiency (achievable over nominal), through SimGrid's
-// per-communication factor callback. Call after the platform is built.
+// per-communication factor callback, for a platform of one fabric (build_star). Call after it is built.
 void install_fabric_calibration(sg4::Engine& engine, const FabricSpec& fabric);
 
 // Latency of the route between two hosts, as SimGrid computes it.

@@ -49,7 +49,7 @@ void add_hardware_keys(std::vector<KeySpec>& keys) {
                "TCP window that caps one flow at window / round-trip time (SimGrid's network/TCP-gamma); "
                "required for tcp and wan, 0 = no window (other protocols)"),
       // ---- network model ---------------------------------------------------------------------------------
-      choice("network.model", "cm02", {"cm02"},
+      choice("network.model", "cm02", {"cm02", "ib"},
              "SimGrid network model: cm02 = max-min fair sharing, latency + size/bandwidth, calibrated per fabric"),
       boolean("network.crosstraffic", "false",
               "Model the reverse-direction load of each flow (acknowledgements); off matches the alpha-beta model"),

@@ -44,12 +44,13 @@ std::vector<std::string> available_profiles(const std::string& folder) {
 // A profile value is a name in <profile_dir>/<section>/ or, when it looks like a path, a file relative to
 // the scenario's folder.
 std::string resolve_profile_path(const std::string& section, const std::string& value, const Origin& where,
-                                 const std::string& scenario_dir, const std::string& profile_dir) {
+                                 const std::string& key, const std::string& scenario_dir,
+                                 const std::string& profile_dir) {
   const bool looks_like_path = value.find('/') != std::string::npos || fs::path(value).extension() == ".ini";
   if (looks_like_path) {
     fs::path p(value);
     if (p.is_relative() && !where.command_line && !scenario_dir.empty()) p = fs::path(scenario_dir) / p;
-    if (!fs::is_regular_file(p)) throw InputError(where, section + ".profile", "profile file '" + p.string() + "' not found");
+    if (!fs::is_regular_file(p)) throw InputError(where, key, "profile file '" + p.string() + "' not found");
     return p.string();
   }
   const std::string folder = (fs::path(profile_dir) / section).string();
@@ -59,9 +60,41 @@ std::string resolve_profile_path(const std::string& section, const std::string& 
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
   const std::string near = suggest_among(value, names);
-  throw InputError(where, section + ".profile", "no " + section + " profile named '" + value + "' in " + folder,
+  throw InputError(where, key, "no " + section + " profile named '" + value + "' in " + folder,
                    (near.empty() ? "" : "did you mean '" + near + "'? ") +
                        (list.empty() ? "set DTSIM_PROFILE_DIR to the network_profiles folder" : "available: " + list));
+}
+
+// Reads the profile `name` of `section` (see resolve_profile_path) and writes its entries into `values`.
+// A template only because the value type is Scenario's private one.
+template <class Value>
+void apply_profile(std::map<std::string, Value>& values, const std::string& section, const std::string& name, const Origin& where,
+                   const std::string& key, const std::string& scenario_dir, const std::string& profile_dir) {
+  const std::string profile_key = section + ".profile";
+  const std::string file = resolve_profile_path(section, name, where, key, scenario_dir, profile_dir);
+  const IniFile profile = read_ini(file, section + " profile");
+  for (const IniSection& s : profile.sections)
+    if (s.name != section)
+      throw InputError(Origin::at(file, s.line), "[" + s.name + "]",
+                       "a " + section + " profile holds only a [" + section + "] section");
+  for (const IniEntry& e : profile.entries) {
+    const Origin at = Origin::at(file, e.line);
+    if (!find_key(e.key)) throw InputError(at, e.key, "unknown key", unknown_key_hint(e.key));
+    if (e.key == profile_key) throw InputError(at, e.key, "a profile cannot name another profile");
+    values[e.key] = {e.value, at};
+  }
+}
+
+bool is_profile_section(const std::string& section) {
+  for (const char* s : kProfileSections)
+    if (section == s) return true;
+  return false;
+}
+
+std::string missing_value_hint(const KeySpec& k) {
+  return is_profile_section(k.section())
+             ? "set it in the [" + k.section() + "] section or choose a " + k.section() + ".profile that does"
+             : "set it in the [" + k.section() + "] section";
 }
 
 }  // namespace
@@ -80,6 +113,7 @@ Scenario Scenario::parse(const std::string& name, const std::string& content, co
                          const std::string& profile_dir) {
   Scenario sc;
   sc.path_ = name;
+  sc.profile_dir_ = profile_dir;
   const IniFile ini = parse_ini(name, content);
 
   for (const IniSection& s : ini.sections) {
@@ -117,30 +151,14 @@ Scenario Scenario::parse(const std::string& name, const std::string& content, co
     const auto it = explicit_values.find(profile_key);
     const Value chosen = it != explicit_values.end() ? it->second : sc.values_.at(profile_key);
     if (trim(chosen.text).empty()) continue;
-    const std::string file = resolve_profile_path(section, trim(chosen.text), chosen.origin, scenario_dir, profile_dir);
-    const IniFile profile = read_ini(file, std::string(section) + " profile");
-    for (const IniSection& s : profile.sections)
-      if (s.name != section)
-        throw InputError(Origin::at(file, s.line), "[" + s.name + "]",
-                         "a " + std::string(section) + " profile holds only a [" + section + "] section");
-    for (const IniEntry& e : profile.entries) {
-      const Origin where = Origin::at(file, e.line);
-      if (!find_key(e.key)) throw InputError(where, e.key, "unknown key", unknown_key_hint(e.key));
-      if (e.key == profile_key) throw InputError(where, e.key, "a profile cannot name another profile");
-      sc.values_[e.key] = {e.value, where};
-    }
+    apply_profile(sc.values_, section, trim(chosen.text), chosen.origin, profile_key, scenario_dir, profile_dir);
   }
   for (auto& [key, v] : explicit_values) sc.values_[key] = v;
 
   // Every value checked against the schema; every key without a default must have been given.
   for (const KeySpec& k : all_keys()) {
     const auto it = sc.values_.find(k.name);
-    if (it == sc.values_.end()) {
-      const std::string hint = k.section() == "gpu" || k.section() == "fabric"
-                                   ? "set it in the [" + k.section() + "] section or choose a " + k.section() + ".profile that does"
-                                   : "set it in the [" + k.section() + "] section";
-      throw InputError(Origin::at(name, 0), k.name, "has no value", hint);
-    }
+    if (it == sc.values_.end()) throw InputError(Origin::at(name, 0), k.name, "has no value", missing_value_hint(k));
     check_value(k, it->second.text, it->second.origin);
   }
   if (trim(sc.values_["run.name"].text).empty())
@@ -173,6 +191,30 @@ void Scenario::fail(const std::string& key, const std::string& reason, const std
   const Origin& where = origin(key);
   // A default has no line of its own: point at the scenario file instead.
   throw InputError(where.file.empty() && !where.command_line ? Origin::at(path_, 0) : where, key, reason, hint);
+}
+
+Scenario Scenario::with_profile(const std::string& section, const std::string& name, const std::string& key) const {
+  if (!is_profile_section(section)) throw std::logic_error("'" + section + "' has no profiles");
+  const Origin& where = origin(key);
+  Scenario out = *this;
+  for (const KeySpec& k : all_keys()) {
+    if (k.section() != section) continue;
+    if (!k.default_text.empty() || k.optional)
+      out.values_[k.name] = {k.default_text, Origin::default_value()};
+    else
+      out.values_.erase(k.name);
+  }
+  out.values_[section + ".profile"] = {name, where};
+  apply_profile(out.values_, section, trim(name), where, key, fs::path(path_).parent_path().string(), profile_dir_);
+  for (const KeySpec& k : all_keys()) {
+    if (k.section() != section) continue;
+    const auto it = out.values_.find(k.name);
+    if (it == out.values_.end())
+      throw InputError(where, key, "the " + section + " profile '" + trim(name) + "' does not set " + k.name,
+                       "use a complete profile");
+    check_value(k, it->second.text, it->second.origin);
+  }
+  return out;
 }
 
 nlohmann::json Scenario::to_json() const {

@@ -43,6 +43,14 @@ class Scenario {
   // Every key as resolved, grouped by section, quantities in base units.
   nlohmann::json to_json() const;
 
+  // This scenario with the `section` keys ("gpu" or "fabric") taken from another profile: `name` is resolved
+  // like `<section>.profile` (a name in the profile folder, or a .ini path relative to the scenario's
+  // folder), the section's keys go back to their defaults and the profile's values replace them; overrides
+  // in the scenario do not apply. For keys that name a second GPU or fabric (cluster.groups,
+  // cluster.intra_node_fabric), so that make_gpu_spec and make_fabric_spec read it. A profile that cannot
+  // be found is an InputError at `key`; a bad profile, one at its file and line.
+  Scenario with_profile(const std::string& section, const std::string& name, const std::string& key) const;
+
  private:
   struct Value {
     std::string text;
@@ -51,6 +59,7 @@ class Scenario {
   const Value& value(const std::string& key) const;
 
   std::string path_;
+  std::string profile_dir_;
   std::map<std::string, Value> values_;
 };
 
