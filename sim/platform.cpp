@@ -2,6 +2,7 @@
 
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 
+#include <algorithm>
 #include <string>
 
 #include "sim/errors.hpp"
@@ -16,12 +17,28 @@ std::unique_ptr<sg4::Engine> create_engine(const NetworkSettings& settings) {
   args = {"dtsim",
           "--log=root.thres:warning",  // keep SimGrid's per-setting INFO lines out of dtsim's output
           "--cfg=network/model:" + model,
-          std::string("--cfg=network/crosstraffic:") + (settings.crosstraffic ? "1" : "0")};
+          std::string("--cfg=network/crosstraffic:") + (settings.crosstraffic ? "1" : "0"),
+          "--cfg=network/TCP-gamma:" + std::to_string(settings.tcp_window)};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   int argc = static_cast<int>(args.size());
   return std::make_unique<sg4::Engine>(&argc, argv.data());
+}
+
+NetworkSettings network_settings(const RunConfig& config) {
+  NetworkSettings settings;
+  settings.model = config.network_model;
+  settings.crosstraffic = config.crosstraffic;
+  double window = 0.0;
+  const auto consider = [&window](const FabricSpec& fabric) {
+    if (fabric.window_limited() && fabric.tcp_window > 0)
+      window = window > 0 ? std::min(window, fabric.tcp_window) : fabric.tcp_window;
+  };
+  consider(config.fabric);
+  if (config.layout.topology == "two-sites") consider(config.layout.wan);
+  settings.tcp_window = window > 0 ? window : 1e18;
+  return settings;
 }
 
 Platform build_star(int workers, double host_speed, const FabricSpec& fabric, int servers) {

@@ -16,7 +16,15 @@ namespace sg4 = simgrid::s4u;
 struct NetworkSettings {
   std::string model = "cm02";  // cm02 (max-min, alpha-beta) | ib (SimGrid's InfiniBand model: SMPI + contention penalties)
   bool crosstraffic = false;
+  // SimGrid's network/TCP-gamma: each flow is capped at window / (2 · route latency). SimGrid has one value for
+  // the whole platform; 4 MiB is its default.
+  double tcp_window = 4194304.0;
 };
+
+// The settings a run's fabrics call for: TCP and WAN fabrics bring their window (the smallest one when
+// several are in use); RDMA, NVLink and PCIe flows are not window-limited, so without a TCP fabric the cap
+// is lifted (a window of 1e18 bytes is out of reach at any latency).
+NetworkSettings network_settings(const RunConfig& config);
 
 // Creates the process's one SimGrid engine (SimGrid does not support a second one in the same process)
 // with dtsim's network model settings and quiet logging.

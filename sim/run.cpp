@@ -64,7 +64,7 @@ RunResult run_training(const RunInputs& inputs, MetricsLog& metrics) {
 
 RunResult run_training(const RunInputs& inputs, MetricsLog& metrics, gpu::BackendChoice& backend) {
   const RunConfig& cfg = inputs.config;
-  auto engine = create_engine({cfg.network_model, cfg.crosstraffic});
+  auto engine = create_engine(network_settings(cfg));
   const Platform platform = build_platform(*engine, cfg);
   const HeterogeneityRuntime heterogeneity = apply_heterogeneity(*engine, platform, cfg);
 
