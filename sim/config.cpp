@@ -96,7 +96,6 @@ RunConfig make_run_config(const Scenario& s) {
   c.seed = static_cast<uint64_t>(s.integer("run.seed"));
 
   c.workers = static_cast<int>(s.integer("cluster.workers"));
-  c.topology = s.text("cluster.topology");
 
   c.gpu = make_gpu_spec(s);
   c.fabric = make_fabric_spec(s);

@@ -68,7 +68,6 @@ struct RunConfig {
   uint64_t seed = 1;
 
   int workers = 1;
-  std::string topology = "star";
   GpuSpec gpu;
   FabricSpec fabric;
   ClusterConfig layout;                // topology, nodes, groups (cluster_config.hpp)

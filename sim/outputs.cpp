@@ -60,6 +60,7 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
   s["backend"] = r.backend;
   s["backend_description"] = r.backend_description;
   s["workers"] = c.workers;
+  s["platform"] = r.platform_description;
   s["global_batch"] = c.global_batch();
   s["model"] = {{"description", r.model_description},
                 {"parameters", r.num_params},
@@ -112,7 +113,7 @@ std::string describe_setup(const RunInputs& in) {
   o << c.name << ": " << c.workers << " × " << c.gpu.name << " (" << to_string(c.math) << " "
     << format_quantity(c.gpu.peak(c.math), Dimension::FlopRate) << " × " << c.gpu.efficiency << ") on "
     << c.fabric.name << " (" << format("%.4g Gb/s", c.fabric.bandwidth * 8 / 1e9)
-    << ", " << c.topology << "), synchronous data parallel with " << c.collective << " allreduce, global batch "
+    << ", " << c.layout.topology << "), synchronous data parallel with " << c.collective << " allreduce, global batch "
     << c.global_batch();
   return o.str();
 }
@@ -132,6 +133,7 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
   const auto share = [busy](double x) { return busy > 0 ? format(" (%.1f %%)", 100.0 * x / busy) : std::string(); };
   std::ostringstream o;
   o << "Summary of " << in.config.name << " (" << r.model_description << ", " << r.num_params << " parameters)\n";
+  o << "  platform              " << r.platform_description << "\n";
   o << "  backend               " << r.backend_description << "\n";
   o << "  final test accuracy   " << percent(r.final_accuracy()) << "   (best " << percent(r.best_accuracy()) << ")\n";
   o << "  simulated time        " << seconds(r.simulated_time_s) << " for " << r.steps << " steps\n";

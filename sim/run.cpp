@@ -79,6 +79,7 @@ RunResult run_training(const RunInputs& inputs, MetricsLog& metrics, gpu::Backen
   RunResult r;
   r.backend = ops.name();
   r.backend_description = backend.description;
+  r.platform_description = platform.description;
   r.model_description = net->description();
   r.num_params = net->num_params();
   r.forward_flops_per_sample = net->forward_flops_per_sample();

@@ -34,6 +34,7 @@ RunInputs prepare_run(const Scenario& scenario);
 struct RunResult {
   std::string backend;              // "cpu" or "cuda"
   std::string backend_description;  // which device, or why CUDA was not used
+  std::string platform_description;  // the simulated cluster, in one line
   std::string model_description;
   size_t num_params = 0;
   double forward_flops_per_sample = 0;
