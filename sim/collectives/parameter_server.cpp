@@ -60,7 +60,6 @@ void ShardedServerChannel::post_receive(Inbox& inbox, int shard, int slot) {
 PushArrival ShardedServerChannel::receive_push(int shard) {
   Inbox& inbox = inboxes_.at(shard);
   if (!inbox.started) {
-    push_mailbox(shard)->set_receiver(sg4::Actor::self());
     inbox.slots.assign(workers_, nullptr);
     for (int slot = 0; slot < workers_; ++slot) post_receive(inbox, shard, slot);
     inbox.started = true;

@@ -4,9 +4,10 @@
 // all). Unlike the collectives, these carry real payload pointers: the strategy's gradients and parameter
 // snapshots travel with their simulated size, and the receiver gets the very pointer that was sent.
 //
-// Pushes flow as soon as they are sent, before the server asks for them (each shard's mailbox has the
-// serving actor as permanent receiver), so pushes from many workers share the server's link through max-min
-// as they would on a real NIC; receive_push() then returns them in the order they complete.
+// Pushes flow as soon as they are sent: from its first receive_push() on, a shard keeps one receive posted
+// per worker (a worker has at most one push in flight to a shard), so pushes from many workers share the
+// server's link through max-min as they would on a real NIC, and receive_push() returns them in the order
+// they complete.
 //
 // Time on a contention-free star, W workers pushing S bytes each to k shards at the same moment:
 //   α + max(S, W·S/k) / B      (the worker's link carries S, each shard's link W·S/k)
@@ -66,8 +67,8 @@ class ShardedServerChannel {
     int shard;
     ShardPayload payload;
   };
-  // What a shard's serving actor keeps posted: one receive per worker, since a worker has at most one push
-  // in flight to a shard. They are matched in posting order and complete in arrival order.
+  // What a shard's serving actor keeps posted: one receive per worker. They are matched to pushes in posting
+  // order and complete in arrival order.
   struct Inbox {
     bool started = false;
     std::vector<simgrid::s4u::CommPtr> pending;
