@@ -30,7 +30,7 @@ const char* const kUsage =
     "       dtsim check SCENARIO.ini [--set section.key=value]...\n"
     "       dtsim keys\n"
     "       dtsim collective [--profile P] [--topology T] [--ranks N] [--algorithm A] [--sizes MIN:MAX] [--op OP]\n"
-    "                        [--fidelity F] [--gpus-per-node G] [--set section.key=value]...\n"
+    "                        [--fidelity F] [--gpus-per-node G] [--warmup W] [--iters N] [--set section.key=value]...\n"
     "       dtsim --version | --help\n"
     "\n"
     "  run     simulate the scenario and write metrics.csv and summary.json to DIR (default out/<run.name>)\n"

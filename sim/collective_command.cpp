@@ -36,6 +36,9 @@ const char* const kHelp =
     "  --op OP             allreduce | reduce_scatter | all_gather | broadcast | reduce (default allreduce)\n"
     "  --fidelity F        auto | stepwise | aggregated | analytic (default auto)\n"
     "  --gpus-per-node G   GPUs per node (cluster.gpus_per_node, for topologies with multi-GPU nodes)\n"
+    "  --warmup W          untimed collectives before each size (default 0; the first call of a size builds its\n"
+    "                      plan and mailboxes, which a warm-up keeps out of wall(s))\n"
+    "  --iters N           timed collectives per size; time and wall are their means (default 1)\n"
     "  --set k=v           any scenario key, e.g. --set fabric.bandwidth=300GB/s (repeatable)\n"
     "\n"
     "All sizes run one after another in one simulation; each starts when every rank finished the previous one.\n";
@@ -44,6 +47,8 @@ struct Flags {
   std::vector<std::string> sets;  // the flags as scenario keys, then the user's --set
   CollectiveKind op = CollectiveKind::Allreduce;
   std::vector<unsigned long long> sizes;
+  int warmup = 0;
+  int iters = 1;
   bool help = false;
 };
 
@@ -70,6 +75,7 @@ Flags parse_flags(int argc, char** argv) {
       "ranks", po::value<std::string>())("algorithm", po::value<std::string>())("sizes", po::value<std::string>())(
       "op", po::value<std::string>())("fidelity", po::value<std::string>())("gpus-per-node", po::value<std::string>())(
       "set", po::value<std::vector<std::string>>()->composing())("help,h", po::bool_switch())(
+      "warmup", po::value<std::string>())("iters", po::value<std::string>())(
       "extra", po::value<std::vector<std::string>>());
   po::positional_options_description positional;
   positional.add("extra", -1);
@@ -101,6 +107,19 @@ Flags parse_flags(int argc, char** argv) {
                                   : "did you mean '" + near + "'?");
   }
   f.sizes = parse_size_range(vm.count("sizes") ? vm["sizes"].as<std::string>() : "8B:128MiB");
+  const auto count = [&](const char* flag, int lowest, int fallback) {
+    if (!vm.count(flag)) return fallback;
+    const std::string text = vm[flag].as<std::string>();
+    try {
+      size_t used = 0;
+      const int v = std::stoi(text, &used);
+      if (used == text.size() && v >= lowest && v <= 1000000) return v;
+    } catch (const std::exception&) {
+    }
+    throw InputError("command line", std::string("--") + flag, "'" + text + "' is not a whole number >= " + std::to_string(lowest));
+  };
+  f.warmup = count("warmup", 0, 0);
+  f.iters = count("iters", 1, 1);
   return f;
 }
 
@@ -168,7 +187,8 @@ int command_collective(int argc, char** argv) {
               format_quantity(cfg.fabric.bandwidth, Dimension::Bandwidth).c_str(),
               format_quantity(cfg.fabric.link_latency, Dimension::Time).c_str(),
               format_quantity(cfg.fabric.switch_latency, Dimension::Time).c_str(), cfg.fabric.efficiency);
-  std::printf("# busbw = algbw x %.6g; sizes run one after another in one simulation\n#\n", factor);
+  std::printf("# busbw = algbw x %.6g; sizes run one after another in one simulation, %d untimed + %d timed per size\n#\n",
+              factor, flags.warmup, flags.iters);
   std::printf("#%12s %13s %7s %12s %12s %12s %10s %12s\n", "size", "count", "type", "time(us)", "algbw(GB/s)",
               "busbw(GB/s)", "wall(s)", "model(us)");
   std::fflush(stdout);
@@ -178,14 +198,21 @@ int command_collective(int argc, char** argv) {
   for (int r = 0; r < n; ++r) {
     simgrid::s4u::Actor::create("rank" + std::to_string(r), platform.workers[r], [&, r] {
       for (size_t i = 0; i < flags.sizes.size(); ++i) {
+        for (int w = 0; w < flags.warmup; ++w) {
+          between_sizes->wait();
+          collective->run(r, flags.sizes[i]);
+        }
         between_sizes->wait();
         const auto wall_start = std::chrono::steady_clock::now();
-        if (r == 0) rows[i].start = simgrid::s4u::Engine::get_clock();
-        collective->run(r, flags.sizes[i]);
-        between_sizes->wait();
+        const double start = simgrid::s4u::Engine::get_clock();
+        for (int k = 0; k < flags.iters; ++k) {
+          collective->run(r, flags.sizes[i]);
+          between_sizes->wait();  // each iteration ends when the last rank is done
+        }
         if (r != 0) continue;
-        rows[i].end = simgrid::s4u::Engine::get_clock();
-        rows[i].wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+        rows[i].start = start;
+        rows[i].end = start + (simgrid::s4u::Engine::get_clock() - start) / flags.iters;
+        rows[i].wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count() / flags.iters;
         print_row(flags.sizes[i], rows[i], factor, collective->predicted_seconds(flags.sizes[i]));
       }
     });

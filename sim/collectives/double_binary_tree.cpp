@@ -47,7 +47,11 @@ std::vector<std::vector<SlotStep>> build_slot_steps(int n, uint64_t bytes, int k
   const int depth_max = floor_log2(n);
   const int reduce_slots = 2 * k + 2 * depth_max - 2;
   const uint64_t halves[2] = {bytes / 2, bytes - bytes / 2};
-  std::vector<std::map<int, Step>> by_slot(n);
+  const auto add = [&](int rank, int slot, bool send, int peer, uint64_t size) {
+    SlotStep s{slot, {}};
+    (send ? s.step.send : s.step.recv) = {peer, size};
+    steps[rank].push_back(s);
+  };
   for (int tree = 0; tree < 2; ++tree) {
     const auto rank_at = [&](int p) { return tree == 0 ? p : n - 1 - p; };
     const auto parity = [&](int r) { return tree == 0 ? (r & 1) : 1 - (r & 1); };
@@ -58,15 +62,27 @@ std::vector<std::vector<SlotStep>> build_slot_steps(int n, uint64_t bytes, int k
         const uint64_t size = chunk_bytes(halves[tree], k, c);
         const int up = 2 * (c + depth_max - d) + parity(child);
         const int down = reduce_slots + 2 * (c + d - 1) + parity(child);
-        by_slot[child][up].send = {parent, size};
-        by_slot[parent][up].recv = {child, size};
-        by_slot[parent][down].send = {child, size};
-        by_slot[child][down].recv = {parent, size};
+        add(child, up, true, parent, size);
+        add(parent, up, false, child, size);
+        add(parent, down, true, child, size);
+        add(child, down, false, parent, size);
       }
     }
   }
-  for (int r = 0; r < n; ++r)
-    for (const auto& [slot, step] : by_slot[r]) steps[r].push_back({slot, step});
+  // One step per slot: a slot holds at most one send and one receive of a rank (see the parities above).
+  for (auto& list : steps) {
+    std::stable_sort(list.begin(), list.end(), [](const SlotStep& a, const SlotStep& b) { return a.slot < b.slot; });
+    std::vector<SlotStep> merged;
+    for (const SlotStep& s : list) {
+      if (!merged.empty() && merged.back().slot == s.slot) {
+        if (s.step.send.active()) merged.back().step.send = s.step.send;
+        if (s.step.recv.active()) merged.back().step.recv = s.step.recv;
+      } else {
+        merged.push_back(s);
+      }
+    }
+    list = std::move(merged);
+  }
   return steps;
 }
 
