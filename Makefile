@@ -33,6 +33,7 @@ test-all: build
 # Benchmarks: ratios to plain Eigen measured side by side (see tests/bench/).
 bench: build
 	./$(BUILD_DIR)/tests/dtsim_compute_bench
+	bash tests/bench/collective_bench.sh $(BUILD_DIR)/dtsim
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/collective_command.hpp"
 #include "sim/errors.hpp"
 #include "sim/outputs.hpp"
 #include "sim/profiles_command.hpp"
@@ -30,12 +31,15 @@ const char* const kUsage =
     "       dtsim check SCENARIO.ini [--set section.key=value]...\n"
     "       dtsim keys\n"
     "       dtsim profiles [DIR]\n"
+    "       dtsim collective [--profile P] [--topology T] [--ranks N] [--algorithm A] [--sizes MIN:MAX] [--op OP]\n"
+    "                        [--fidelity F] [--gpus-per-node G] [--warmup W] [--iters N] [--set section.key=value]...\n"
     "       dtsim --version | --help\n"
     "\n"
     "  run     simulate the scenario and write metrics.csv and summary.json to DIR (default out/<run.name>)\n"
     "  check   validate the scenario, its profiles and its dataset without running it\n"
     "  keys    list every scenario key with its type, unit, default and meaning\n"
     "  profiles  list the GPU and fabric profiles in DIR (default: the profile folder) with their main numbers\n"
+    "  collective  time one collective at doubling sizes, printed like nccl-tests (see dtsim collective --help)\n"
     "\n"
     "options:\n"
     "  --out DIR               output folder of 'run'\n"
@@ -171,6 +175,7 @@ int command_run(const CommandLine& cl) {
 
 int dtsim_main(int argc, char** argv) {
   try {
+    if (argc > 1 && std::string(argv[1]) == "collective") return command_collective(argc - 1, argv + 1);
     const CommandLine cl = parse_command_line(argc, argv);
     if (cl.version) {
       std::printf("dtsim %s\n", dtsim_version());
@@ -184,7 +189,7 @@ int dtsim_main(int argc, char** argv) {
     if (cl.command == "check") return command_check(cl);
     if (cl.command == "keys") return command_keys();
     if (cl.command == "profiles") return command_profiles(cl.scenario.empty() ? default_profile_dir() : cl.scenario);
-    const std::string near = suggest_among(cl.command, {"run", "check", "keys"});
+    const std::string near = suggest_among(cl.command, {"run", "check", "keys", "profiles", "collective"});
     throw InputError("command line", "", "unknown command '" + cl.command + "'",
                      near.empty() ? "run 'dtsim --help'" : "did you mean '" + near + "'?");
   } catch (const InputError& e) {

@@ -12,7 +12,9 @@ SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
       lr_schedule_(schedule_settings(ctx.config(), ctx.inputs.length)),
       precision_(precision_settings(ctx.config())),
       loss_scaler_(loss_scaler_settings(ctx.config())),
-      allreduce_(ctx.config().workers, "sync") {
+      allreduce_(make_collective(CollectiveKind::Allreduce, ctx.config().collectives.algorithm,
+                                 ctx.config().collectives.fidelity, ctx.platform, "sync",
+                                 ctx.config().collectives.options(ctx.config().fabric.efficiency))) {
   const RunConfig& cfg = ctx.config();
   total_steps_ = ctx.inputs.length.total_steps;
   eval_interval_ = std::max<int64_t>(1, ctx.inputs.length.steps_per_epoch / cfg.evals_per_epoch);
@@ -75,7 +77,7 @@ void SyncDataParallel::worker(int rank) {
     w.compute_end = sg4::Engine::get_clock();
     w.time.compute += w.compute_end - start;
 
-    allreduce_.run(rank, grad_bytes_);
+    allreduce_->run(rank, grad_bytes_);
     // The first worker out of the allreduce applies the step: by then every worker's gradient exists and
     // no worker can have started the next step.
     if (applied_steps_ == step) apply_update(step);
@@ -130,7 +132,7 @@ void SyncDataParallel::evaluate(int64_t step) {
   p.train_loss = train_loss_count_ > 0 ? train_loss_sum_ / train_loss_count_ : std::numeric_limits<double>::quiet_NaN();
   p.test_loss = test.loss;
   p.test_accuracy = test.accuracy;
-  p.bytes_sent = static_cast<uint64_t>(step) * RingAllreduce::total_bytes(grad_bytes_, ctx_.config().workers);
+  p.bytes_sent = static_cast<uint64_t>(step) * allreduce_->bytes_per_call(grad_bytes_);
   train_loss_sum_ = 0.0;
   train_loss_count_ = 0;
   ctx_.metrics.record(p);
@@ -149,7 +151,7 @@ StrategyOutcome SyncDataParallel::outcome() const {
   out.precision.scale_growths = loss_scaler_.growths();
   out.precision.final_loss_scale = loss_scaler_.scale();
   out.steps = applied_steps_;
-  out.bytes_sent = allreduce_.bytes_sent();
+  out.bytes_sent = allreduce_->bytes_sent();
   for (const Worker& w : workers_) out.worker_time.push_back(w.time);
   out.final_params.resize(ctx_.net.num_params());
   ctx_.ops.download(out.final_params.data(), params_.data(), out.final_params.size());

@@ -12,7 +12,7 @@
 #include "models/lr_schedule.hpp"
 #include "models/mixed_precision.hpp"
 #include "models/optimizer.hpp"
-#include "sim/collectives.hpp"
+#include "sim/collectives/collective.hpp"
 #include "sim/stragglers.hpp"
 #include "sim/training.hpp"
 
@@ -67,7 +67,7 @@ class SyncDataParallel {
   gpu::Buffer<float> mean_grad_;
   std::unique_ptr<models::Optimizer<float>> optimizer_;
   std::vector<Worker> workers_;
-  RingAllreduce allreduce_;
+  std::unique_ptr<Collective> allreduce_;  // collective.algorithm and .fidelity
   models::Workspace<float> eval_workspace_;
 
   int64_t applied_steps_ = 0;

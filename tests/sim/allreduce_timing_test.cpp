@@ -1,7 +1,7 @@
 // The simulated ring allreduce against its alpha-beta closed form on a contention-free star.
 #include <gtest/gtest.h>
 
-#include "sim/collectives.hpp"
+#include "sim/collectives/collective.hpp"
 #include "sim/platform.hpp"
 #include "tests/subprocess.hpp"
 
@@ -20,11 +20,13 @@ std::vector<double> simulate_ring(int ranks, uint64_t bytes, const Fabric& f) {
     const FabricSpec spec{f.name, f.bandwidth, f.link_latency, f.switch_latency, f.efficiency};
     const Platform p = build_star(ranks, 1e12, spec);
     install_fabric_calibration(*engine, spec);
-    RingAllreduce ring(ranks, "test");
-    for (int r = 0; r < ranks; ++r) sg4::Actor::create("rank" + std::to_string(r), p.workers[r], [&ring, r, bytes] { ring.run(r, bytes); });
+    auto ring = make_collective(CollectiveKind::Allreduce, Algorithm::Ring, Fidelity::Stepwise, p, "test");
+    for (int r = 0; r < ranks; ++r)
+      sg4::Actor::create("rank" + std::to_string(r), p.workers[r], [&ring, r, bytes] { ring->run(r, bytes); });
     engine->run();
     const double alpha = ranks > 1 ? route_latency(p.workers[0], p.workers[1]) : 0.0;
-    return dtsim::testing::to_bytes(std::vector<double>{sg4::Engine::get_clock(), alpha, static_cast<double>(ring.bytes_sent())});
+    return dtsim::testing::to_bytes(
+        std::vector<double>{sg4::Engine::get_clock(), alpha, static_cast<double>(ring->bytes_sent())});
   });
   return dtsim::testing::from_bytes<double>(out);
 }
@@ -46,7 +48,7 @@ TEST_P(RingTiming, MatchesTwoNMinusOneAlphaPlusSOverNB) {
   const double expected = 2.0 * (n - 1) * (alpha + static_cast<double>(bytes) / (n * effective_bandwidth));
   EXPECT_NEAR(r[1], alpha, 1e-15) << "route latency";
   EXPECT_NEAR(r[0], expected, 1e-3 * expected) << f.name << ", N=" << n;
-  EXPECT_EQ(r[2], static_cast<double>(RingAllreduce::total_bytes(bytes, n)));
+  EXPECT_EQ(r[2], 2.0 * (n - 1) * static_cast<double>(bytes));
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, RingTiming,
@@ -55,22 +57,6 @@ INSTANTIATE_TEST_SUITE_P(Ranks, RingTiming,
                            return "N" + std::to_string(std::get<0>(info.param)) + "_fabric" +
                                   std::to_string(std::get<1>(info.param));
                          });
-
-TEST(RingAllreduce, ChunksCoverTheMessageExactly) {
-  for (const uint64_t bytes : {0ull, 1ull, 7ull, 1000ull, 1000003ull}) {
-    for (const int n : {1, 2, 3, 8, 64}) {
-      uint64_t sum = 0, lo = UINT64_MAX, hi = 0;
-      for (int c = 0; c < n; ++c) {
-        const uint64_t s = RingAllreduce::chunk_bytes(bytes, n, c);
-        sum += s;
-        lo = std::min(lo, s);
-        hi = std::max(hi, s);
-      }
-      EXPECT_EQ(sum, bytes);
-      EXPECT_LE(hi - lo, 1u);
-    }
-  }
-}
 
 TEST(RingAllreduce, SingleRankTakesNoTime) {
   const std::vector<double> r = simulate_ring(1, 1'000'000, kFabrics[0]);

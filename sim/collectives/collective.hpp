@@ -1,0 +1,57 @@
+// Collectives over the simulated cluster. They move simulated bytes, not values: the strategy that calls
+// them sums the real data itself, in rank order, once the collective is complete (so floating-point results
+// never depend on the simulated schedule).
+//
+//   auto ar = make_collective(CollectiveKind::Allreduce, Algorithm::Ring, Fidelity::Auto, platform, "grads");
+//   // in rank r's actor, every rank with the same size:
+//   ar->run(r, bytes);   // returns when rank r holds the result
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sim/collectives/closed_form.hpp"
+#include "sim/collectives/types.hpp"
+
+namespace dtsim::sim {
+
+struct Platform;
+
+class Collective {
+ public:
+  virtual ~Collective() = default;
+
+  // Rank `rank`'s part of one collective of `bytes` bytes (the whole buffer, as nccl-tests counts it: the
+  // gathered size for all-gather, the input size for reduce-scatter). Every rank of the platform calls it
+  // from its own actor, in the same order of calls and with the same sizes; it returns when this rank is done.
+  virtual void run(int rank, uint64_t bytes) = 0;
+
+  virtual uint64_t bytes_sent() const = 0;                    // by all ranks, all calls so far
+  virtual uint64_t bytes_per_call(uint64_t bytes) const = 0;  // by all ranks in one call of `bytes`
+  // The α-β prediction on this platform (what the analytic fidelity charges), α and B read from the routes
+  // the algorithm uses, see executor.hpp.
+  virtual double predicted_seconds(uint64_t bytes) const = 0;
+
+  virtual CollectiveKind kind() const = 0;
+  virtual Algorithm algorithm() const = 0;
+  virtual Fidelity fidelity() const = 0;  // as resolved: never Auto
+  virtual int ranks() const = 0;
+  // One line for people, e.g. "ring allreduce, stepwise (auto: 2 240 flows per call), alpha 1.33 us, B 24 GB/s".
+  virtual std::string describe() const = 0;
+};
+
+// Throws InputError (key collective.algorithm) for a pair is_supported() rejects, and for a hierarchical
+// allreduce on nodes of different sizes. Names its mailboxes after `name`, which must be unique in the
+// simulation. Call it after the platform is built; its runs happen inside actors.
+std::unique_ptr<Collective> make_collective(CollectiveKind kind, Algorithm algorithm, Fidelity fidelity,
+                                            const Platform& platform, const std::string& name,
+                                            const CollectiveOptions& options = {});
+
+// Auto's choice: stepwise while the stepwise fidelity simulates at most kAutoMaxFlows transfers per call
+// (≈3 µs of wall time each: ≤ 0.5 s per collective, e.g. a ring allreduce up to N = 274), else aggregated
+// while that needs at most kAutoMaxFlows flows (N up to ~150 000 for a ring), else analytic.
+inline constexpr uint64_t kAutoMaxFlows = 150'000;
+Fidelity resolve_fidelity(Fidelity requested, uint64_t stepwise_flows, uint64_t aggregated_flows);
+
+}  // namespace dtsim::sim

@@ -1,0 +1,62 @@
+#include "sim/collectives/schedule.hpp"
+
+#include <algorithm>
+
+namespace dtsim::sim {
+namespace {
+
+void add_to(std::vector<Transfer>& list, const Transfer& t) {
+  for (Transfer& e : list)
+    if (e.peer == t.peer) {
+      e.bytes += t.bytes;
+      return;
+    }
+  list.push_back(t);
+}
+
+}  // namespace
+
+uint64_t Schedule::total_bytes() const {
+  uint64_t total = 0;
+  for (int pos = 0; pos < size(); ++pos)
+    for (int i = 0; i < num_steps(pos); ++i) {
+      const Step s = step(pos, i);
+      if (s.send.active()) total += s.send.bytes;
+    }
+  return total;
+}
+
+PeerTotals Schedule::totals(int pos) const {
+  PeerTotals t;
+  for (int i = 0; i < num_steps(pos); ++i) {
+    const Step s = step(pos, i);
+    if (s.send.active()) add_to(t.sends, s.send);
+    if (s.recv.active()) add_to(t.recvs, s.recv);
+  }
+  return t;
+}
+
+int Schedule::pattern_peer(int pos) const {
+  for (int i = 0; i < num_steps(pos); ++i) {
+    const Step s = step(pos, i);
+    if (s.send.active()) return s.send.peer;
+  }
+  return -1;
+}
+
+uint64_t Schedule::stepwise_flows() const {
+  uint64_t flows = 0;
+  for (int pos = 0; pos < size(); ++pos)
+    for (int i = 0; i < num_steps(pos); ++i)
+      if (step(pos, i).send.active()) ++flows;
+  return flows;
+}
+
+uint64_t Plan::total_bytes() const {
+  uint64_t total = 0;
+  for (const Phase& phase : phases)
+    for (const Group& g : phase.groups) total += g.schedule->total_bytes();
+  return total;
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,72 @@
+// An algorithm as data: for one message size, the sequence of steps each member of a group performs. A
+// step posts at most one send and one receive, and the member waits for both before its next step. With
+// every link a rank's own (a star), that rule alone makes a schedule contention-free, so its simulated
+// time is exactly the α-β closed form; on other fabrics the same steps meet whatever contention there is.
+//
+// The executors (executor.hpp) run a Plan, a sequence of phases, at any fidelity; the algorithm files only
+// say who sends what to whom.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "sim/collectives/types.hpp"
+
+namespace dtsim::sim {
+
+struct Transfer {
+  int peer = -1;  // position in the group; -1 = none
+  uint64_t bytes = 0;
+  bool active() const { return peer >= 0; }
+};
+
+struct Step {
+  Transfer send;
+  Transfer recv;
+};
+
+// Bytes one member exchanges with each peer over a whole schedule (aggregated fidelity).
+struct PeerTotals {
+  std::vector<Transfer> sends;
+  std::vector<Transfer> recvs;
+};
+
+class Schedule {
+ public:
+  virtual ~Schedule() = default;
+
+  virtual int size() const = 0;  // members of the group
+  virtual int num_steps(int pos) const = 0;
+  virtual Step step(int pos, int index) const = 0;
+  // The α-β time of the whole schedule on a contention-free fabric.
+  virtual double seconds(const AlphaBeta& link) const = 0;
+  // Bytes all members send together.
+  virtual uint64_t total_bytes() const;
+  // Per-peer sums of the member's steps (the default walks them).
+  virtual PeerTotals totals(int pos) const;
+  // The peer of the member's first send, or -1: the flows that run at the same time in the schedule's
+  // first step, from which the analytic fidelity reads latency and link sharing.
+  virtual int pattern_peer(int pos) const;
+  // Transfers the stepwise fidelity simulates (the default walks every member's steps).
+  virtual uint64_t stepwise_flows() const;
+};
+
+// Members (global ranks, position order) and what they run.
+struct Group {
+  std::vector<int> members;
+  std::shared_ptr<const Schedule> schedule;
+};
+
+// Groups that run at the same time on disjoint ranks; a phase starts on a rank when it finished the
+// previous one (the stepwise fidelity has no barrier between phases).
+struct Phase {
+  std::vector<Group> groups;
+};
+
+struct Plan {
+  std::vector<Phase> phases;
+  uint64_t total_bytes() const;
+};
+
+}  // namespace dtsim::sim

@@ -1,0 +1,63 @@
+// The vocabulary of collectives, free of SimGrid so that configuration code can use it: what is computed
+// (kind), how (algorithm), how faithfully it is simulated (fidelity), and the α-β parameters of a fabric.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dtsim::sim {
+
+enum class CollectiveKind { Allreduce, ReduceScatter, AllGather, Broadcast, Reduce };
+enum class Algorithm { Ring, DoubleBinaryTree, HalvingDoubling, Hierarchical };
+
+// Stepwise: every step of the algorithm is a simulated transfer (exact contention, ~3 µs of wall time each).
+// Aggregated: per phase, one flow per (rank, peer) carrying the step-summed bytes; the remaining latency
+// terms are charged with sleep_for. Analytic: the closed form, charged with sleep_for; no flows at all.
+// Auto: chosen per collective from its flow count (see resolve_fidelity).
+enum class Fidelity { Stepwise, Aggregated, Analytic, Auto };
+
+// The α-β model of one communication: a transfer of s bytes takes alpha + s / bandwidth.
+struct AlphaBeta {
+  double alpha = 0.0;      // seconds: route latency between the communicating ranks
+  double bandwidth = 0.0;  // bytes/s: bottleneck link bandwidth (its share, if several flows cross it) × efficiency
+};
+
+struct CollectiveOptions {
+  // Pipelining of the broadcast/reduce chain (the message) and of each tree of the double binary tree (its
+  // half of the message): chunks of pipeline_chunk_bytes, at least one and at most max_pipeline_chunks, so
+  // small messages pay few latencies and large ones lose little to filling the pipeline.
+  uint64_t pipeline_chunk_bytes = 512 * 1024;
+  int max_pipeline_chunks = 128;
+  // The allreduce the hierarchical algorithm runs between nodes (Ring, DoubleBinaryTree or HalvingDoubling).
+  Algorithm inter_node = Algorithm::Ring;
+  int root = 0;  // broadcast and reduce
+  // Achievable fraction of nominal link bandwidth (fabric.efficiency). Stepwise and aggregated flows get
+  // it from the platform's calibration; analytic and aggregated's latency terms use it to compute B.
+  double bandwidth_efficiency = 1.0;
+};
+
+// Names as the scenario keys and the CLI spell them ("ring", "tree", "halving-doubling", "hierarchical";
+// "allreduce", "reduce_scatter", …; "stepwise", …). The parsers return false for an unknown name.
+const char* to_string(CollectiveKind kind);
+const char* to_string(Algorithm algorithm);
+const char* to_string(Fidelity fidelity);
+bool parse_collective_kind(const std::string& text, CollectiveKind& out);
+bool parse_algorithm(const std::string& text, Algorithm& out);
+bool parse_fidelity(const std::string& text, Fidelity& out);
+std::vector<std::string> collective_kind_names();
+std::vector<std::string> algorithm_names();
+std::vector<std::string> fidelity_names();
+
+// The chunk count for pipelining `pipelined_bytes`: ⌈bytes / pipeline_chunk_bytes⌉ within [1, max_pipeline_chunks].
+int pipeline_chunks(uint64_t pipelined_bytes, const CollectiveOptions& options);
+
+// nccl-tests' bus-bandwidth factor: busbw = algbw × factor, with algbw = bytes / time.
+// 2(N−1)/N for allreduce, (N−1)/N for reduce-scatter and all-gather, 1 for broadcast and reduce.
+double bus_bandwidth_factor(CollectiveKind kind, int ranks);
+
+// Whether `algorithm` implements `kind` (allreduce: all four; reduce-scatter, all-gather, broadcast,
+// reduce: ring only — for broadcast and reduce the ring is a pipelined chain along the ring order).
+bool is_supported(CollectiveKind kind, Algorithm algorithm);
+
+}  // namespace dtsim::sim

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Wall-clock seconds per simulated allreduce at each fidelity, through `dtsim collective` (64 MiB on a star
+# with the ib-hdr-200 profile). Prints a Markdown table. "first" is a size's first call, which also builds the
+# plan and the mailboxes; "warm" is the mean of 3 calls after one warm-up, what a training loop repeating one
+# allreduce pays per step. Stepwise is reported for the first call only (its per-transfer cost dominates).
+#
+#   tests/bench/collective_bench.sh [path/to/dtsim]        # default build/dtsim
+#   ALGORITHM=tree RANKS="64 256" tests/bench/collective_bench.sh
+#
+# Stepwise at N = 4096 (33.5 M simulated transfers for the ring, ~2 minutes) is skipped unless STEPWISE_4096=1.
+set -euo pipefail
+DTSIM=${1:-build/dtsim}
+ALGORITHM=${ALGORITHM:-ring}
+RANKS=${RANKS:-"64 256 1024 4096"}
+SIZE=${SIZE:-64MiB}
+
+wall_of() {  # ranks fidelity extra-flags... -> "wall simulated_us"
+  local n=$1 fidelity=$2
+  shift 2
+  "$DTSIM" collective --ranks "$n" --algorithm "$ALGORITHM" --fidelity "$fidelity" --sizes "$SIZE" "$@" |
+    awk '!/^#/ && NF >= 8 {print $7, $4}'
+}
+
+echo "$ALGORITHM allreduce of $SIZE, wall-clock seconds per collective"
+echo
+echo "| N | stepwise | aggregated first | aggregated warm | analytic first | analytic warm | simulated time (us) |"
+echo "|---|---|---|---|---|---|---|"
+for n in $RANKS; do
+  if [[ $n -ge 4096 && ${STEPWISE_4096:-0} != 1 ]]; then
+    step="skipped (> 1 min)"
+  else
+    read -r step _ < <(wall_of "$n" stepwise)
+  fi
+  read -r agg sim < <(wall_of "$n" aggregated)
+  read -r agg_warm _ < <(wall_of "$n" aggregated --warmup 1 --iters 3)
+  read -r ana _ < <(wall_of "$n" analytic)
+  read -r ana_warm _ < <(wall_of "$n" analytic --warmup 1 --iters 3)
+  echo "| $n | $step | $agg | $agg_warm | $ana | $ana_warm | $sim |"
+done

@@ -1,0 +1,140 @@
+// `dtsim collective` through the executable: the nccl-tests columns, the bus-bandwidth factor of every
+// collective, and one-line errors with exit status 2 for bad flags.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+Outcome run_dtsim(const std::string& args) {
+  const std::string err_file = ::testing::TempDir() + "dtsim_collective_stderr_" + std::to_string(::getpid());
+  const std::string command = std::string(DTSIM_BINARY) + " " + args + " 2>" + err_file;
+  Outcome o;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return o;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) o.out.append(buf, n);
+  const int status = pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (FILE* f = std::fopen(err_file.c_str(), "r")) {
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) o.err.append(buf, n);
+    std::fclose(f);
+  }
+  std::remove(err_file.c_str());
+  return o;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+struct Row {
+  double size, count, time_us, algbw, busbw, wall, model_us;
+  std::string type;
+};
+
+std::vector<Row> rows(const std::string& text) {
+  std::vector<Row> out;
+  for (const std::string& line : lines(text)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream in(line);
+    Row r;
+    in >> r.size >> r.count >> r.type >> r.time_us >> r.algbw >> r.busbw >> r.wall >> r.model_us;
+    if (in) out.push_back(r);
+  }
+  return out;
+}
+
+TEST(CollectiveCommand, PrintsTheNcclTestsColumns) {
+  const Outcome o = run_dtsim("collective --ranks 4 --sizes 1MiB:8MiB");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  bool header = false;
+  for (const std::string& line : lines(o.out))
+    if (line.find("size") != std::string::npos && line.find("count") != std::string::npos &&
+        line.find("type") != std::string::npos && line.find("time(us)") != std::string::npos &&
+        line.find("algbw(GB/s)") != std::string::npos && line.find("busbw(GB/s)") != std::string::npos &&
+        line.find("wall(s)") != std::string::npos)
+      header = true;
+  EXPECT_TRUE(header) << o.out;
+  const std::vector<Row> r = rows(o.out);
+  ASSERT_EQ(r.size(), 4u) << o.out;
+  for (size_t i = 0; i < r.size(); ++i) {
+    EXPECT_EQ(r[i].size, static_cast<double>(1 << 20) * (1 << i)) << "sizes double";
+    EXPECT_EQ(r[i].count, r[i].size / 4);
+    EXPECT_EQ(r[i].type, "float");
+    EXPECT_NEAR(r[i].algbw, r[i].size / (r[i].time_us * 1e3), 2e-3);
+    EXPECT_NEAR(r[i].time_us, r[i].model_us, 0.011) << "stepwise ring on a star is the closed form";
+    EXPECT_GE(r[i].wall, 0.0);
+  }
+}
+
+TEST(CollectiveCommand, BusBandwidthFactorsAsNcclTestsDefinesThem) {
+  const std::vector<std::pair<std::string, double>> ops = {
+      {"allreduce", 2.0 * 3 / 4}, {"reduce_scatter", 3.0 / 4}, {"all_gather", 3.0 / 4}, {"broadcast", 1.0}, {"reduce", 1.0}};
+  for (const auto& [op, factor] : ops) {
+    const Outcome o = run_dtsim("collective --ranks 4 --sizes 64MiB --op " + op);
+    ASSERT_EQ(o.exit_code, 0) << op << ": " << o.err;
+    const std::vector<Row> r = rows(o.out);
+    ASSERT_EQ(r.size(), 1u) << o.out;
+    EXPECT_NEAR(r[0].busbw / r[0].algbw, factor, 2e-3) << op;
+  }
+}
+
+TEST(CollectiveCommand, FlagsReachTheScenario) {
+  const Outcome o = run_dtsim(
+      "collective --ranks 6 --algorithm tree --fidelity analytic --sizes 8B --set fabric.bandwidth=100GB/s");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("tree allreduce over 6 ranks, analytic"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("100 GB/s per port"), std::string::npos) << o.out;
+}
+
+TEST(CollectiveCommand, HelpExitsZero) {
+  const Outcome o = run_dtsim("collective --help");
+  EXPECT_EQ(o.exit_code, 0);
+  EXPECT_NE(o.out.find("--sizes"), std::string::npos);
+}
+
+TEST(CollectiveCommand, BadFlagsAreOneLineErrorsWithExitTwo) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"--ranks 0", "--ranks"},
+      {"--ranks many", "--ranks"},
+      {"--op allgather", "--op"},
+      {"--algorithm bogus", "--algorithm"},
+      {"--fidelity exact", "--fidelity"},
+      {"--sizes 1GB:8B", "--sizes"},
+      {"--sizes 8B:1XB", "--sizes"},
+      {"--sizes 1.5B", "--sizes"},
+      {"--algorithm tree --op broadcast", "--algorithm"},
+      {"--profile no-such-fabric", "fabric.profile"},
+      {"--set collective.nope=1", "collective.nope"},
+      {"--bogus 1", "bogus"},
+      {"extra", "extra"},
+  };
+  for (const auto& [args, mention] : bad) {
+    const bool sized = args.find("--sizes") != std::string::npos;
+    const Outcome o = run_dtsim("collective " + std::string(sized ? "" : "--sizes 8B ") + args);
+    EXPECT_EQ(o.exit_code, 2) << args << "\n" << o.out << o.err;
+    const std::vector<std::string> err = lines(o.err);
+    ASSERT_EQ(err.size(), 1u) << args << ": " << o.err;
+    EXPECT_EQ(err[0].rfind("dtsim: error: ", 0), 0u) << err[0];
+    EXPECT_NE(err[0].find(mention), std::string::npos) << args << ": " << err[0];
+    EXPECT_TRUE(rows(o.out).empty()) << args;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,127 @@
+// The schedules as data, without simulating: every send has its matching receive (same pair, same size, same
+// order), every step posts at most one of each, the shortcuts (per-peer totals, byte and flow counts) agree
+// with the steps, and the small helpers do what they say.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "sim/collectives/algorithms.hpp"
+#include "sim/collectives/closed_form.hpp"
+#include "sim/collectives/plans.hpp"
+
+namespace dtsim::sim {
+namespace {
+
+void check_schedule(const Schedule& s, const std::string& what) {
+  std::map<std::pair<int, int>, std::vector<uint64_t>> sent, received;
+  uint64_t bytes = 0, flows = 0;
+  for (int pos = 0; pos < s.size(); ++pos) {
+    std::map<int, uint64_t> out, in;
+    for (int i = 0; i < s.num_steps(pos); ++i) {
+      const Step step = s.step(pos, i);
+      EXPECT_TRUE(step.send.active() || step.recv.active()) << what << ": empty step";
+      if (step.send.active()) {
+        ASSERT_NE(step.send.peer, pos) << what;
+        sent[{pos, step.send.peer}].push_back(step.send.bytes);
+        out[step.send.peer] += step.send.bytes;
+        bytes += step.send.bytes;
+        ++flows;
+      }
+      if (step.recv.active()) {
+        received[{step.recv.peer, pos}].push_back(step.recv.bytes);
+        in[step.recv.peer] += step.recv.bytes;
+      }
+    }
+    const PeerTotals t = s.totals(pos);
+    std::map<int, uint64_t> t_out, t_in;
+    for (const Transfer& x : t.sends) t_out[x.peer] += x.bytes;
+    for (const Transfer& x : t.recvs) t_in[x.peer] += x.bytes;
+    EXPECT_EQ(t_out, out) << what << ": totals of position " << pos;
+    EXPECT_EQ(t_in, in) << what << ": totals of position " << pos;
+  }
+  EXPECT_EQ(sent, received) << what << ": sends and receives do not pair up";
+  EXPECT_EQ(s.total_bytes(), bytes) << what;
+  EXPECT_EQ(s.stepwise_flows(), flows) << what;
+}
+
+TEST(Schedules, SendsAndReceivesPairUpAndShortcutsAgree) {
+  CollectiveOptions options;
+  options.pipeline_chunk_bytes = 1000;
+  for (int n = 1; n <= 40; ++n)
+    for (const uint64_t bytes : {0ull, 1ull, 7ull, 4096ull, 1000003ull}) {
+      const std::string at = " N=" + std::to_string(n) + " S=" + std::to_string(bytes);
+      for (const CollectiveKind kind : {CollectiveKind::Allreduce, CollectiveKind::ReduceScatter,
+                                        CollectiveKind::AllGather, CollectiveKind::Broadcast, CollectiveKind::Reduce})
+        for (const Algorithm a : {Algorithm::Ring, Algorithm::DoubleBinaryTree, Algorithm::HalvingDoubling}) {
+          if (!is_supported(kind, a)) continue;
+          options.root = n / 2;
+          const Plan plan = flat_plan(kind, a, n, bytes, options);
+          for (const Phase& phase : plan.phases)
+            for (const Group& g : phase.groups)
+              check_schedule(*g.schedule, std::string(to_string(a)) + " " + to_string(kind) + at);
+        }
+    }
+}
+
+TEST(Schedules, HierarchicalPlanHasThreeKindsOfPhaseOverTheRightGroups) {
+  const std::vector<std::vector<int>> nodes = {{0, 1, 2}, {3, 4, 5}};
+  CollectiveOptions options;
+  const Plan plan = hierarchical_plan(nodes, 3000, options);
+  ASSERT_EQ(plan.phases.size(), 3u);
+  EXPECT_EQ(plan.phases[0].groups[1].members, (std::vector<int>{3, 4, 5}));  // reduce-scatter in each node
+  EXPECT_EQ(plan.phases[1].groups.size(), 3u);                             // one allreduce per local index
+  EXPECT_EQ(plan.phases[1].groups[2].members, (std::vector<int>{2, 5}));
+  // Local rank j carries chunk (j+1) mod g: 1000 bytes each.
+  EXPECT_EQ(plan.phases[1].groups[0].schedule->total_bytes(), 2000u);
+  EXPECT_EQ(plan.total_bytes(), 2u * 2 * 6000 + 3 * 2000);  // (g−1)·S per node and intra phase
+  for (const Phase& phase : plan.phases)
+    for (const Group& g : phase.groups) check_schedule(*g.schedule, "hierarchical");
+  EXPECT_THROW(hierarchical_plan({{0, 1}, {2}}, 3000, options), std::invalid_argument);
+}
+
+TEST(Schedules, ChunksCoverTheMessageExactly) {
+  for (const uint64_t bytes : {0ull, 1ull, 7ull, 1000ull, 1000003ull})
+    for (const int n : {1, 2, 3, 8, 64}) {
+      uint64_t sum = 0, lo = UINT64_MAX, hi = 0;
+      for (int c = 0; c < n; ++c) {
+        sum += chunk_bytes(bytes, n, c);
+        lo = std::min(lo, chunk_bytes(bytes, n, c));
+        hi = std::max(hi, chunk_bytes(bytes, n, c));
+      }
+      EXPECT_EQ(sum, bytes);
+      EXPECT_LE(hi - lo, 1u);
+    }
+}
+
+TEST(Schedules, PipelineChunksFollowTheChunkSizeWithinBounds) {
+  CollectiveOptions o;  // 512 KiB chunks, at most 128
+  EXPECT_EQ(pipeline_chunks(0, o), 1);
+  EXPECT_EQ(pipeline_chunks(1, o), 1);
+  EXPECT_EQ(pipeline_chunks(512 << 10, o), 1);
+  EXPECT_EQ(pipeline_chunks((512 << 10) + 1, o), 2);
+  EXPECT_EQ(pipeline_chunks(15ull << 20, o), 30);
+  EXPECT_EQ(pipeline_chunks(1ull << 30, o), 128);
+}
+
+TEST(Names, RoundTripAndBusBandwidthFactors) {
+  for (const std::string& name : algorithm_names()) {
+    Algorithm a;
+    ASSERT_TRUE(parse_algorithm(name, a));
+    EXPECT_EQ(name, to_string(a));
+  }
+  for (const std::string& name : collective_kind_names()) {
+    CollectiveKind k;
+    ASSERT_TRUE(parse_collective_kind(name, k));
+    EXPECT_EQ(name, to_string(k));
+  }
+  Fidelity f;
+  EXPECT_FALSE(parse_fidelity("exact", f));
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveKind::Allreduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveKind::ReduceScatter, 8), 0.875);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveKind::AllGather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveKind::Broadcast, 8), 1.0);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveKind::Reduce, 8), 1.0);
+}
+
+}  // namespace
+}  // namespace dtsim::sim
