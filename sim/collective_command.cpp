@@ -96,8 +96,7 @@ Flags parse_flags(int argc, char** argv) {
   add_key_flag(f, vm, "ranks", "cluster.workers");
   add_key_flag(f, vm, "algorithm", "collective.algorithm");
   add_key_flag(f, vm, "fidelity", "collective.fidelity");
-  if (vm.count("gpus-per-node") && vm["gpus-per-node"].as<std::string>() != "1")
-    add_key_flag(f, vm, "gpus-per-node", "cluster.gpus_per_node");
+  add_key_flag(f, vm, "gpus-per-node", "cluster.gpus_per_node");
   if (vm.count("set"))
     for (const std::string& s : vm["set"].as<std::vector<std::string>>()) f.sets.push_back(s);
   if (vm.count("op") && !parse_collective_kind(vm["op"].as<std::string>(), f.op)) {
@@ -170,10 +169,7 @@ int command_collective(int argc, char** argv) {
                      std::string("'") + to_string(cfg.collectives.algorithm) + "' does not implement " + to_string(flags.op),
                      "use ring for reduce_scatter, all_gather, broadcast and reduce");
 
-  auto engine = create_engine({cfg.network_model, cfg.crosstraffic});
-  // SimGrid 3.32's default lazy sharing update gives some flows more than their max-min share when flows of
-  // different bottlenecks cross (README, "Collectives"); the full update is exact and, measured, no slower.
-  simgrid::s4u::Engine::set_config("network/optim:Full");
+  auto engine = create_engine(network_settings(cfg));
   const Platform platform = build_platform(*engine, cfg);
   const std::unique_ptr<Collective> collective =
       make_collective(flags.op, cfg.collectives.algorithm, cfg.collectives.fidelity, platform, "collective",

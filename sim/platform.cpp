@@ -18,7 +18,10 @@ std::unique_ptr<sg4::Engine> create_engine(const NetworkSettings& settings) {
           "--log=root.thres:warning",  // keep SimGrid's per-setting INFO lines out of dtsim's output
           "--cfg=network/model:" + model,
           std::string("--cfg=network/crosstraffic:") + (settings.crosstraffic ? "1" : "0"),
-          "--cfg=network/TCP-gamma:" + std::to_string(settings.tcp_window)};
+          "--cfg=network/TCP-gamma:" + std::to_string(settings.tcp_window),
+          // SimGrid 3.32's default lazy update of the sharing gives some flows more than their max-min share
+          // when flows with different bottlenecks cross (README, "Collectives"); the full update is exact.
+          "--cfg=network/optim:Full"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
