@@ -101,6 +101,7 @@ struct RunConfig {
   PrecisionConfig precision;
   std::string collective = "ring";
   int evals_per_epoch = 1;
+  double target_accuracy = 0.0;  // 0 = none
   bool save_model = false;
 
   nlohmann::json scenario_json;  // every key as resolved, for summary.json

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sim/cost.hpp"
 #include "sim/scenario/units.hpp"
 
 #ifndef DTSIM_VERSION
@@ -84,6 +85,15 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
                     {"skipped_steps", r.precision.skipped_steps},
                     {"scale_growths", r.precision.scale_growths}};
   s["optimizer"] = c.optimizer.name;
+  const CostReport cost = price_run(c, r.worker_time, r.simulated_time_s);
+  s["cost"] = cost.to_json();
+  if (const EvalPoint* hit = first_reaching(r.points, c.target_accuracy)) {
+    const CostReport to_target = price_run(c, r.worker_time, hit->sim_time_s);
+    s["target"] = {{"accuracy", c.target_accuracy}, {"reached", true}, {"step", hit->step},
+                   {"simulated_time_s", hit->sim_time_s}, {"cost_mid", to_target.priced ? nlohmann::json(to_target.mid) : nlohmann::json(nullptr)}};
+  } else if (c.target_accuracy > 0) {
+    s["target"] = {{"accuracy", c.target_accuracy}, {"reached", false}};
+  }
   s["scenario_file"] = c.scenario_path;
   s["scenario"] = c.scenario_json;
   return s;
@@ -140,6 +150,18 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
   o << "    compute             " << seconds(t.compute) << share(t.compute) << "\n";
   o << "    communication       " << seconds(t.communication) << share(t.communication) << "\n";
   o << "    idle                " << seconds(t.idle) << share(t.idle) << "\n";
+  const CostReport cost = price_run(in.config, r.worker_time, r.simulated_time_s);
+  o << "  GPU time              " << format("%.4g GPU-hours", cost.gpu_hours);
+  if (cost.priced)
+    o << ", " << format("%.4g", cost.mid) << " " << cost.currency << " (" << format("%.4g", cost.low) << "–"
+      << format("%.4g", cost.high) << ")";
+  if (cost.energy_known) o << ", " << format("%.4g Wh", cost.energy_joules / 3600.0);
+  o << "\n";
+  if (const EvalPoint* hit = first_reaching(r.points, in.config.target_accuracy))
+    o << "  target " << percent(in.config.target_accuracy) << "      reached at " << seconds(hit->sim_time_s)
+      << " (step " << hit->step << ")\n";
+  else if (in.config.target_accuracy > 0)
+    o << "  target " << percent(in.config.target_accuracy) << "      not reached\n";
   o << "  bytes sent            " << format_quantity(static_cast<double>(r.bytes_sent), Dimension::Bytes) << "\n";
   o << "  wall time             " << format("%.1f s", wall_time_s) << "\n";
   if (!out_dir.empty()) o << "  outputs               " << out_dir << "/{metrics.csv,summary.json}\n";

@@ -18,6 +18,8 @@ void add_run_keys(std::vector<KeySpec>& keys) {
 void add_output_keys(std::vector<KeySpec>& keys) {
   const std::vector<KeySpec> mine = {
       // ---- evaluation and output --------------------------------------------------------------------------
+      real("eval.target_accuracy", "0", between(0, 1),
+           "Report the simulated time and cost at which test accuracy first reaches this value; 0 = none"),
       integer("eval.per_epoch", "2", between(1, 100000),
               "Test-set evaluations per epoch (plus one before training); evaluation costs no simulated time"),
       boolean("output.save_model", "false", "Write the final parameters to model.bin (float32, little-endian)"),
