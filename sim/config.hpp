@@ -9,8 +9,11 @@
 
 #include "sim/cluster_config.hpp"
 #include "sim/collective_config.hpp"
+#include "sim/fl_config.hpp"
 #include "sim/hardware_config.hpp"
 #include "sim/heterogeneity_config.hpp"
+#include "sim/ps_config.hpp"
+#include "sim/sync_config.hpp"
 
 namespace dtsim::sim {
 
@@ -88,7 +91,10 @@ struct RunConfig {
   int test_samples = 0;
   DataConfig data;
 
-  std::string strategy = "sync";
+  std::string strategy = "sync";  // sync | local | async-ps | federated
+  SyncConfig sync;                // sync and local (sync_config.hpp)
+  PsConfig ps;                    // async-ps (ps_config.hpp)
+  FlConfig fl;                    // federated (fl_config.hpp)
   int batch_per_worker = 32;
   int epochs = 1;
   int64_t max_steps = 0;  // 0 = no limit

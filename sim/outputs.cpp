@@ -85,6 +85,8 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
                     {"skipped_steps", r.precision.skipped_steps},
                     {"scale_growths", r.precision.scale_growths}};
   s["optimizer"] = c.optimizer.name;
+  s["strategy"] = r.strategy_details;
+  s["strategy"]["name"] = r.strategy;
   const CostReport cost = price_run(c, r.worker_time, r.simulated_time_s);
   s["cost"] = cost.to_json();
   if (const EvalPoint* hit = first_reaching(r.points, c.target_accuracy)) {

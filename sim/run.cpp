@@ -9,7 +9,7 @@
 #include "sim/errors.hpp"
 #include "sim/heterogeneity.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/sync_dp.hpp"
+#include "sim/training.hpp"
 
 namespace dtsim::sim {
 
@@ -63,27 +63,38 @@ RunResult run_training(const RunInputs& inputs, MetricsLog& metrics) {
 }
 
 RunResult run_training(const RunInputs& inputs, MetricsLog& metrics, gpu::BackendChoice& backend) {
+  gpu::Ops<float>& ops = *backend.ops;
+  auto network = models::make_network<float>(network_spec(inputs.config, inputs.train));
+  const models::Network<float>* net = network.get();
+  models::NetworkObjective objective(std::move(network), ops, inputs.train, inputs.test, inputs.config.workers,
+                                     inputs.config.batch_per_worker, inputs.partition, inputs.config.seed);
+  RunResult r = run_training_with(inputs, metrics, ops, objective);
+  r.backend_description = backend.description;
+  r.forward_flops_per_sample = net->forward_flops_per_sample();
+  r.backward_flops_per_sample = net->backward_flops_per_sample();
+  return r;
+}
+
+RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::Ops<float>& ops,
+                            models::Objective<float>& objective) {
   const RunConfig& cfg = inputs.config;
   auto engine = create_engine(network_settings(cfg));
   const Platform platform = build_platform(*engine, cfg);
   const HeterogeneityRuntime heterogeneity = apply_heterogeneity(*engine, platform, cfg);
 
-  gpu::Ops<float>& ops = *backend.ops;
-  const auto net = models::make_network<float>(network_spec(cfg, inputs.train));
-  const TrainingContext ctx{inputs, platform, *net, ops, metrics};
-  SyncDataParallel strategy(ctx);
-  strategy.spawn();
+  const TrainingContext ctx{inputs, platform, objective, ops, metrics, heterogeneity};
+  const std::unique_ptr<Strategy> strategy = make_strategy(ctx);
+  strategy->spawn();
   engine->run();
-  StrategyOutcome outcome = strategy.outcome();
+  StrategyOutcome outcome = strategy->outcome();
 
   RunResult r;
   r.backend = ops.name();
-  r.backend_description = backend.description;
+  r.backend_description = ops.name();
   r.platform_description = platform.description;
-  r.model_description = net->description();
-  r.num_params = net->num_params();
-  r.forward_flops_per_sample = net->forward_flops_per_sample();
-  r.backward_flops_per_sample = net->backward_flops_per_sample();
+  r.strategy = strategy->name();
+  r.model_description = objective.description();
+  r.num_params = objective.num_params();
   r.steps_per_epoch = static_cast<int>(inputs.length.steps_per_epoch);
   r.points = metrics.points();
   r.worker_time = std::move(outcome.worker_time);
@@ -91,6 +102,7 @@ RunResult run_training(const RunInputs& inputs, MetricsLog& metrics, gpu::Backen
   r.bytes_sent = outcome.bytes_sent;
   r.steps = outcome.steps;
   r.precision = outcome.precision;
+  r.strategy_details = std::move(outcome.details);
   r.final_params = std::move(outcome.final_params);
   return r;
 }

@@ -8,7 +8,10 @@
 #include <optional>
 
 #include "gpu/backend.hpp"
+#include <nlohmann/json.hpp>
+
 #include "models/dataset.hpp"
+#include "models/objective.hpp"
 #include "models/partition.hpp"
 #include "sim/config.hpp"
 #include "sim/metrics.hpp"
@@ -35,6 +38,7 @@ struct RunResult {
   std::string backend;              // "cpu" or "cuda"
   std::string backend_description;  // which device, or why CUDA was not used
   std::string platform_description;  // the simulated cluster, in one line
+  std::string strategy;
   std::string model_description;
   size_t num_params = 0;
   double forward_flops_per_sample = 0;
@@ -47,6 +51,7 @@ struct RunResult {
   uint64_t bytes_sent = 0;
   int64_t steps = 0;
   PrecisionOutcome precision;
+  nlohmann::json strategy_details = nlohmann::json::object();
   std::vector<float> final_params;
 
   WorkerTime mean_time() const;
@@ -59,5 +64,8 @@ struct RunResult {
 // second engine in the same process.
 RunResult run_training(const RunInputs& inputs, MetricsLog& metrics, gpu::BackendChoice& backend);
 RunResult run_training(const RunInputs& inputs, MetricsLog& metrics);
+// Same, training `objective` (a network on the inputs' data, or e.g. the validation quadratic) on `ops`.
+RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::Ops<float>& ops,
+                            models::Objective<float>& objective);
 
 }  // namespace dtsim::sim

@@ -1,18 +1,20 @@
-// What every training strategy works with (the model, the data, the backend, where to record metrics)
-// and what it reports back.
+// What every training strategy works with (the objective, the backend, the platform and its faults, where to
+// record metrics) and what it reports back.
 #pragma once
+
+#include <simgrid/Exception.hpp>
 
 #include <cstdint>
 #include <exception>
-
-#include <simgrid/Exception.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "gpu/ops.hpp"
-#include "models/dataset.hpp"
-#include "models/network.hpp"
+#include "models/objective.hpp"
 #include "sim/config.hpp"
+#include "sim/heterogeneity.hpp"
 #include "sim/metrics.hpp"
 #include "sim/platform.hpp"
 #include "sim/run.hpp"
@@ -22,22 +24,36 @@ namespace dtsim::sim {
 struct TrainingContext {
   const RunInputs& inputs;
   const Platform& platform;
-  const models::Network<float>& net;
+  models::Objective<float>& objective;
   gpu::Ops<float>& ops;
   MetricsLog& metrics;
+  const HeterogeneityRuntime& heterogeneity;
 
   const RunConfig& config() const { return inputs.config; }
-  const models::Dataset& train() const { return inputs.train; }
-  const models::Dataset& test() const { return inputs.test; }
 };
 
 struct StrategyOutcome {
-  int64_t steps = 0;
+  int64_t steps = 0;  // optimizer steps (or rounds) applied to the model that is evaluated
   PrecisionOutcome precision;
   uint64_t bytes_sent = 0;
   std::vector<WorkerTime> worker_time;  // rank order
   std::vector<float> final_params;
+  nlohmann::json details = nlohmann::json::object();  // what only this strategy measures (summary.json "strategy")
 };
+
+// A training strategy: actors on the platform that do real numerics in the order the simulation decides.
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;
+  // Creates the actors; call before Engine::run().
+  virtual void spawn() = 0;
+  // After Engine::run(): what happened (rethrows an error raised inside an actor).
+  virtual StrategyOutcome outcome() const = 0;
+};
+
+// The strategy training.strategy names.
+std::unique_ptr<Strategy> make_strategy(const TrainingContext& ctx);
 
 // Runs `body` as an actor body: an exception is kept (the first one wins) and stops the simulation, so
 // that the caller can rethrow it after Engine::run() instead of SimGrid aborting the process.

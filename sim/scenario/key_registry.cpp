@@ -10,6 +10,9 @@ std::vector<KeySpec> build_key_registry() {
   add_heterogeneity_keys(keys);
   add_hardware_keys(keys);
   add_numerics_keys(keys);
+  add_sync_keys(keys);
+  add_ps_keys(keys);
+  add_fl_keys(keys);
   add_collective_keys(keys);
   add_output_keys(keys);
   return keys;

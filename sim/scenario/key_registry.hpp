@@ -19,6 +19,9 @@ void add_heterogeneity_keys(std::vector<KeySpec>& keys);
 void add_hardware_keys(std::vector<KeySpec>& keys);
 void add_numerics_keys(std::vector<KeySpec>& keys);
 void add_collective_keys(std::vector<KeySpec>& keys);
+void add_sync_keys(std::vector<KeySpec>& keys);
+void add_ps_keys(std::vector<KeySpec>& keys);
+void add_fl_keys(std::vector<KeySpec>& keys);
 void add_output_keys(std::vector<KeySpec>& keys);
 
 namespace key_builders {

@@ -38,8 +38,10 @@ void add_numerics_keys(std::vector<KeySpec>& keys) {
       text("data.label_groups", "", "Groups partition: 'name:labels:workers' items separated by ';', e.g. "
            "'medical:0-4:4; finance:5-9:4' (label sets must be disjoint)", true),
       // ---- training ---------------------------------------------------------------------------------------
-      choice("training.strategy", "sync", {"sync"},
-             "Training strategy: sync = synchronous data parallel, gradients averaged by allreduce every step"),
+      choice("training.strategy", "sync", {"sync", "local", "async-ps", "federated"},
+             "Training strategy: sync = synchronous data parallel (gradients allreduced every step); local = local "
+             "SGD (model averaging every H steps); async-ps = asynchronous parameter server; federated = rounds "
+             "of client training and server aggregation"),
       integer("training.batch_per_worker", "32", between(1, 1e6), "Mini-batch size on each worker"),
       integer("training.epochs", "3", between(1, 100000), "Passes over the training set"),
       integer("training.max_steps", "0", at_least(0), "Stop after this many optimizer steps; 0 = no limit"),

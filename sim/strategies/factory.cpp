@@ -1,0 +1,14 @@
+#include <stdexcept>
+
+#include "sim/strategies/sync_dp.hpp"
+#include "sim/training.hpp"
+
+namespace dtsim::sim {
+
+std::unique_ptr<Strategy> make_strategy(const TrainingContext& ctx) {
+  const std::string& name = ctx.config().strategy;
+  if (name == "sync") return std::make_unique<SyncDataParallel>(ctx);
+  throw std::logic_error("unknown training strategy '" + name + "'");
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,44 @@
+#include "recorder.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "sim/training.hpp"
+
+namespace dtsim::sim {
+
+TrainingRecorder::TrainingRecorder(const TrainingContext& ctx, int64_t interval, int64_t total_steps,
+                                   double steps_per_epoch)
+    : ctx_(ctx), interval_(std::max<int64_t>(1, interval)), total_steps_(total_steps), steps_per_epoch_(steps_per_epoch) {}
+
+void TrainingRecorder::add_train_loss(double mean_loss) {
+  loss_sum_ += mean_loss;
+  ++loss_count_;
+}
+
+bool TrainingRecorder::due(int64_t applied_steps) const {
+  return applied_steps % interval_ == 0 || applied_steps == total_steps_;
+}
+
+void TrainingRecorder::record(int64_t applied_steps, const float* params, gpu::NumberFormat activations, double lr,
+                              uint64_t bytes_sent) {
+  const models::EvalResult test = ctx_.objective.evaluate(params, activations);
+  EvalPoint p;
+  p.step = applied_steps;
+  p.epoch = steps_per_epoch_ > 0 ? static_cast<double>(applied_steps) / steps_per_epoch_ : 0.0;
+  p.sim_time_s = simgrid::s4u::Engine::get_clock();
+  p.lr = lr;
+  p.train_loss = loss_count_ > 0 ? loss_sum_ / static_cast<double>(loss_count_) : std::numeric_limits<double>::quiet_NaN();
+  p.test_loss = test.loss;
+  p.test_accuracy = test.accuracy;
+  p.bytes_sent = bytes_sent;
+  loss_sum_ = 0.0;
+  loss_count_ = 0;
+  ctx_.metrics.record(p);
+}
+
+int64_t evaluation_interval(const TrainingContext& ctx) {
+  return std::max<int64_t>(1, ctx.inputs.length.steps_per_epoch / ctx.config().evals_per_epoch);
+}
+
+}  // namespace dtsim::sim
