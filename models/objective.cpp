@@ -46,6 +46,28 @@ double NetworkObjective::flops_per_gradient(int) const {
   return batch_ * (net_->forward_flops_per_sample() + net_->backward_flops_per_sample());
 }
 
+double NetworkObjective::forward_flops(int) const { return batch_ * net_->forward_flops_per_sample(); }
+
+std::vector<GradientSegment> NetworkObjective::gradient_segments(int) const {
+  // Backward visits the layers last to first; a layer's parameter gradient is ready once its own backward
+  // has run, and the loss's and parameter-free layers' work is charged to the next layer that has some.
+  std::vector<GradientSegment> segments;
+  double pending = batch_ * (net_->backward_flops_per_sample() - [&] {
+    double layers = 0;
+    for (size_t i = 0; i < net_->num_layers(); ++i) layers += net_->layer(i).backward_flops(i > 0);
+    return layers;
+  }());  // the loss gradient
+  for (size_t i = net_->num_layers(); i-- > 0;) {
+    const Layer<float>& layer = net_->layer(i);
+    pending += batch_ * layer.backward_flops(i > 0);
+    if (layer.param_count() == 0) continue;
+    segments.push_back({net_->layer_param_offset(i), layer.param_count(), pending});
+    pending = 0;
+  }
+  if (!segments.empty()) segments.back().backward_flops += pending;  // anything before the first parametric layer
+  return segments;
+}
+
 double NetworkObjective::sample_weight(int worker) const {
   return shards_.empty() ? static_cast<double>(train_.num_samples) / workers_
                          : static_cast<double>(shards_[worker].shard_size());

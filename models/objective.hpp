@@ -16,6 +16,14 @@
 
 namespace dtsim::models {
 
+// A run of parameters whose gradient backward produces together (a layer's), in the order backward
+// produces them, with the backward FLOPs spent on it: what gradient buckets are made of.
+struct GradientSegment {
+  size_t offset = 0;
+  size_t size = 0;
+  double backward_flops = 0.0;  // per gradient (the whole mini-batch)
+};
+
 template <class T>
 class Objective {
  public:
@@ -30,6 +38,12 @@ class Objective {
   // Runs to completion without yielding, so one scratch workspace can serve every worker.
   virtual double gradient(int worker, int64_t step, const T* params, T* grads, const NumericsOptions& numerics) = 0;
   virtual double flops_per_gradient(int worker) const = 0;
+  // The forward part of flops_per_gradient, and the backward part segment by segment in backward order
+  // (their FLOPs add up to the rest). The default: the whole vector as one segment after a forward half.
+  virtual double forward_flops(int worker) const { return flops_per_gradient(worker) / 2; }
+  virtual std::vector<GradientSegment> gradient_segments(int worker) const {
+    return {{0, num_params(), flops_per_gradient(worker) - forward_flops(worker)}};
+  }
   // How much a worker's data counts when results are weighted by sample count (federated averaging).
   virtual double sample_weight(int worker) const = 0;
   // Test loss and accuracy at `params`; costs no simulated time.
@@ -51,6 +65,8 @@ class NetworkObjective final : public Objective<float> {
   double gradient(int worker, int64_t step, const float* params, float* grads,
                   const NumericsOptions& numerics) override;
   double flops_per_gradient(int worker) const override;
+  double forward_flops(int worker) const override;
+  std::vector<GradientSegment> gradient_segments(int worker) const override;
   double sample_weight(int worker) const override;
   EvalResult evaluate(const float* params, NumberFormat activations) override;
 

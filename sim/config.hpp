@@ -112,7 +112,11 @@ struct RunConfig {
 
   nlohmann::json scenario_json;  // every key as resolved, for summary.json
 
-  int global_batch() const { return workers * batch_per_worker; }
+  // Samples behind one optimizer step: every worker's batch, times the accumulated micro-batches.
+  int global_batch() const {
+    const int micro = strategy == "sync" || strategy == "local" ? sync.accumulation_steps : 1;
+    return workers * batch_per_worker * micro;
+  }
 };
 
 // Builds the typed configuration and checks what involves several keys (throws InputError at the key).

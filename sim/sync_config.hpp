@@ -1,11 +1,28 @@
-// Synchronous data parallel and local SGD: buckets, accumulation, local steps, fault reactions.
+// Synchronous data parallel and local SGD: gradient buckets and their overlap with backward, gradient
+// accumulation, local steps, and how a failed worker is handled.
 #pragma once
+
+#include <cstdint>
+#include <string>
 
 namespace dtsim::sim {
 
 class Scenario;
 
-struct SyncConfig {};
+struct SyncConfig {
+  double bucket_bytes = 25e6;       // gradient bucket size (PyTorch DDP's default 25 MB)
+  bool overlap = true;              // a bucket's allreduce starts as soon as backward has produced it
+  int accumulation_steps = 1;       // micro-batches per optimizer step
+  // local SGD
+  int local_steps = 4;              // H: local steps between model averagings
+  int64_t sync_until_step = 0;      // post-local SGD: synchronous before this step (0 = local from the start)
+  // failures
+  std::string fault_reaction = "elastic";  // elastic | restart
+  double fault_timeout_s = 60.0;    // how long the survivors wait before declaring a peer lost
+  int64_t checkpoint_every = 0;     // restart: steps between checkpoints (0 = each epoch)
+  double checkpoint_bandwidth = 2e9;  // bytes/s to write or read a checkpoint
+  double restart_s = 60.0;          // restart: time to bring the job back up (scheduler, process start)
+};
 
 SyncConfig make_sync_config(const Scenario& scenario);
 

@@ -7,7 +7,7 @@ namespace dtsim::sim {
 
 std::unique_ptr<Strategy> make_strategy(const TrainingContext& ctx) {
   const std::string& name = ctx.config().strategy;
-  if (name == "sync") return std::make_unique<SyncDataParallel>(ctx);
+  if (name == "sync" || name == "local") return std::make_unique<SyncDataParallel>(ctx);
   throw std::logic_error("unknown training strategy '" + name + "'");
 }
 

@@ -1,0 +1,90 @@
+#include "buckets.hpp"
+
+#include <algorithm>
+#include <deque>
+
+namespace dtsim::sim {
+
+std::vector<Bucket> plan_buckets(const std::vector<models::GradientSegment>& segments, double bucket_bytes,
+                                 double bytes_per_value) {
+  std::vector<Bucket> buckets;
+  Bucket current;
+  bool open = false;
+  for (const models::GradientSegment& s : segments) {
+    // Backward produces segments from the end of the flat vector towards its start, so a bucket grows
+    // downwards: its offset is its newest segment's.
+    if (!open) {
+      current = {s.offset, 0, 0.0};
+      open = true;
+    }
+    current.offset = std::min(current.offset, s.offset);
+    current.size += s.size;
+    current.backward_flops += s.backward_flops;
+    if (static_cast<double>(current.size) * bytes_per_value >= bucket_bytes) {
+      buckets.push_back(current);
+      open = false;
+    }
+  }
+  if (open) buckets.push_back(current);
+  return buckets;
+}
+
+struct BucketStreams::Stream {
+  std::deque<int> queue;
+  int handed = 0;
+  int done = 0;
+  simgrid::s4u::SemaphorePtr ready = simgrid::s4u::Semaphore::create(0);     // one token per queued bucket
+  simgrid::s4u::SemaphorePtr finished = simgrid::s4u::Semaphore::create(0);  // one token per finished bucket
+};
+
+BucketStreams::BucketStreams(const Platform& platform, const std::vector<Bucket>& buckets, double bytes_per_value,
+                             const std::function<std::unique_ptr<Collective>(const std::string& name)>& make)
+    : hosts_(platform.workers), buckets_(buckets), bytes_per_value_(bytes_per_value) {
+  for (size_t b = 0; b < buckets.size(); ++b) collectives_.push_back(make("bucket" + std::to_string(b)));
+  for (int r = 0; r < platform.num_workers(); ++r) streams_.push_back(std::make_unique<Stream>());
+}
+
+BucketStreams::~BucketStreams() = default;
+
+void BucketStreams::start(int rank, const std::string& name) {
+  simgrid::s4u::Actor::create(name, hosts_[rank], [this, rank] { serve(rank); })->daemonize();
+}
+
+void BucketStreams::hand(int rank, int bucket) {
+  Stream& s = *streams_[rank];
+  s.queue.push_back(bucket);
+  ++s.handed;
+  s.ready->release();
+}
+
+void BucketStreams::wait_all(int rank) {
+  Stream& s = *streams_[rank];
+  while (s.done < s.handed) s.finished->acquire();
+}
+
+void BucketStreams::serve(int rank) {
+  Stream& s = *streams_[rank];
+  while (true) {
+    s.ready->acquire();
+    const int b = s.queue.front();
+    s.queue.pop_front();
+    collectives_[b]->run(rank, static_cast<uint64_t>(static_cast<double>(buckets_[b].size) * bytes_per_value_));
+    ++s.done;
+    s.finished->release();
+  }
+}
+
+uint64_t BucketStreams::bytes_sent() const {
+  uint64_t total = 0;
+  for (const auto& c : collectives_) total += c->bytes_sent();
+  return total;
+}
+
+uint64_t BucketStreams::bytes_per_step() const {
+  uint64_t total = 0;
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    total += collectives_[b]->bytes_per_call(static_cast<uint64_t>(static_cast<double>(buckets_[b].size) * bytes_per_value_));
+  return total;
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,64 @@
+// Gradient buckets and the per-worker communication stream that allreduces them, as PyTorch DDP does:
+// backward produces the gradients layer by layer (last layer first); consecutive layers are grouped into
+// buckets of about `bucket_bytes`; a bucket's allreduce can start as soon as its last layer's gradient
+// exists, while backward goes on with the earlier layers. Buckets are allreduced one after another, in the
+// order they were produced (one communication stream per worker).
+#pragma once
+
+#include <simgrid/s4u.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/objective.hpp"
+#include "sim/collectives/collective.hpp"
+#include "sim/platform.hpp"
+
+namespace dtsim::sim {
+
+struct Bucket {
+  size_t offset = 0;             // first parameter (buckets are contiguous runs of the flat vector)
+  size_t size = 0;               // parameters
+  double backward_flops = 0.0;   // backward work that must finish before the bucket is ready
+};
+
+// Groups the segments (in backward order) into buckets of at least `bucket_bytes` each (the last may be
+// smaller), at `bytes_per_value` on the wire.
+std::vector<Bucket> plan_buckets(const std::vector<models::GradientSegment>& segments, double bucket_bytes,
+                                 double bytes_per_value);
+
+// One communication stream per worker: hand() queues a ready bucket and returns at once; an actor on the
+// worker's host allreduces the queued buckets in order; wait_all() blocks until every handed bucket is done.
+class BucketStreams {
+ public:
+  // Makes one collective per bucket (their mailboxes must not mix) over `platform`'s workers.
+  BucketStreams(const Platform& platform, const std::vector<Bucket>& buckets, double bytes_per_value,
+                const std::function<std::unique_ptr<Collective>(const std::string& name)>& make);
+  ~BucketStreams();
+
+  // Starts rank's stream actor (a daemon on the worker's host: it ends with the workers); call before
+  // Engine::run() or from an actor.
+  void start(int rank, const std::string& name);
+  void hand(int rank, int bucket);
+  void wait_all(int rank);
+  int size() const { return static_cast<int>(buckets_.size()); }
+  const Bucket& bucket(int b) const { return buckets_[b]; }
+
+  uint64_t bytes_sent() const;
+  uint64_t bytes_per_step() const;  // by all ranks, all buckets of one step
+
+ private:
+  struct Stream;
+  void serve(int rank);
+
+  std::vector<simgrid::s4u::Host*> hosts_;
+  std::vector<Bucket> buckets_;
+  double bytes_per_value_;
+  std::vector<std::unique_ptr<Collective>> collectives_;
+  std::vector<std::unique_ptr<Stream>> streams_;
+};
+
+}  // namespace dtsim::sim

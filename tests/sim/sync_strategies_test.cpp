@@ -1,0 +1,79 @@
+// Synchronous data parallel with buckets and accumulation, and local SGD, through the whole simulator.
+#include <gtest/gtest.h>
+
+#include "tests/sim/training_support.hpp"
+
+namespace dtsim::sim {
+namespace {
+
+using dtsim::testing::relative_difference;
+using dtsim::testing::run_and_report;
+using dtsim::testing::RunReport;
+using dtsim::testing::small_training_run;
+
+RunReport run(int workers, int batch, int64_t steps, const std::function<void(RunConfig&)>& adjust) {
+  return run_and_report([=] { return small_training_run(workers, batch, steps, adjust); });
+}
+
+TEST(LocalSgd, OneLocalStepEqualsSyncDataParallelBitForBit) {
+  const RunReport sync = run(4, 16, 40, [](RunConfig& c) { c.strategy = "sync"; });
+  const RunReport local = run(4, 16, 40, [](RunConfig& c) {
+    c.strategy = "local";
+    c.sync.local_steps = 1;
+  });
+  ASSERT_EQ(sync.params.size(), local.params.size());
+  EXPECT_EQ(sync.params, local.params);
+  EXPECT_EQ(sync.simulated_time, local.simulated_time);
+}
+
+TEST(LocalSgd, AveragesEveryHStepsAndSendsLessThanSync) {
+  const RunReport sync = run(4, 16, 40, [](RunConfig& c) { c.strategy = "sync"; });
+  const RunReport local = run(4, 16, 40, [](RunConfig& c) {
+    c.strategy = "local";
+    c.sync.local_steps = 4;
+  });
+  // Parameters and gradients have the same size, so 4 local steps between averagings send a quarter.
+  EXPECT_DOUBLE_EQ(local.bytes, sync.bytes / 4);
+  EXPECT_LT(local.simulated_time, sync.simulated_time);
+  EXPECT_GT(relative_difference(local.params, sync.params), 1e-4) << "local steps change the numerics";
+  // Post-local SGD: synchronous first, so the first 20 steps match sync exactly and the bytes add up.
+  const RunReport post = run(4, 16, 40, [](RunConfig& c) {
+    c.strategy = "local";
+    c.sync.local_steps = 4;
+    c.sync.sync_until_step = 20;
+  });
+  EXPECT_DOUBLE_EQ(post.bytes, sync.bytes / 2 + sync.bytes / 2 / 4);
+}
+
+TEST(SyncDataParallel, AccumulatingMicroBatchesEqualsOneLargerBatch) {
+  const RunReport large = run(2, 32, 30, nullptr);
+  const RunReport accumulated = run(2, 8, 30, [](RunConfig& c) { c.sync.accumulation_steps = 4; });
+  EXPECT_LT(relative_difference(accumulated.params, large.params), 1e-5);
+  EXPECT_EQ(accumulated.bytes, large.bytes);  // one allreduce per optimizer step either way
+}
+
+// Buckets: with backward split over several buckets the allreduces overlap the rest of backward.
+TEST(SyncDataParallel, OverlappedBucketsAreBoundedByComputeAndCommunication) {
+  const auto with = [](bool overlap) {
+    return run(4, 16, 10, [overlap](RunConfig& c) {
+      c.fabric.bandwidth = 2e9;         // slow enough for communication to matter
+      c.gpu.efficiency = 0.0005;        // slow enough for compute to matter
+      c.sync.bucket_bytes = 100e3;      // several buckets for the 0.94 MB gradient
+      c.sync.overlap = overlap;
+    });
+  };
+  const RunReport serial = with(false);
+  const RunReport overlapped = with(true);
+  // Without overlap a step is exactly compute + communication (identical workers: no waiting).
+  EXPECT_NEAR(serial.simulated_time, serial.compute + serial.communication, 1e-9 * serial.simulated_time);
+  EXPECT_EQ(serial.idle, 0.0);
+  const double compute = serial.compute, communication = serial.communication;
+  EXPECT_DOUBLE_EQ(overlapped.compute, compute);
+  EXPECT_LE(overlapped.simulated_time, compute + communication);
+  EXPECT_GE(overlapped.simulated_time, std::max(compute, communication) * (1 - 1e-12));
+  EXPECT_LT(overlapped.simulated_time, serial.simulated_time);
+  EXPECT_EQ(overlapped.params, serial.params) << "overlap changes time, not numerics";
+}
+
+}  // namespace
+}  // namespace dtsim::sim
