@@ -74,7 +74,9 @@ template <class T>
 class Sgd final : public Optimizer<T> {
  public:
   Sgd(gpu::Ops<T>& ops, size_t num_params, const OptimizerSettings& s)
-      : ops_(ops), settings_(s), velocity_(zeroed(ops, num_params)) {}
+      : ops_(ops), settings_(s), velocity_(zeroed(ops, num_params)) {
+    this->track_state(ops, velocity_);
+  }
   std::string name() const override { return "sgd"; }
   int state_values_per_param() const override { return settings_.momentum != 0.0 ? 1 : 0; }
   void step(T* params, const T* grads, double lr) override {
@@ -98,7 +100,10 @@ template <class T>
 class Adam final : public Optimizer<T> {
  public:
   Adam(gpu::Ops<T>& ops, size_t num_params, const OptimizerSettings& s, bool decoupled)
-      : ops_(ops), settings_(s), decoupled_(decoupled), m_(zeroed(ops, num_params)), v_(zeroed(ops, num_params)) {}
+      : ops_(ops), settings_(s), decoupled_(decoupled), m_(zeroed(ops, num_params)), v_(zeroed(ops, num_params)) {
+    this->track_state(ops, m_);
+    this->track_state(ops, v_);
+  }
   std::string name() const override { return decoupled_ ? "adamw" : "adam"; }
   int state_values_per_param() const override { return 2; }
   void step(T* params, const T* grads, double lr) override {
@@ -133,7 +138,9 @@ class Lars final : public Optimizer<T> {
         settings_(s),
         tensors_(std::move(tensors)),
         velocity_(zeroed(ops, num_params)),
-        scaled_grad_(ops, largest_tensor(tensors_)) {}
+        scaled_grad_(ops, largest_tensor(tensors_)) {
+    this->track_state(ops, velocity_);
+  }
   std::string name() const override { return "lars"; }
   int state_values_per_param() const override { return settings_.momentum != 0.0 ? 1 : 0; }
   void step(T* params, const T* grads, double lr) override {
@@ -182,7 +189,10 @@ class Lamb final : public Optimizer<T> {
         tensors_(std::move(tensors)),
         m_(zeroed(ops, num_params)),
         v_(zeroed(ops, num_params)),
-        direction_(ops, largest_tensor(tensors_)) {}
+        direction_(ops, largest_tensor(tensors_)) {
+    this->track_state(ops, m_);
+    this->track_state(ops, v_);
+  }
   std::string name() const override { return "lamb"; }
   int state_values_per_param() const override { return 2; }
   void step(T* params, const T* grads, double lr) override {
@@ -256,6 +266,18 @@ void validate(const OptimizerSettings& s) {
 }
 
 template <class T>
+void Optimizer<T>::copy_state_from(const Optimizer<T>& other) {
+  if (other.name() != name() || other.state_.size() != state_.size())
+    throw std::invalid_argument("cannot copy the state of a " + other.name() + " optimizer into a " + name() + " one");
+  for (size_t i = 0; i < state_.size(); ++i) {
+    if (state_[i]->size() != other.state_[i]->size())
+      throw std::invalid_argument("optimizer state of a different size");
+    ops_->copy(state_[i]->data(), other.state_[i]->data(), state_[i]->size());
+  }
+  steps_taken_ = other.steps_taken_;
+}
+
+template <class T>
 std::unique_ptr<Optimizer<T>> make_optimizer(gpu::Ops<T>& ops, const std::vector<ParamTensor>& tensors,
                                              size_t num_params, const OptimizerSettings& settings) {
   validate(settings);
@@ -274,6 +296,8 @@ std::unique_ptr<Optimizer<T>> make_optimizer(gpu::Ops<T>& ops, const std::vector
   reject("unknown optimizer kind");
 }
 
+template class Optimizer<float>;
+template class Optimizer<double>;
 template std::unique_ptr<Optimizer<float>> make_optimizer(gpu::Ops<float>&, const std::vector<ParamTensor>&, size_t,
                                                           const OptimizerSettings&);
 template std::unique_ptr<Optimizer<double>> make_optimizer(gpu::Ops<double>&, const std::vector<ParamTensor>&,

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/buffer.hpp"
 #include "gpu/ops.hpp"
 #include "models/layer.hpp"
 
@@ -54,8 +55,22 @@ class Optimizer {
   // scaler is never passed to step() and does not count, as with torch.cuda.amp.GradScaler.
   int64_t steps_taken() const { return steps_taken_; }
 
+  // Makes this optimizer's state (its moment buffers and step count) a copy of `other`'s: what restoring a
+  // checkpoint does. `other` must come from the same settings and size; throws std::invalid_argument if not.
+  void copy_state_from(const Optimizer<T>& other);
+
  protected:
+  // Subclasses register the buffers that persist between steps (not scratch), so they can be copied.
+  void track_state(gpu::Ops<T>& ops, gpu::Buffer<T>& buffer) {
+    ops_ = &ops;
+    state_.push_back(&buffer);
+  }
+
   int64_t steps_taken_ = 0;
+
+ private:
+  gpu::Ops<T>* ops_ = nullptr;
+  std::vector<gpu::Buffer<T>*> state_;
 };
 
 // Creates the optimizer `settings.kind` for a flat vector of num_params values. `tensors` (offsets into

@@ -12,10 +12,9 @@
 namespace dtsim::sim {
 namespace {
 
-// Training strategies that react to failures (timeouts, elastic membership or restarts). The synchronous
-// strategy does not yet: a failed worker would abort the whole run with an internal error, so a scenario
-// that combines it with [faults] is refused up front.
-const std::vector<std::string> kStrategiesThatSurviveFailures = {};
+// Training strategies that react to failures (timeouts, elastic membership or restarts); a scenario that
+// combines [faults] with any other (local SGD) is refused up front rather than aborting mid-run.
+const std::vector<std::string> kStrategiesThatSurviveFailures = {"sync"};
 
 template <class Parse>
 auto parse_at_key(const Scenario& s, const std::string& key, Parse&& parse) {

@@ -29,6 +29,26 @@ std::unique_ptr<sg4::Engine> create_engine(const NetworkSettings& settings) {
   return std::make_unique<sg4::Engine>(&argc, argv.data());
 }
 
+Platform worker_group(const Platform& platform, const std::vector<int>& ranks) {
+  Platform g;
+  g.servers = platform.servers;
+  g.description = platform.description;
+  std::vector<int> node_index(platform.workers_of_node.size(), -1);
+  for (const int r : ranks) {
+    const int node = platform.node_of_worker.at(r);
+    if (node_index[node] < 0) {
+      node_index[node] = static_cast<int>(g.workers_of_node.size());
+      g.workers_of_node.emplace_back();
+    }
+    const int slot = static_cast<int>(g.workers.size());
+    g.workers.push_back(platform.workers.at(r));
+    g.worker_links.push_back(r < static_cast<int>(platform.worker_links.size()) ? platform.worker_links[r] : nullptr);
+    g.node_of_worker.push_back(node_index[node]);
+    g.workers_of_node[node_index[node]].push_back(slot);
+  }
+  return g;
+}
+
 NetworkSettings network_settings(const RunConfig& config) {
   NetworkSettings settings;
   settings.model = config.network_model;

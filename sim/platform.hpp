@@ -43,6 +43,11 @@ struct Platform {
   int num_nodes() const { return static_cast<int>(workers_of_node.size()); }
 };
 
+// The platform restricted to `ranks` (ascending): those workers renumbered 0..k−1 in that order, their
+// nodes renumbered by first appearance. Collectives run on it when only some workers take part (after a
+// failure). Servers and the description are kept.
+Platform worker_group(const Platform& platform, const std::vector<int>& ranks);
+
 // Builds the cluster config.layout describes (topology, nodes, groups; sim/topology/) and installs the
 // per-fabric calibration. The engine must exist and no platform may have been built yet. `servers` extra
 // hosts (one port each, at the GPU's speed) take the ports after the worker nodes (in the first site of

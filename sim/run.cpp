@@ -80,7 +80,7 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   const RunConfig& cfg = inputs.config;
   auto engine = create_engine(network_settings(cfg));
   const Platform platform = build_platform(*engine, cfg);
-  const HeterogeneityRuntime heterogeneity = apply_heterogeneity(*engine, platform, cfg);
+  HeterogeneityRuntime heterogeneity = apply_heterogeneity(*engine, platform, cfg);
 
   const TrainingContext ctx{inputs, platform, objective, ops, metrics, heterogeneity};
   const std::unique_ptr<Strategy> strategy = make_strategy(ctx);

@@ -27,7 +27,7 @@ struct TrainingContext {
   models::Objective<float>& objective;
   gpu::Ops<float>& ops;
   MetricsLog& metrics;
-  const HeterogeneityRuntime& heterogeneity;
+  HeterogeneityRuntime& heterogeneity;  // non-const: strategies register fault listeners
 
   const RunConfig& config() const { return inputs.config; }
 };

@@ -39,6 +39,10 @@ class Collective {
   virtual int ranks() const = 0;
   // One line for people, e.g. "ring allreduce, stepwise (auto: 2 240 flows per call), alpha 1.33 us, B 24 GB/s".
   virtual std::string describe() const = 0;
+
+  // Cancels the transfers in flight when a member has failed and the caller is about to kill the other
+  // members' actors: a transfer destroyed while still running is a SimGrid error, a cancelled one is not.
+  virtual void abandon() {}
 };
 
 // Throws InputError (key collective.algorithm) for a pair is_supported() rejects, and for a hierarchical

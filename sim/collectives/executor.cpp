@@ -149,6 +149,12 @@ void PlannedCollective::run(int rank, uint64_t bytes) {
   --p.users;
 }
 
+void PlannedCollective::abandon() {
+  for (const sg4::CommPtr& c : in_flight_)
+    if (c->get_state() == sg4::Activity::State::STARTED) c->cancel();
+  in_flight_.clear();
+}
+
 void PlannedCollective::run_stepwise(int rank, const Prepared& p) {
   for (size_t ph = 0; ph < p.plan.phases.size(); ++ph) {
     const Seat seat = seats_[ph][rank];
@@ -159,10 +165,15 @@ void PlannedCollective::run_stepwise(int rank, const Prepared& p) {
     for (int i = 0; i < steps; ++i) {
       const Step s = schedule.step(seat.pos, i);
       sg4::CommPtr send;
-      if (s.send.active()) send = mailbox(group.members[s.send.peer], rank)->put_async(&transfer_token, s.send.bytes);
+      std::list<sg4::CommPtr>::iterator tracked;
+      if (s.send.active()) {
+        send = mailbox(group.members[s.send.peer], rank)->put_async(&transfer_token, s.send.bytes);
+        tracked = in_flight_.insert(in_flight_.end(), send);
+      }
       if (s.recv.active()) mailbox(rank, group.members[s.recv.peer])->get<int>();
       if (send) {
         send->wait();
+        in_flight_.erase(tracked);
         bytes_sent_ += s.send.bytes;
       }
     }
@@ -182,7 +193,10 @@ void PlannedCollective::run_aggregated(int rank, const Prepared& p) {
         comms.push_back(mailbox(group.members[s.peer], rank)->put_async(&transfer_token, s.bytes));
       for (size_t r = 0; r < t.recvs.size(); ++r)
         comms.push_back(mailbox(rank, group.members[t.recvs[r].peer])->get_async<int>(&received[r]));
+      std::vector<std::list<sg4::CommPtr>::iterator> tracked;
+      for (const sg4::CommPtr& c : comms) tracked.push_back(in_flight_.insert(in_flight_.end(), c));
       sg4::Comm::wait_all(comms);
+      for (const auto& it : tracked) in_flight_.erase(it);
       for (const Transfer& s : t.sends) bytes_sent_ += s.bytes;
     }
     barrier().wait();

@@ -20,6 +20,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <functional>
+#include <list>
 #include <map>
 #include <unordered_map>
 
@@ -44,6 +45,7 @@ class PlannedCollective final : public Collective {
   Fidelity fidelity() const override { return fidelity_; }
   int ranks() const override { return static_cast<int>(hosts_.size()); }
   std::string describe() const override;
+  void abandon() override;
 
   // α and B of each phase, as the analytic fidelity uses them.
   const std::vector<AlphaBeta>& phase_links() const { return links_; }
@@ -93,6 +95,8 @@ class PlannedCollective final : public Collective {
   std::unordered_map<uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
   simgrid::s4u::BarrierPtr barrier_;
   uint64_t bytes_sent_ = 0;
+  // Transfers started and not yet waited for (abandon() cancels them).
+  std::list<simgrid::s4u::CommPtr> in_flight_;
 };
 
 }  // namespace dtsim::sim

@@ -46,8 +46,18 @@ BucketStreams::BucketStreams(const Platform& platform, const std::vector<Bucket>
 
 BucketStreams::~BucketStreams() = default;
 
-void BucketStreams::start(int rank, const std::string& name) {
-  simgrid::s4u::Actor::create(name, hosts_[rank], [this, rank] { serve(rank); })->daemonize();
+simgrid::s4u::ActorPtr BucketStreams::start(int rank, const std::string& name) {
+  simgrid::s4u::ActorPtr actor = simgrid::s4u::Actor::create(name, hosts_[rank], [this, rank] {
+    try {
+      serve(rank);
+    } catch (const simgrid::NetworkFailureException&) {
+      if (!tolerate_failures_) throw;
+    } catch (const simgrid::CancelException&) {
+      if (!tolerate_failures_) throw;
+    }
+  });
+  actor->daemonize();
+  return actor;
 }
 
 void BucketStreams::hand(int rank, int bucket) {
@@ -72,6 +82,10 @@ void BucketStreams::serve(int rank) {
     ++s.done;
     s.finished->release();
   }
+}
+
+void BucketStreams::abandon() {
+  for (auto& c : collectives_) c->abandon();
 }
 
 uint64_t BucketStreams::bytes_sent() const {

@@ -41,18 +41,25 @@ class BucketStreams {
 
   // Starts rank's stream actor (a daemon on the worker's host: it ends with the workers); call before
   // Engine::run() or from an actor.
-  void start(int rank, const std::string& name);
+  simgrid::s4u::ActorPtr start(int rank, const std::string& name);
   void hand(int rank, int bucket);
   void wait_all(int rank);
   int size() const { return static_cast<int>(buckets_.size()); }
   const Bucket& bucket(int b) const { return buckets_[b]; }
 
+  // A member failed: cancels every bucket collective's transfers in flight (see Collective::abandon).
+  void abandon();
   uint64_t bytes_sent() const;
   uint64_t bytes_per_step() const;  // by all ranks, all buckets of one step
 
  private:
   struct Stream;
   void serve(int rank);
+  bool tolerate_failures_ = false;
+
+ public:
+  // Peers may fail (a strategy recovers from it): a stream whose transfer fails just ends.
+  void tolerate_failures() { tolerate_failures_ = true; }
 
   std::vector<simgrid::s4u::Host*> hosts_;
   std::vector<Bucket> buckets_;

@@ -48,6 +48,13 @@ void TrainableParameters::assign(const float* values) {
   refresh_working();
 }
 
+void TrainableParameters::copy_from(const TrainableParameters& other) {
+  ops_.copy(master_.data(), other.master_.data(), master_.size());
+  optimizer_->copy_state_from(*other.optimizer_);
+  scaler_ = other.scaler_;
+  refresh_working();
+}
+
 uint64_t TrainableParameters::wire_bytes() const {
   return master_.size() * (precision_.gradients == gpu::NumberFormat::Fp32 ? 4 : 2);
 }

@@ -40,8 +40,14 @@ class TrainableParameters {
 
   // Overwrites the master weights (e.g. with a model average) and refreshes the working copy.
   void assign(const float* values);
+  // Makes this a copy of `other`: weights, optimizer state and loss scale (saving or restoring a checkpoint).
+  void copy_from(const TrainableParameters& other);
   // Bytes one gradient (or parameter) vector takes on the wire: its storage format's width.
   uint64_t wire_bytes() const;
+  // What a checkpoint of this state holds: fp32 weights and the optimizer's state, 4 bytes a value.
+  uint64_t checkpoint_bytes() const {
+    return master_.size() * 4 * static_cast<uint64_t>(1 + optimizer_->state_values_per_param());
+  }
   PrecisionOutcome precision_outcome() const;
   std::vector<float> download() const;
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/errors.hpp"
+
 namespace dtsim::sim {
 
 SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
@@ -27,24 +29,48 @@ SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
     if (micro_batches_ > 1) w.micro = gpu::Buffer<float>(ctx.ops, n);
     workers_.push_back(std::move(w));
   }
-  const double bytes_per_value = static_cast<double>(replicas_[0]->wire_bytes()) / static_cast<double>(n);
-  const auto make = [&](const std::string& name) {
-    return make_collective(CollectiveKind::Allreduce, cfg.collectives.algorithm, cfg.collectives.fidelity, ctx.platform,
-                           "sync/" + name, cfg.collectives.options(cfg.fabric.efficiency));
-  };
-  streams_ = std::make_unique<BucketStreams>(
-      ctx.platform, plan_buckets(ctx.objective.gradient_segments(0), cfg.sync.bucket_bytes, bytes_per_value),
-      bytes_per_value, make);
-  if (local_) param_allreduce_ = make("params");
+  for (int r = 0; r < cfg.workers; ++r) active_.push_back(r);
+  if (!ctx.heterogeneity.faults().empty()) watch_faults();
 }
 
 void SyncDataParallel::spawn() {
   // The starting point, before any training.
   recorder_.record(0, evaluated_params(), replicas_[0]->numerics().activations, replicas_[0]->lr(0), 0);
-  for (int r = 0; r < ctx_.config().workers; ++r) {
-    streams_->start(r, "stream" + std::to_string(r));
-    sg4::Actor::create("worker" + std::to_string(r), ctx_.platform.workers[r],
-                       [this, r] { failure_.guard([&] { worker(r); }); });
+  launch(0);
+}
+
+void SyncDataParallel::launch(int64_t first_step) {
+  const RunConfig& cfg = ctx_.config();
+  group_ = worker_group(ctx_.platform, active_);
+  const size_t n = ctx_.objective.num_params();
+  const double bytes_per_value = static_cast<double>(replicas_[0]->wire_bytes()) / static_cast<double>(n);
+  const std::string prefix = "sync/" + std::to_string(incarnation_) + "/";
+  const auto make = [&](const std::string& name) {
+    try {
+      return make_collective(CollectiveKind::Allreduce, cfg.collectives.algorithm, cfg.collectives.fidelity, group_,
+                             prefix + name, cfg.collectives.options(cfg.fabric.efficiency));
+    } catch (const InputError&) {
+      if (incarnation_ == 0) throw;
+      // A survivor group the algorithm cannot serve (a hierarchical allreduce over unequal nodes): ring.
+      return make_collective(CollectiveKind::Allreduce, Algorithm::Ring, cfg.collectives.fidelity, group_,
+                             prefix + name, cfg.collectives.options(cfg.fabric.efficiency));
+    }
+  };
+  if (streams_) {
+    collective_bytes_retired_ += streams_->bytes_sent();
+    retired_streams_.push_back(std::move(streams_));
+  }
+  streams_ = std::make_unique<BucketStreams>(
+      group_, plan_buckets(ctx_.objective.gradient_segments(0), cfg.sync.bucket_bytes, bytes_per_value),
+      bytes_per_value, make);
+  if (local_) param_allreduce_ = make("params");
+  actors_.clear();
+  for (size_t slot = 0; slot < active_.size(); ++slot) {
+    const int r = active_[slot];
+    const int s = static_cast<int>(slot);
+    actors_.push_back(streams_->start(s, "stream" + std::to_string(r)));
+    actors_.push_back(sg4::Actor::create("worker" + std::to_string(r), ctx_.platform.workers[r],
+                                         [this, r, s, first_step] { failure_.guard([&] { worker(r, s, first_step); }); }));
   }
 }
 
@@ -57,20 +83,27 @@ bool SyncDataParallel::model_averaging_after(int64_t step) const {
   return local_index % ctx_.config().sync.local_steps == 0 || step + 1 == total_steps_;
 }
 
-void SyncDataParallel::worker(int rank) {
+void SyncDataParallel::worker(int rank, int slot, int64_t first_step) {
   const StragglerModel& stragglers = ctx_.heterogeneity.stragglers();
-  for (int64_t step = 0; step < total_steps_; ++step) {
-    compute_gradient(rank, step, replica(rank));
-    // Slow hosts are slower hosts already; this adds the per-step draws.
-    const double multiplier = stragglers.compute_multiplier(rank, step);
-    const double start = sg4::Engine::get_clock();
-    // Every micro-batch but the last runs forward and backward without communicating (DDP's no_sync).
-    if (micro_batches_ > 1) sg4::this_actor::execute((micro_batches_ - 1) * flops_per_micro_batch_ * multiplier);
-    sg4::this_actor::execute(forward_flops_ * multiplier);
-    if (gradient_averaging(step))
-      synchronous_step(rank, step, multiplier, start);
-    else
-      local_step(rank, step, multiplier, start);
+  try {
+    for (int64_t step = first_step; step < total_steps_; ++step) {
+      compute_gradient(rank, step, replica(rank));
+      // Slow hosts are slower hosts already; this adds the per-step draws.
+      const double multiplier = stragglers.compute_multiplier(rank, step);
+      const double start = sg4::Engine::get_clock();
+      // Every micro-batch but the last runs forward and backward without communicating (DDP's no_sync).
+      if (micro_batches_ > 1) sg4::this_actor::execute((micro_batches_ - 1) * flops_per_micro_batch_ * multiplier);
+      sg4::this_actor::execute(forward_flops_ * multiplier);
+      if (gradient_averaging(step))
+        synchronous_step(rank, slot, step, multiplier, start);
+      else
+        local_step(rank, step, multiplier, start);
+      checkpoint_if_due(step + 1);
+    }
+  } catch (const simgrid::NetworkFailureException&) {
+    if (!recovering_) throw;  // a peer's failure: the recovery actor restarts the job
+  } catch (const simgrid::CancelException&) {
+    if (!recovering_) throw;
   }
 }
 
@@ -87,18 +120,18 @@ void SyncDataParallel::compute_gradient(int rank, int64_t step, const TrainableP
   w.batch_loss = loss / micro_batches_;
 }
 
-void SyncDataParallel::synchronous_step(int rank, int64_t step, double multiplier, double start) {
+void SyncDataParallel::synchronous_step(int rank, int slot, int64_t step, double multiplier, double start) {
   Worker& w = workers_[rank];
   const bool overlap = ctx_.config().sync.overlap;
   for (int b = 0; b < streams_->size(); ++b) {
     sg4::this_actor::execute(streams_->bucket(b).backward_flops * multiplier);
-    if (overlap) streams_->hand(rank, b);
+    if (overlap) streams_->hand(slot, b);
   }
   w.compute_end = sg4::Engine::get_clock();
   w.time.compute += w.compute_end - start;
   if (!overlap)
-    for (int b = 0; b < streams_->size(); ++b) streams_->hand(rank, b);
-  streams_->wait_all(rank);
+    for (int b = 0; b < streams_->size(); ++b) streams_->hand(slot, b);
+  streams_->wait_all(slot);
   // The first worker out of the allreduce applies the step: by then every worker's gradient exists and
   // no worker can have started the next step.
   if (applied_steps_ == step) apply_gradient_average(step);
@@ -129,13 +162,13 @@ void SyncDataParallel::account_wait(Worker& w) {
 
 void SyncDataParallel::apply_gradient_average(int64_t step) {
   last_ready_ = 0.0;
-  for (const Worker& w : workers_) last_ready_ = std::max(last_ready_, w.compute_end);
+  for (const int r : active_) last_ready_ = std::max(last_ready_, workers_[r].compute_end);
 
   // Average in rank order, whatever order the simulated transfers finished in.
   const size_t n = replicas_[0]->size();
-  ctx_.ops.copy(mean_.data(), workers_[0].grads.data(), n);
-  for (size_t r = 1; r < workers_.size(); ++r) ctx_.ops.axpy(1.0f, workers_[r].grads.data(), mean_.data(), n);
-  if (workers_.size() > 1) ctx_.ops.scale(1.0f / static_cast<float>(workers_.size()), mean_.data(), n);
+  ctx_.ops.copy(mean_.data(), workers_[active_[0]].grads.data(), n);
+  for (size_t i = 1; i < active_.size(); ++i) ctx_.ops.axpy(1.0f, workers_[active_[i]].grads.data(), mean_.data(), n);
+  if (active_.size() > 1) ctx_.ops.scale(1.0f / static_cast<float>(active_.size()), mean_.data(), n);
   if (replicas_.size() == 1) {
     replicas_[0]->apply(mean_.data(), step);
   } else {
@@ -144,9 +177,15 @@ void SyncDataParallel::apply_gradient_average(int64_t step) {
       r->apply(scratch_.data(), step);
     }
   }
-  for (const Worker& w : workers_) recorder_.add_train_loss(w.batch_loss);
+  for (const int r : active_) recorder_.add_train_loss(workers_[r].batch_loss);
   bytes_so_far_ += streams_->bytes_per_step();
   applied_steps_ = step + 1;
+  if (applied_steps_ == step_at_failure_) {  // back where a restart started from: what it cost in all
+    nlohmann::json& report = fault_reports_[report_waiting_catch_up_ - 1];
+    report["caught_up_at_s"] = sg4::Engine::get_clock();
+    report["time_lost_s"] = sg4::Engine::get_clock() - report["failed_at_s"].get<double>();
+    step_at_failure_ = -1;
+  }
   record_if_due(applied_steps_, step);
 }
 
@@ -190,7 +229,8 @@ StrategyOutcome SyncDataParallel::outcome() const {
   StrategyOutcome out;
   out.precision = replicas_[0]->precision_outcome();
   out.steps = applied_steps_;
-  out.bytes_sent = streams_->bytes_sent() + (param_allreduce_ ? param_allreduce_->bytes_sent() : 0);
+  out.bytes_sent = collective_bytes_retired_ + streams_->bytes_sent() +
+                  (param_allreduce_ ? param_allreduce_->bytes_sent() : 0);
   for (const Worker& w : workers_) out.worker_time.push_back(w.time);
   out.final_params = replicas_[0]->download();
   const double steps = std::max<double>(1.0, static_cast<double>(applied_steps_));
@@ -206,6 +246,11 @@ StrategyOutcome SyncDataParallel::outcome() const {
                                     {"waiting_for_slowest", mean.idle * per}};
   out.details["buckets"] = streams_->size();
   out.details["micro_batches"] = micro_batches_;
+  if (!fault_reports_.empty() || checkpoints_written_ > 0) {
+    out.details["faults"] = fault_reports_;
+    out.details["checkpoints_written"] = checkpoints_written_;
+    out.details["workers_at_end"] = active_.size();
+  }
   if (local_) {
     out.details["local_steps"] = ctx_.config().sync.local_steps;
     out.details["sync_until_step"] = ctx_.config().sync.sync_until_step;

@@ -8,6 +8,10 @@
 //   averagings (an allreduce of the parameters). Post-local SGD trains synchronously for the first
 //   local.sync_until_step steps. With H = 1 averaging after every step is synchronous SGD, and it runs as
 //   such (gradients averaged before the update), so the two are identical bit for bit.
+//
+// Failures (sync only; sync_recovery.cpp): when a worker's host or link fails, the others notice after
+// sync.fault_timeout; then either the survivors continue without it (elastic) or the job restarts from its
+// last checkpoint once the node is back (restart), checkpoints having cost their write time all along.
 #pragma once
 
 #include <memory>
@@ -40,11 +44,19 @@ class SyncDataParallel final : public Strategy {
     WorkerTime time;
   };
 
-  void worker(int rank);
+  // rank's loop from `first_step` on, in the current incarnation of the job (`slot`: its position in active_).
+  void worker(int rank, int slot, int64_t first_step);
+  // Starts an incarnation: the group of active workers, its collectives and actors, from `first_step`.
+  void launch(int64_t first_step);
+  // sync_recovery.cpp: the fault listener, the actor that handles a failure, and checkpoints.
+  void watch_faults();
+  void on_failure(int rank);
+  void recover();
+  void checkpoint_if_due(int64_t applied);
   // The real gradient of rank's batch for `step` (all micro-batches) at `params`.
   void compute_gradient(int rank, int64_t step, const TrainableParameters& params);
   // A gradient-averaging step: backward in buckets handed to the stream, then the update.
-  void synchronous_step(int rank, int64_t step, double multiplier, double start);
+  void synchronous_step(int rank, int slot, int64_t step, double multiplier, double start);
   // A local step: backward, the worker's own update, and a model average when one is due.
   void local_step(int rank, int64_t step, double multiplier, double start);
   void apply_gradient_average(int64_t step);  // once per step, in the first worker out of the allreduce
@@ -70,7 +82,23 @@ class SyncDataParallel final : public Strategy {
   std::vector<Worker> workers_;
   std::unique_ptr<BucketStreams> streams_;
   std::unique_ptr<Collective> param_allreduce_;  // local SGD's model averaging
+  std::vector<double> bucket_bytes_per_value_;   // wire width, for rebuilding the streams
 
+  // Membership and failures.
+  std::vector<int> active_;           // ranks of the current incarnation, ascending
+  Platform group_;                    // the active workers as a platform of their own (collectives run on it)
+  std::vector<std::unique_ptr<BucketStreams>> retired_streams_;  // old incarnations' (their actors are gone)
+  std::vector<sg4::ActorPtr> actors_;  // the current incarnation's workers and streams
+  int incarnation_ = 0;
+  bool recovering_ = false;
+  std::vector<int> failed_;           // workers lost since the last recovery began
+  std::unique_ptr<TrainableParameters> checkpoint_;
+  int64_t checkpoint_step_ = 0;
+  int64_t checkpoints_written_ = 0;
+  nlohmann::json fault_reports_ = nlohmann::json::array();
+  int64_t step_at_failure_ = -1;      // restart: the step to catch up with after the rollback
+  size_t report_waiting_catch_up_ = 0;
+  uint64_t collective_bytes_retired_ = 0;
   int64_t applied_steps_ = 0;      // steps every worker has completed and whose update exists
   int64_t last_recorded_ = 0;
   uint64_t bytes_so_far_ = 0;

@@ -384,3 +384,34 @@ TEST(Optimizers, LayerWiseUpdatesDoNotDependOnTheTensorListOrder) {
 
 }  // namespace
 }  // namespace dtsim::models
+
+namespace dtsim::models {
+namespace {
+
+// A checkpoint restore: copying the state makes the next steps identical to the original optimizer's.
+TEST(OptimizerCheckpoint, CopiedStateContinuesIdentically) {
+  for (const OptimizerKind kind : {OptimizerKind::Sgd, OptimizerKind::Adam, OptimizerKind::Lars, OptimizerKind::Lamb}) {
+    gpu::CpuOps<double> ops;
+    const std::vector<ParamTensor> tensors{{"w", 0, 3, false}, {"b", 3, 1, true}};
+    OptimizerSettings s;
+    s.kind = kind;
+    s.weight_decay = 0.01;
+    auto original = make_optimizer<double>(ops, tensors, 4, s);
+    auto restored = make_optimizer<double>(ops, tensors, 4, s);
+    std::vector<double> w{1, -2, 3, 0.5};
+    const std::vector<double> g{0.1, 0.2, -0.3, 0.05};
+    for (int i = 0; i < 3; ++i) original->step(w.data(), g.data(), 0.01);
+    restored->copy_state_from(*original);
+    EXPECT_EQ(restored->steps_taken(), 3);
+    std::vector<double> a = w, b = w;
+    original->step(a.data(), g.data(), 0.01);
+    restored->step(b.data(), g.data(), 0.01);
+    EXPECT_EQ(a, b) << to_string(kind);
+    OptimizerSettings other = s;
+    other.kind = kind == OptimizerKind::Sgd ? OptimizerKind::Adam : OptimizerKind::Sgd;
+    EXPECT_THROW(make_optimizer<double>(ops, tensors, 4, other)->copy_state_from(*original), std::invalid_argument);
+  }
+}
+
+}  // namespace
+}  // namespace dtsim::models

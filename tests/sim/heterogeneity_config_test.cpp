@@ -105,7 +105,7 @@ TEST(HeterogeneityConfig, LinkProfilesFlowsAndFaults) {
   EXPECT_DOUBLE_EQ(h.background.flows[1].end, 0.5);
   EXPECT_EQ(h.background.flows[1].rate, 0.0);
 
-  // Faults are refused with the synchronous strategy (below), so the parser is checked directly.
+  // The parser, checked directly.
   const std::vector<FaultEvent> f =
       parse_fault_events("node 3 down at 10s up at 20s; link5 down at 1s for 2s; worker 2 down at 0s;", 8);
   ASSERT_EQ(f.size(), 3u);
@@ -167,8 +167,9 @@ TEST(HeterogeneityConfig, BadFaultInput) {
                "overlap in time");
   expect_error("[faults]\nevents = node 1 down at 1s; node 1 down at 5s\n", key, "overlap in time");
   expect_error("[faults]\nevents = worker 1 down at 1s up at 2s for 1s\n", key, "not both");
-  // Well-formed, but the synchronous strategy cannot survive a failure yet.
-  expect_error("[faults]\nevents = worker 3 down at 10s up at 20s\n", key, "cannot survive failures");
+  // Well-formed, but local SGD cannot survive a failure.
+  expect_error("[training]\nstrategy = local\n[faults]\nevents = worker 3 down at 10s up at 20s\n", key,
+               "cannot survive failures");
 }
 
 TEST(FaultSchedule, IntervalsTransitionsAndQueries) {
