@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "tests/cli/run_dtsim.hpp"
+
 namespace dtsim::testing {
 
 // `dtsim run scenarios/<name>.ini --quiet --out <tmp> <extra>`; returns the parsed summary.json.
@@ -19,16 +21,10 @@ inline nlohmann::json run_scenario(const std::string& name, const std::string& e
   namespace fs = std::filesystem;
   const fs::path out = fs::temp_directory_path() / ("dtsim_accuracy_" + name + "_" + std::to_string(::getpid()) + "_" +
                                                     std::to_string(std::hash<std::string>{}(extra)));
-  const std::string command = std::string(DTSIM_BINARY) + " run " + DTSIM_SOURCE_DIR + "/scenarios/" + name +
-                              ".ini --quiet --out " + out.string() + " " + extra + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) throw std::runtime_error("cannot start " + command);
-  std::string output;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
-  const int status = pclose(pipe);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error(command + " failed: " + output);
+  const std::string args = std::string("run ") + DTSIM_SOURCE_DIR + "/scenarios/" + name + ".ini --quiet --out " +
+                           out.string() + " " + extra;
+  const DtsimOutcome r = run_dtsim(args);
+  if (r.exit_code != 0) throw std::runtime_error("dtsim " + args + " failed: " + r.output);
   std::ifstream f(out / "summary.json");
   std::stringstream text;
   text << f.rdbuf();

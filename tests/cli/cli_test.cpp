@@ -1,7 +1,6 @@
 // The dtsim executable as a user runs it: exit codes, one-line errors naming the key, outputs that survive
 // bad input, determinism and the quickstart's accuracy.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,29 +10,17 @@
 #include <sstream>
 #include <string>
 
+#include "tests/cli/run_dtsim.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 
 const std::string kQuickstart = std::string(DTSIM_SOURCE_DIR) + "/scenarios/quickstart.ini";
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
+using Outcome = dtsim::testing::DtsimOutcome;
 
-Outcome dtsim(const std::string& args) {
-  const std::string command = std::string(DTSIM_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  Outcome o;
-  if (!pipe) return o;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) o.output.append(buf, n);
-  const int status = pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
+Outcome dtsim(const std::string& args) { return dtsim::testing::run_dtsim(args); }
 
 std::string read_file(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);

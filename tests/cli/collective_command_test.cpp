@@ -1,13 +1,14 @@
 // `dtsim collective` through the executable: the nccl-tests columns, the bus-bandwidth factor of every
 // collective, and one-line errors with exit status 2 for bad flags.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "tests/cli/run_dtsim.hpp"
 
 namespace {
 
@@ -18,22 +19,8 @@ struct Outcome {
 };
 
 Outcome run_dtsim(const std::string& args) {
-  const std::string err_file = ::testing::TempDir() + "dtsim_collective_stderr_" + std::to_string(::getpid());
-  const std::string command = std::string(DTSIM_BINARY) + " " + args + " 2>" + err_file;
-  Outcome o;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return o;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) o.out.append(buf, n);
-  const int status = pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (FILE* f = std::fopen(err_file.c_str(), "r")) {
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) o.err.append(buf, n);
-    std::fclose(f);
-  }
-  std::remove(err_file.c_str());
-  return o;
+  const dtsim::testing::DtsimOutcome r = dtsim::testing::run_dtsim(args, /*separate_stderr=*/true);
+  return {r.exit_code, r.output, r.err};
 }
 
 std::vector<std::string> lines(const std::string& text) {

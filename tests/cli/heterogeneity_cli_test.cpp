@@ -1,32 +1,21 @@
 // Bad [stragglers], [background] and [faults] input through the dtsim executable: exit status 2 and one
 // line that names the key.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <string>
 
+#include "tests/cli/run_dtsim.hpp"
+
 namespace {
 
 const std::string kQuickstart = std::string(DTSIM_SOURCE_DIR) + "/scenarios/quickstart.ini";
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
+using Outcome = dtsim::testing::DtsimOutcome;
 
 Outcome dtsim_check(const std::string& set) {
-  const std::string command = std::string(DTSIM_BINARY) + " check " + kQuickstart + " --set '" + set + "' 2>&1";
-  Outcome o;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return o;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) o.output.append(buf, n);
-  const int status = pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
+  return dtsim::testing::run_dtsim("check " + kQuickstart + " --set '" + set + "'");
 }
 
 void expect_bad_input(const std::string& set, const std::string& key, const std::string& words) {

@@ -1,7 +1,6 @@
 // `dtsim profiles` through the executable: it lists every shipped profile, and a broken profile is bad input
 // (exit 2, one line naming the file).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,27 +9,16 @@
 #include <fstream>
 #include <string>
 
+#include "tests/cli/run_dtsim.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 
 const fs::path kProfiles = fs::path(DTSIM_SOURCE_DIR) / "network_profiles";
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Outcome run_dtsim(const std::string& args) {
-  Outcome r;
-  FILE* pipe = popen((std::string(DTSIM_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) r.output.append(buf, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Outcome = dtsim::testing::DtsimOutcome;
+using dtsim::testing::run_dtsim;
 
 // A throw-away profile folder holding copies of two good profiles.
 class ProfilesCli : public ::testing::Test {

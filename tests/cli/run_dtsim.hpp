@@ -1,0 +1,42 @@
+// Runs the dtsim executable as a user would and captures what it printed and its exit status.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+namespace dtsim::testing {
+
+struct DtsimOutcome {
+  int exit_code = -1;
+  std::string output;  // stdout, with stderr too unless separated
+  std::string err;     // stderr, when run_dtsim was asked to keep it apart
+};
+
+// `dtsim <args>` through the shell (args may quote). With separate_stderr, stderr goes to `err` instead of
+// being mixed into `output`.
+inline DtsimOutcome run_dtsim(const std::string& args, bool separate_stderr = false) {
+  DtsimOutcome o;
+  const std::string err_file = "/tmp/dtsim_test_stderr_" + std::to_string(::getpid());
+  const std::string command =
+      std::string(DTSIM_BINARY) + " " + args + (separate_stderr ? " 2>" + err_file : std::string(" 2>&1"));
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return o;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) o.output.append(buf, n);
+  const int status = pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (separate_stderr) {
+    if (FILE* f = std::fopen(err_file.c_str(), "r")) {
+      while ((n = fread(buf, 1, sizeof buf, f)) > 0) o.err.append(buf, n);
+      std::fclose(f);
+    }
+    std::remove(err_file.c_str());
+  }
+  return o;
+}
+
+}  // namespace dtsim::testing
