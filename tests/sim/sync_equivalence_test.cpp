@@ -7,7 +7,7 @@
 #include "models/network.hpp"
 #include "sim/collectives.hpp"
 #include "sim/run.hpp"
-#include "tests/subprocess.hpp"
+#include "tests/sim/training_support.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -15,28 +15,8 @@ namespace {
 constexpr int kGlobalBatch = 64;
 constexpr int kSteps = 50;
 
-RunInputs small_run(int workers) {
-  RunInputs in;
-  RunConfig& c = in.config;
-  c.name = "sync-equivalence";
-  c.seed = 11;
-  c.workers = workers;
-  c.gpu = {"test-gpu", 10e12, 10e12, 10e12, 40e9, 0.5};
-  c.fabric = {"test-fabric", 25e9, 1e-6, 0.0, 1.0};
-  c.hidden = {256, 128};
-  c.batch_per_worker = kGlobalBatch / workers;
-  c.epochs = 10;
-  c.max_steps = kSteps;
-  c.lr = 0.05;
-  c.momentum = 0.9;
-  c.weight_decay = 1e-4;
-  c.evals_per_epoch = 1;
-  // 2048 samples: 32 global batches per epoch, so the 50 steps cross an epoch boundary (a reshuffle).
-  in.train = models::load_fashion_mnist("/usr/share/datasets/fashion-mnist", models::Split::Train, 2048);
-  in.test = models::load_fashion_mnist("/usr/share/datasets/fashion-mnist", models::Split::Test, 200);
-  in.length = run_length(c, in.train.num_samples);
-  return in;
-}
+// 2048 samples: 32 global batches of 64 per epoch, so the 50 steps cross an epoch boundary (a reshuffle).
+RunInputs small_run(int workers) { return dtsim::testing::small_training_run(workers, kGlobalBatch / workers, kSteps); }
 
 std::vector<float> final_params(int workers) {
   return dtsim::testing::from_bytes<float>(dtsim::testing::run_in_child([workers] {
@@ -48,14 +28,7 @@ std::vector<float> final_params(int workers) {
   }));
 }
 
-double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    norm += double(b[i]) * b[i];
-  }
-  return std::sqrt(diff / norm);
-}
+using dtsim::testing::relative_difference;
 
 TEST(SyncDataParallel, KWorkersEqualOneWorkerWithTheSameGlobalBatch) {
   const std::vector<float> centralized = final_params(1);
