@@ -12,10 +12,11 @@
 namespace dtsim::sim {
 namespace {
 
-// Training strategies that react to failures (timeouts, elastic membership or restarts). The synchronous
-// strategy does not yet: a failed worker would abort the whole run with an internal error, so a scenario
-// that combines it with [faults] is refused up front.
-const std::vector<std::string> kStrategiesThatSurviveFailures = {};
+// Training strategies that react to failures (timeouts, elastic membership or restarts); federated learning
+// treats a lost client as a straggler of its round. The synchronous strategy does not yet: a failed worker
+// would abort the whole run with an internal error, so a scenario that combines it with [faults] is refused
+// up front.
+const std::vector<std::string> kStrategiesThatSurviveFailures = {"federated"};
 
 template <class Parse>
 auto parse_at_key(const Scenario& s, const std::string& key, Parse&& parse) {
