@@ -111,7 +111,8 @@ std::vector<ClientAvailability> parse_availability_trace(const std::string& text
       out.push_back({c, windows});
     }
   }
-  std::sort(out.begin(), out.end(), [](const ClientAvailability& a, const ClientAvailability& b) { return a.client < b.client; });
+  std::sort(out.begin(), out.end(),
+            [](const ClientAvailability& a, const ClientAvailability& b) { return a.client < b.client; });
   return out;
 }
 

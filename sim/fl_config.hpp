@@ -32,7 +32,7 @@ struct SecureAggregationConfig {
   uint64_t key_bytes = 32;           // one public key, secret share or seed: a 256-bit element
   uint64_t id_bytes = 4;             // a client's index on the wire
   uint64_t aead_overhead_bytes = 28;  // AES-GCM nonce (12) + tag (16) on each encrypted share pair
-  double mask_rate = 2.5e8;          // mask elements a host expands per second (PRG: AES-CTR at ~1 GB/s, 4-byte elements)
+  double mask_rate = 2.5e8;          // mask elements expanded per second (AES-CTR at ~1 GB/s, 4-byte elements)
   double key_agreement_time = 5e-5;  // one Diffie-Hellman agreement (X25519 in software: ~50 µs)
   double field_op_time = 1e-7;       // one multiplication in the 256-bit Shamir field
 };

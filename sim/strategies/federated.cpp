@@ -32,8 +32,8 @@ FederatedLearning::FederatedLearning(const TrainingContext& ctx)
       num_params_(ctx.objective.num_params()),
       vectors_(fl_.algorithm == models::FlAlgorithm::Scaffold ? 2 : 1),
       aggregator_(ctx.ops, num_params_, server_settings(fl_, ctx.config().workers)),
-      planner_(fl_, ctx.config().seed, sample_counts(ctx.objective, ctx.config().workers), ctx.config().batch_per_worker,
-               ctx.heterogeneity.faults()),
+      planner_(fl_, ctx.config().seed, sample_counts(ctx.objective, ctx.config().workers),
+               ctx.config().batch_per_worker, ctx.heterogeneity.faults()),
       secagg_(fl_.secure_aggregation),
       report_(ctx.config().workers),
       samples_(sample_counts(ctx.objective, ctx.config().workers)),
@@ -127,6 +127,7 @@ void FederatedLearning::unmask(const std::vector<ClientRun*>& survivors, int ins
     std::vector<sg4::CommPtr> comms;
     for (ClientRun* r : survivors) {
       sg4::Host* client = ctx_.platform.workers[r->work.client];
+      if (!client->is_on()) continue;  // SimGrid 3.32 aborts on a transfer to or from a host that is off
       try {
         comms.push_back(up ? sg4::Comm::sendto_async(client, server_host_, b.unmask_up)
                            : sg4::Comm::sendto_async(server_host_, client, b.survivors_down));
@@ -162,8 +163,8 @@ void FederatedLearning::aggregate(const std::vector<ClientRun*>& survivors) {
                     r->local->control_update());
     loss_sum_ += r->loss_sum;
     loss_count_ += r->steps_done;
-    const int64_t per_epoch = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(samples_[c] / std::max(1, ctx_.config().batch_per_worker))));
-    epochs_ += static_cast<double>(r->steps_done) / static_cast<double>(per_epoch) * samples_[c] / total_samples_;
+    const double local_epochs = static_cast<double>(r->steps_done) / static_cast<double>(planner_.steps_per_epoch(c));
+    epochs_ += local_epochs * samples_[c] / total_samples_;
   }
   aggregator_.finish(params_.master(), c_global_.empty() ? nullptr : c_global_.data());
   params_.assign(params_.master());  // refreshes the copy clients download (rounded under reduced precision)

@@ -41,8 +41,9 @@ double LocalTraining::compute_gradient(int64_t sample_step, const models::Numeri
   if (numerics.loss_scale != 1.0) ops_.scale(static_cast<float>(1.0 / numerics.loss_scale), grad_.data(), n_);
   if (settings_.weight_decay != 0.0)
     ops_.axpy(static_cast<float>(settings_.weight_decay), point_.data(), grad_.data(), n_);
+  float* scratch = scratch_.empty() ? nullptr : scratch_.data();
   models::correct_displaced_gradient(ops_, settings_.algorithm, grad_.data(), displacement_.data(), n_,
-                                     settings_.prox_mu, c_global_, c_local_, scratch_.empty() ? nullptr : scratch_.data());
+                                     settings_.prox_mu, c_global_, c_local_, scratch);
   return loss;
 }
 

@@ -41,17 +41,21 @@ RoundPlanner::RoundPlanner(const FlConfig& config, uint64_t seed, std::vector<do
   windows_.resize(samples_.size());
   traced_.assign(samples_.size(), false);
   for (const ClientAvailability& a : config.availability_trace) {
-    if (a.client < 0 || a.client >= clients()) throw std::invalid_argument("availability trace names an unknown client");
+    if (a.client < 0 || a.client >= clients())
+      throw std::invalid_argument("the availability trace names an unknown client");
     windows_[a.client] = a.windows;
     traced_[a.client] = true;
   }
 }
 
+int64_t RoundPlanner::steps_per_epoch(int client) const {
+  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(samples_.at(client) / batch_)));
+}
+
 int64_t RoundPlanner::full_steps(int client) const {
   if (!config_.local_steps_by_client.empty()) return config_.local_steps_by_client.at(client);
   if (config_.local_steps > 0) return config_.local_steps;
-  const int64_t per_epoch = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(samples_.at(client) / batch_)));
-  return config_.local_epochs * per_epoch;
+  return config_.local_epochs * steps_per_epoch(client);
 }
 
 bool RoundPlanner::available(int client, int64_t round, double t) const {
@@ -101,7 +105,8 @@ std::vector<int> RoundPlanner::sample(const std::vector<int>& candidates, int co
     for (const int c : candidates) {
       const double w = samples_.at(c);
       const double u = rng.uniform();
-      keyed.push_back({w > 0 ? std::log1p(-u) / w : -std::numeric_limits<double>::infinity(), c});  // log(1 − u): u = 0 is possible, 1 is not
+      // log(1 − u) rather than log(u): uniform() can return 0 but never 1.
+      keyed.push_back({w > 0 ? std::log1p(-u) / w : -std::numeric_limits<double>::infinity(), c});
     }
     std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     for (int i = 0; i < count; ++i) chosen.push_back(keyed[i].second);

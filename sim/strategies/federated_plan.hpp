@@ -33,6 +33,8 @@ class RoundPlanner {
                const FaultSchedule& faults);
 
   int clients() const { return static_cast<int>(samples_.size()); }
+  // ⌈samples / batch⌉, at least one: the mini-batches of one local epoch of `client`.
+  int64_t steps_per_epoch(int client) const;
   // The local steps of a full round's work for `client`.
   int64_t full_steps(int client) const;
 

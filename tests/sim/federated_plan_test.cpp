@@ -62,7 +62,8 @@ TEST(FederatedPlan, WeightedSamplingMatchesSuccessiveSamplingProbabilities) {
   // K = 1: exactly proportional to the weights.
   fl.clients_per_round = 1;
   const std::vector<int64_t> one = selection_counts(fl, w, kRounds);
-  for (size_t i = 0; i < w.size(); ++i) expect_frequency(one[i], kRounds, w[i] / total, "K=1 client " + std::to_string(i));
+  for (size_t i = 0; i < w.size(); ++i)
+    expect_frequency(one[i], kRounds, w[i] / total, "K=1 client " + std::to_string(i));
 }
 
 TEST(FederatedPlan, SelectionIsSeededPerRound) {

@@ -218,5 +218,49 @@ TEST(FederatedRounds, AClientWhoseLinkFailsDuringItsUploadIsLost) {
   EXPECT_EQ(o.details["bytes"]["up"].get<double>(), 7 * kVector);  // the failed upload never completed
 }
 
+TEST(FederatedRounds, ASurvivorThatFailsBeforeUnmaskingIsNotNeeded) {
+  // Secure aggregation with client 3 at a quarter speed: clients 0-2 have uploaded by about 17 ms, client 3
+  // by about 43 ms. Worker 1 fails at 30 ms, after its masked input reached the server: its update counts,
+  // and the unmasking exchange goes on without it (any t shares reconstruct a secret).
+  FlConfig fl = every_client(models::FlAlgorithm::FedAvg, 4, 10, 2);
+  fl.secure_aggregation.enabled = true;
+  HeterogeneityConfig h;
+  h.stragglers = slow({3}, 0.25);
+  h.faults.events = {{FaultTarget::Worker, 1, 0.030, kNever}};
+  const Outcome o = train(4, fl, h);
+  EXPECT_EQ(o.details["participation"]["aggregated"], nlohmann::json({2, 1, 2, 2}));
+  EXPECT_EQ(o.details["dropped"]["lost"].get<int>(), 0);
+  const SecureAggregationCost cost{SecureAggregationConfig{}};
+  const SecureAggregationBytes four = cost.bytes(4, 4, kDim, 1), three = cost.bytes(3, 3, kDim, 1);
+  // Round 0: four clients, one of which sends no unmasking shares; round 1: three clients.
+  EXPECT_EQ(o.details["secure_aggregation"]["bytes_up"].get<double>(),
+            4.0 * four.per_client_up() - four.unmask_up + 3.0 * three.per_client_up());
+}
+
+TEST(FederatedRounds, ProtocolStragglersUnderDropDownloadAndAreNotWaitedFor) {
+  // Half of the four clients straggle each round; FedAvg drops them: they download the model (the network
+  // carries it), then the server aggregates the other two without waiting.
+  FlConfig fl = every_client(models::FlAlgorithm::FedAvg, 4, 10, 3);
+  fl.straggler_fraction = 0.5;
+  const Outcome o = train(4, fl);
+  EXPECT_EQ(o.details["dropped"]["straggler"].get<int>(), 6);
+  EXPECT_EQ(o.details["aggregated"]["total"].get<int>(), 6);
+  EXPECT_EQ(o.details["bytes"]["down"].get<double>(), 3 * 4 * kVector);
+  EXPECT_EQ(o.details["bytes"]["up"].get<double>(), 3 * 2 * kVector);
+  const double round = transfer(4, kVector) + 10 * kStep + transfer(2, kVector) + 2 * kStep;
+  EXPECT_NEAR(o.sim_time, 3 * round, 1e-9 * o.sim_time);
+}
+
+TEST(FederatedRounds, AClientWhoseAvailabilityWindowEndsMidRoundIsLost) {
+  // Client 0 is online until 10 ms, in round 0's upload (≈ 9-13 ms), and again from 20 ms.
+  FlConfig fl = every_client(models::FlAlgorithm::FedAvg, 4, 10, 3);
+  fl.availability_trace = parse_availability_trace("0: 0s to 10ms, 20ms to 1s", 4);
+  const Outcome o = train(4, fl);
+  EXPECT_EQ(o.details["dropped"]["lost"].get<int>(), 1);
+  // Round 1 starts at about 12.5 ms, while client 0 is offline; round 2 after 20 ms, when it is back.
+  EXPECT_EQ(o.details["participation"]["selected"], nlohmann::json({2, 3, 3, 3}));
+  EXPECT_EQ(o.details["participation"]["aggregated"], nlohmann::json({1, 3, 3, 3}));
+}
+
 }  // namespace
 }  // namespace dtsim::sim
