@@ -50,6 +50,30 @@ void scaffold_update_control(gpu::Ops<T>& ops, T* c_local, const T* c_global, co
   ops.axpy(T(1), delta_c, c_local, n);
 }
 
+template <class T>
+void correct_displaced_gradient(gpu::Ops<T>& ops, FlAlgorithm algorithm, T* grad, const T* displacement, size_t n,
+                                double prox_mu, const T* c_global, const T* c_local, T* scratch) {
+  if (algorithm == FlAlgorithm::FedProx && prox_mu != 0.0) {
+    ops.axpy(static_cast<T>(prox_mu), displacement, grad, n);
+  } else if (algorithm == FlAlgorithm::Scaffold) {
+    ops.copy(scratch, c_global, n);  // scratch = c − c_i
+    ops.axpy(T(-1), c_local, scratch, n);
+    ops.axpy(T(1), scratch, grad, n);
+  }
+}
+
+template <class T>
+void scaffold_control_from_displacement(gpu::Ops<T>& ops, const T* c_local, const T* c_global, const T* displacement,
+                                        size_t n, int64_t local_steps, double lr, T* delta_c, T* c_next) {
+  if (local_steps <= 0 || lr <= 0) throw std::invalid_argument("SCAFFOLD needs at least one local step and lr > 0");
+  // Δc_i = (x − y)/(τη) − c = −d/(τη) − c
+  ops.copy(delta_c, displacement, n);
+  ops.scale(static_cast<T>(-1.0 / (static_cast<double>(local_steps) * lr)), delta_c, n);
+  ops.axpy(T(-1), c_global, delta_c, n);
+  ops.copy(c_next, c_local, n);
+  ops.axpy(T(1), delta_c, c_next, n);
+}
+
 double fednova_step_norm(int64_t local_steps, double momentum) {
   if (local_steps <= 0) return 0.0;
   if (momentum == 0.0) return static_cast<double>(local_steps);
@@ -71,6 +95,11 @@ ServerAggregator<T>::ServerAggregator(gpu::Ops<T>& ops, size_t num_params, const
   if (settings.momentum > 0) {
     velocity_ = gpu::Buffer<T>(ops, num_params);
     ops.fill(velocity_.data(), n_, T(0));
+  }
+  if (settings.compensated) {
+    residual_ = gpu::Buffer<T>(ops, num_params);
+    scratch_ = gpu::Buffer<T>(ops, num_params);
+    ops.fill(residual_.data(), n_, T(0));
   }
   begin_round();
 }
@@ -112,7 +141,17 @@ void ServerAggregator<T>::finish(T* x, T* c_global) {
     ops_.axpy(T(1), weighted_sum_.data(), velocity_.data(), n_);
     step = velocity_.data();
   }
-  ops_.axpy(static_cast<T>(settings_.lr), step, x, n_);
+  if (residual_.empty()) {
+    ops_.axpy(static_cast<T>(settings_.lr), step, x, n_);
+  } else {
+    // u = residual + η_g·step; x' = x + u (rounded); residual = u − (x' − x), the part of u that x' misses.
+    ops_.axpy(static_cast<T>(settings_.lr), step, residual_.data(), n_);
+    ops_.copy(scratch_.data(), x, n_);
+    ops_.axpy(T(1), residual_.data(), scratch_.data(), n_);
+    ops_.axpy(T(-1), scratch_.data(), x, n_);         // x − x' (exact when x' is within a factor 2 of x)
+    ops_.axpy(T(1), x, residual_.data(), n_);         // u − (x' − x)
+    ops_.copy(x, scratch_.data(), n_);
+  }
   if (settings_.algorithm == FlAlgorithm::Scaffold) {
     if (!c_global) throw std::invalid_argument("SCAFFOLD needs the server control variate");
     ops_.axpy(static_cast<T>(1.0 / settings_.total_clients), control_sum_.data(), c_global, n_);
@@ -127,6 +166,14 @@ template void scaffold_update_control<float>(gpu::Ops<float>&, float*, const flo
                                              int64_t, double, float*);
 template void scaffold_update_control<double>(gpu::Ops<double>&, double*, const double*, const double*, const double*,
                                               size_t, int64_t, double, double*);
+template void correct_displaced_gradient<float>(gpu::Ops<float>&, FlAlgorithm, float*, const float*, size_t, double,
+                                               const float*, const float*, float*);
+template void correct_displaced_gradient<double>(gpu::Ops<double>&, FlAlgorithm, double*, const double*, size_t, double,
+                                                const double*, const double*, double*);
+template void scaffold_control_from_displacement<float>(gpu::Ops<float>&, const float*, const float*, const float*,
+                                                        size_t, int64_t, double, float*, float*);
+template void scaffold_control_from_displacement<double>(gpu::Ops<double>&, const double*, const double*,
+                                                         const double*, size_t, int64_t, double, double*, double*);
 template class ServerAggregator<float>;
 template class ServerAggregator<double>;
 

@@ -32,6 +32,19 @@ template <class T>
 void scaffold_update_control(gpu::Ops<T>& ops, T* c_local, const T* c_global, const T* x, const T* y, size_t n,
                              int64_t local_steps, double lr, T* delta_c);
 
+// The same two rules for a client that keeps its iterate as y = x + d and holds the displacement d = y − x
+// itself: d is small, so it carries the update with far less rounding than y − x recomputed from two
+// floats near x (this is what lets float clients reach the quadratic's fixed points to 1e-6).
+//   FedProx:  grad += μ · d            SCAFFOLD: grad += c − c_i (as above)
+//   SCAFFOLD option II: Δc_i = −c − d/(τη) written to delta_c; c_next = c_i + Δc_i (c_local is left as it is,
+//   so that the client can commit c_next only once the server has accepted its update).
+template <class T>
+void correct_displaced_gradient(gpu::Ops<T>& ops, FlAlgorithm algorithm, T* grad, const T* displacement, size_t n,
+                                double prox_mu, const T* c_global, const T* c_local, T* scratch);
+template <class T>
+void scaffold_control_from_displacement(gpu::Ops<T>& ops, const T* c_local, const T* c_global, const T* displacement,
+                                        size_t n, int64_t local_steps, double lr, T* delta_c, T* c_next);
+
 // FedNova (Wang et al. 2020): ‖a_i‖₁ of a client's local aggregation vector after τ steps. Plain SGD gives τ;
 // heavy-ball momentum ρ gives Σ_{k=0}^{τ−1} (1 − ρ^{k+1}) / (1 − ρ).
 double fednova_step_norm(int64_t local_steps, double momentum);
@@ -41,6 +54,11 @@ struct ServerSettings {
   double lr = 1.0;        // server learning rate η_g
   double momentum = 0.0;  // server momentum β (FedAvgM, Hsu et al. 2019): v = β·v + Δ̄, x += η_g·v
   int total_clients = 1;  // N, for SCAFFOLD's c += Σ Δc_i / N
+  // Kahan-compensated x += η_g·Δ̄: the part of each round's step that rounding to x's float format loses is
+  // carried into the next round. Without it, x stops moving once the step falls below half an ulp of x, which
+  // near a fixed point with a per-round contraction c leaves x up to ulp(x)/(2c) away from it (3e-6 for
+  // FedProx μ = 99 on the validation quadratic, where c = 0.01).
+  bool compensated = false;
 };
 
 // One round at the server: add() each participating client's result, in client-id order (so the floating-point
@@ -68,6 +86,8 @@ class ServerAggregator {
   gpu::Buffer<T> weighted_sum_;  // Σ w_i Δ_i, or Σ w_i Δ_i / a_i for FedNova
   gpu::Buffer<T> control_sum_;   // Σ Δc_i
   gpu::Buffer<T> velocity_;      // server momentum
+  gpu::Buffer<T> residual_;      // compensated: what rounding has not yet let into x
+  gpu::Buffer<T> scratch_;       // compensated: the new x, then what of the step actually reached x
   double weight_sum_ = 0.0;
   double norm_sum_ = 0.0;  // Σ w_i a_i
   int clients_ = 0;

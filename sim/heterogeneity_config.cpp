@@ -12,9 +12,10 @@
 namespace dtsim::sim {
 namespace {
 
-// Training strategies that react to failures (timeouts, elastic membership or restarts); a scenario that
-// combines [faults] with any other (local SGD) is refused up front rather than aborting mid-run.
-const std::vector<std::string> kStrategiesThatSurviveFailures = {"sync"};
+// Training strategies that react to failures: synchronous DP (timeouts, elastic membership or restarts) and
+// federated learning (a lost client is a straggler of its round); a scenario that combines [faults] with
+// any other (local SGD) is refused up front rather than aborting mid-run.
+const std::vector<std::string> kStrategiesThatSurviveFailures = {"sync", "federated"};
 
 template <class Parse>
 auto parse_at_key(const Scenario& s, const std::string& key, Parse&& parse) {
