@@ -15,7 +15,7 @@ namespace {
 // Training strategies that react to failures (timeouts, elastic membership or restarts). The synchronous
 // strategy does not yet: a failed worker would abort the whole run with an internal error, so a scenario
 // that combines it with [faults] is refused up front.
-const std::vector<std::string> kStrategiesThatSurviveFailures = {};
+const std::vector<std::string> kStrategiesThatSurviveFailures = {"async-ps"};
 
 template <class Parse>
 auto parse_at_key(const Scenario& s, const std::string& key, Parse&& parse) {

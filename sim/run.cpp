@@ -79,7 +79,7 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
                             models::Objective<float>& objective) {
   const RunConfig& cfg = inputs.config;
   auto engine = create_engine(network_settings(cfg));
-  const Platform platform = build_platform(*engine, cfg);
+  const Platform platform = build_platform(*engine, cfg, parameter_server_hosts(cfg));
   const HeterogeneityRuntime heterogeneity = apply_heterogeneity(*engine, platform, cfg);
 
   const TrainingContext ctx{inputs, platform, objective, ops, metrics, heterogeneity};
