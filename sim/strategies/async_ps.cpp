@@ -280,7 +280,8 @@ StrategyOutcome AsyncParameterServer::outcome() const {
   out.bytes_sent = channel_.bytes_sent();
   for (int w = 0; w < ctx_.config().workers; ++w) {
     WorkerTime t = job_.worker(w).time;
-    t.communication -= job_.staleness.held_seconds(w);  // held by bounded staleness: idle, not transferring
+    // Held by bounded staleness: idle, not transferring (a held pull whose worker then failed adds neither).
+    t.communication = std::max(0.0, t.communication - job_.staleness.held_seconds(w));
     t.idle = std::max(0.0, end - t.compute - t.communication);
     out.worker_time.push_back(t);
   }

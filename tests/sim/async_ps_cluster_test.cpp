@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/config.hpp"
+#include "sim/outputs.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/strategies/ps_partition.hpp"
 #include "tests/sim/async_ps_support.hpp"
@@ -179,6 +180,18 @@ TEST(AsyncParameterServerKeys, MoreShardsThanTensorsIsAnErrorAtTheKey) {
   } catch (const std::runtime_error& e) {
     EXPECT_TRUE(contains(e.what(), "ps.servers")) << e.what();
   }
+}
+
+TEST(AsyncParameterServerKeys, MeanStalenessIsAtTheTopOfTheSummary) {
+  const RunInputs in = ps_testing::mlp_run(2, 2);
+  RunResult r;
+  r.strategy = "async-ps";
+  r.strategy_details = {{"mean_staleness", 2.5}, {"updates", 4}};
+  const nlohmann::json s = make_summary(in, r, 0.0);
+  EXPECT_EQ(s["mean_staleness"], 2.5);
+  EXPECT_EQ(s["strategy"]["updates"], 4);
+  r.strategy_details = nlohmann::json::object();
+  EXPECT_FALSE(make_summary(in, r, 0.0).contains("mean_staleness")) << "only strategies that measure it";
 }
 
 // ---- how the model is split over shards -------------------------------------------------------------------
