@@ -11,6 +11,7 @@
 #include "models/objective.hpp"
 #include "models/optimizer.hpp"
 #include "models/staleness.hpp"
+#include "sim/heterogeneity_parse.hpp"
 #include "sim/numerics_setup.hpp"
 #include "tests/sim/async_ps_support.hpp"
 
@@ -101,7 +102,7 @@ INSTANTIATE_TEST_SUITE_P(Shards, EqualWorkers, ::testing::Values(1, 2),
 
 TEST(AsyncParameterServer, AFourTimesSlowerWorkersGradientsAreTheStalest) {
   RunInputs in = ps_testing::mlp_run(4, 12);
-  in.config.heterogeneity.stragglers.slow_workers = {{0, 0.25}};
+  in.config.heterogeneity.stragglers.slow_workers = parse_slow_workers("0:0.25", 0.5, 4);  // the scenario key's form
   const Outcome o = ps_testing::run(in);
   const double slow = o.worker(0)["mean_staleness"];
   for (int w = 1; w < 4; ++w) EXPECT_GT(slow, o.worker(w)["mean_staleness"].get<double>()) << "worker " << w;
