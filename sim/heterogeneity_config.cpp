@@ -12,10 +12,10 @@
 namespace dtsim::sim {
 namespace {
 
-// Training strategies that react to failures: synchronous DP (timeouts, elastic membership or restarts) and
-// federated learning (a lost client is a straggler of its round); a scenario that combines [faults] with
-// any other (local SGD) is refused up front rather than aborting mid-run.
-const std::vector<std::string> kStrategiesThatSurviveFailures = {"sync", "federated"};
+// Training strategies that react to failures: synchronous DP (timeouts, elastic membership or restarts),
+// the parameter server (a lost worker is tolerated) and federated learning (a lost client is a straggler of
+// its round); a scenario that combines [faults] with local SGD is refused up front rather than aborting.
+const std::vector<std::string> kStrategiesThatSurviveFailures = {"sync", "async-ps", "federated"};
 
 template <class Parse>
 auto parse_at_key(const Scenario& s, const std::string& key, Parse&& parse) {

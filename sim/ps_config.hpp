@@ -1,12 +1,29 @@
 // The asynchronous parameter server: shards, staleness control and staleness-aware learning rates.
 #pragma once
 
+#include "models/staleness.hpp"
+
 namespace dtsim::sim {
 
 class Scenario;
+struct RunConfig;
 
-struct PsConfig {};
+struct PsConfig {
+  int servers = 1;                // server shards, each on its own dedicated host
+  int staleness_bound = -1;       // bounded staleness s (a shard holds pulls that could exceed it); -1 = none
+  int gradients_per_update = 1;   // n-softsync: a shard applies the average of this many gradients; 1 = async
+  models::StalenessRule staleness_lr = models::StalenessRule::None;
+  double staleness_exponent = 0.5;  // polynomial exponent a, hinge slope a
+  double staleness_threshold = 4.0; // hinge: staleness up to this keeps the full rate
 
+  bool bounded() const { return staleness_bound >= 0; }
+};
+
+// Reads the ps.* keys; combinations the server cannot run (bounded staleness with softsync, link failures)
+// are InputErrors at the key, when training.strategy is async-ps.
 PsConfig make_ps_config(const Scenario& scenario);
+
+// Extra hosts the platform needs for this run's strategy: the server shards of async-ps, else none.
+int parameter_server_hosts(const RunConfig& config);
 
 }  // namespace dtsim::sim

@@ -79,8 +79,9 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
                             models::Objective<float>& objective) {
   const RunConfig& cfg = inputs.config;
   auto engine = create_engine(network_settings(cfg));
-  // Federated learning's server (aggregator) runs on a host of its own.
-  const Platform platform = build_platform(*engine, cfg, cfg.strategy == "federated" ? 1 : 0);
+  // Parameter-server shards and federated learning's aggregator run on hosts of their own.
+  const int servers = cfg.strategy == "federated" ? 1 : parameter_server_hosts(cfg);
+  const Platform platform = build_platform(*engine, cfg, servers);
   HeterogeneityRuntime heterogeneity = apply_heterogeneity(*engine, platform, cfg);
 
   const TrainingContext ctx{inputs, platform, objective, ops, metrics, heterogeneity};

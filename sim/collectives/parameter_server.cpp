@@ -1,5 +1,8 @@
 #include "sim/collectives/parameter_server.hpp"
 
+#include <simgrid/Exception.hpp>
+
+#include <algorithm>
 #include <stdexcept>
 
 #include "sim/collectives/closed_form.hpp"
@@ -27,15 +30,34 @@ sg4::Mailbox* ShardedServerChannel::pull_mailbox(int shard, int worker) {
   return sg4::Mailbox::by_name(name_ + "/pull/" + std::to_string(shard) + ">" + std::to_string(worker));
 }
 
+ShardedServerChannel::Envelope* ShardedServerChannel::new_envelope(int worker, int shard, ShardPayload payload) {
+  const uint64_t id = next_envelope_++;
+  auto e = std::make_unique<Envelope>(Envelope{id, worker, shard, payload});
+  Envelope* raw = e.get();
+  in_flight_.emplace(id, std::move(e));
+  return raw;
+}
+
+ShardPayload ShardedServerChannel::open_envelope(Envelope* e) {
+  const ShardPayload payload = e->payload;
+  in_flight_.erase(e->id);
+  return payload;
+}
+
 void ShardedServerChannel::push(int worker, const std::vector<ShardPayload>& payloads) {
   if (static_cast<int>(payloads.size()) != shards_)
     throw std::invalid_argument("push: " + std::to_string(payloads.size()) + " payloads for " +
                                 std::to_string(shards_) + " shards");
   std::vector<sg4::CommPtr> sends;
   for (int s = 0; s < shards_; ++s)
-    sends.push_back(push_mailbox(s)->put_async(new Envelope{worker, s, payloads[s]}, payloads[s].bytes));
+    sends.push_back(push_mailbox(s)->put_async(new_envelope(worker, s, payloads[s]), payloads[s].bytes));
   sg4::Comm::wait_all(sends);
   for (const ShardPayload& p : payloads) bytes_sent_ += p.bytes;
+}
+
+void ShardedServerChannel::push_to(int worker, int shard, ShardPayload payload) {
+  push_mailbox(shard)->put(new_envelope(worker, shard, payload), payload.bytes);
+  bytes_sent_ += payload.bytes;
 }
 
 std::vector<ShardPayload> ShardedServerChannel::pull(int worker) {
@@ -45,38 +67,100 @@ std::vector<ShardPayload> ShardedServerChannel::pull(int worker) {
   sg4::Comm::wait_all(gets);
   std::vector<ShardPayload> parts(shards_);
   for (int s = 0; s < shards_; ++s) {
-    parts[s] = received[s]->payload;
+    parts[s] = open_envelope(received[s]);
     bytes_sent_ += parts[s].bytes;
-    delete received[s];
   }
   return parts;
 }
 
+ShardPayload ShardedServerChannel::pull_from(int worker, int shard) {
+  const ShardPayload part = open_envelope(pull_mailbox(shard, worker)->get<Envelope>());
+  bytes_sent_ += part.bytes;
+  return part;
+}
+
 void ShardedServerChannel::post_receive(Inbox& inbox, int shard, int slot) {
+  inbox.slots[slot] = nullptr;
   inbox.pending.push_back(push_mailbox(shard)->get_async<Envelope>(&inbox.slots[slot]));
   inbox.slot_of_pending.push_back(slot);
 }
 
-PushArrival ShardedServerChannel::receive_push(int shard) {
+ShardedServerChannel::Inbox& ShardedServerChannel::start_serving(int shard) {
   Inbox& inbox = inboxes_.at(shard);
   if (!inbox.started) {
     inbox.slots.assign(workers_, nullptr);
     for (int slot = 0; slot < workers_; ++slot) post_receive(inbox, shard, slot);
     inbox.started = true;
   }
-  const ssize_t done = sg4::Comm::wait_any(inbox.pending);
-  const int slot = inbox.slot_of_pending[done];
-  inbox.pending.erase(inbox.pending.begin() + done);
-  inbox.slot_of_pending.erase(inbox.slot_of_pending.begin() + done);
+  return inbox;
+}
+
+PushArrival ShardedServerChannel::take(Inbox& inbox, int shard, size_t pending_index) {
+  const int slot = inbox.slot_of_pending[pending_index];
+  inbox.pending.erase(inbox.pending.begin() + static_cast<std::ptrdiff_t>(pending_index));
+  inbox.slot_of_pending.erase(inbox.slot_of_pending.begin() + static_cast<std::ptrdiff_t>(pending_index));
   Envelope* e = inbox.slots[slot];
-  const PushArrival arrival{e->worker, e->shard, e->payload};
-  delete e;
+  const int worker = e->worker;
+  const int to_shard = e->shard;
+  const ShardPayload payload = open_envelope(e);
   post_receive(inbox, shard, slot);
-  return arrival;
+  return {worker, to_shard, payload};
+}
+
+// SimGrid 3.32 reports a failed transfer in wait_any/test_any by an exception that does not say which one;
+// the failed receives are the ones whose state says so (checked in 3.32: the state of a receive in the
+// waited set is updated when it fails).
+void ShardedServerChannel::repost_failed(Inbox& inbox, int shard) {
+  for (size_t i = 0; i < inbox.pending.size();) {
+    const auto state = inbox.pending[i]->get_state();
+    if (state == sg4::Activity::State::FAILED || state == sg4::Activity::State::CANCELED) {
+      const int slot = inbox.slot_of_pending[i];
+      inbox.pending.erase(inbox.pending.begin() + static_cast<std::ptrdiff_t>(i));
+      inbox.slot_of_pending.erase(inbox.slot_of_pending.begin() + static_cast<std::ptrdiff_t>(i));
+      post_receive(inbox, shard, slot);
+    } else {
+      ++i;
+    }
+  }
+}
+
+PushArrival ShardedServerChannel::receive_push(int shard) {
+  Inbox& inbox = start_serving(shard);
+  const ssize_t done = sg4::Comm::wait_any(inbox.pending);
+  return take(inbox, shard, static_cast<size_t>(done));
+}
+
+std::vector<PushArrival> ShardedServerChannel::receive_pushes_until(int shard, double deadline) {
+  Inbox& inbox = start_serving(shard);
+  std::vector<PushArrival> arrived;
+  while (arrived.empty()) {
+    const double now = sg4::Engine::get_clock();
+    if (deadline != kNoDeadline && now >= deadline) break;
+    try {
+      const ssize_t done = sg4::Comm::wait_any_for(inbox.pending, deadline == kNoDeadline ? -1.0 : deadline - now);
+      if (done < 0) break;  // the deadline (or, rounded, an instant before it): the caller asks again
+      arrived.push_back(take(inbox, shard, static_cast<size_t>(done)));
+    } catch (const simgrid::NetworkFailureException&) {
+      repost_failed(inbox, shard);
+    }
+  }
+  // Everything else that completed at this same instant.
+  for (bool more = !arrived.empty(); more;) {
+    try {
+      const ssize_t done = sg4::Comm::test_any(inbox.pending);
+      more = done >= 0;
+      if (more) arrived.push_back(take(inbox, shard, static_cast<size_t>(done)));
+    } catch (const simgrid::NetworkFailureException&) {
+      repost_failed(inbox, shard);
+    }
+  }
+  std::stable_sort(arrived.begin(), arrived.end(),
+                   [](const PushArrival& a, const PushArrival& b) { return a.worker < b.worker; });
+  return arrived;
 }
 
 sg4::CommPtr ShardedServerChannel::send_pull(int shard, int worker, ShardPayload payload) {
-  return pull_mailbox(shard, worker)->put_async(new Envelope{worker, shard, payload}, payload.bytes);
+  return pull_mailbox(shard, worker)->put_async(new_envelope(worker, shard, payload), payload.bytes);
 }
 
 void ShardedServerChannel::stop_serving(int shard) {

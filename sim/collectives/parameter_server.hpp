@@ -17,6 +17,9 @@
 #include <simgrid/s4u.hpp>
 
 #include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,9 +53,18 @@ class ShardedServerChannel {
   void push(int worker, const std::vector<ShardPayload>& payloads);
   // Worker side: waits until every shard has sent this worker its part (send_pull); returns them in shard order.
   std::vector<ShardPayload> pull(int worker);
+  // The same with one shard only: a message to shard `shard`, and the wait for its part of a pull.
+  void push_to(int worker, int shard, ShardPayload payload);
+  ShardPayload pull_from(int worker, int shard);
 
   // Server side, from the one actor that serves shard `shard`: the next push to reach it, in arrival order.
   PushArrival receive_push(int shard);
+  // Server side: every push that has reached shard `shard` at the first simulated instant at which any does,
+  // waiting until `deadline` (simulated seconds) at most; empty when the deadline came first. Pushes that
+  // arrive at the same instant come in worker rank order, so that ties do not depend on SimGrid's internal
+  // order. A push whose transfer failed (its sender's host went down) is dropped and its receive posted again.
+  static constexpr double kNoDeadline = std::numeric_limits<double>::infinity();
+  std::vector<PushArrival> receive_pushes_until(int shard, double deadline);
   // Server side: starts sending `payload` to `worker` as its part of that worker's pull. Wait on the
   // returned communication, or keep serving and let it complete on its own.
   simgrid::s4u::CommPtr send_pull(int shard, int worker, ShardPayload payload);
@@ -63,6 +75,7 @@ class ShardedServerChannel {
 
  private:
   struct Envelope {
+    uint64_t id;
     int worker;
     int shard;
     ShardPayload payload;
@@ -78,12 +91,21 @@ class ShardedServerChannel {
 
   simgrid::s4u::Mailbox* push_mailbox(int shard);
   simgrid::s4u::Mailbox* pull_mailbox(int shard, int worker);
+  Inbox& start_serving(int shard);
   void post_receive(Inbox& inbox, int shard, int slot);
+  PushArrival take(Inbox& inbox, int shard, size_t pending_index);
+  void repost_failed(Inbox& inbox, int shard);
+  // An envelope stays here from its send until its receiver takes it, so that one whose transfer failed
+  // (a host went down mid-transfer) is still freed, and never twice.
+  Envelope* new_envelope(int worker, int shard, ShardPayload payload);
+  ShardPayload open_envelope(Envelope* e);
 
   int shards_;
   int workers_;
   std::string name_;
   std::vector<Inbox> inboxes_;
+  std::map<uint64_t, std::unique_ptr<Envelope>> in_flight_;
+  uint64_t next_envelope_ = 0;
   uint64_t bytes_sent_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include <stdexcept>
 
+#include "sim/strategies/async_ps.hpp"
 #include "sim/strategies/federated.hpp"
 #include "sim/strategies/sync_dp.hpp"
 #include "sim/training.hpp"
@@ -9,6 +10,7 @@ namespace dtsim::sim {
 std::unique_ptr<Strategy> make_strategy(const TrainingContext& ctx) {
   const std::string& name = ctx.config().strategy;
   if (name == "sync" || name == "local") return std::make_unique<SyncDataParallel>(ctx);
+  if (name == "async-ps") return std::make_unique<AsyncParameterServer>(ctx);
   if (name == "federated") return std::make_unique<FederatedLearning>(ctx);
   throw std::logic_error("unknown training strategy '" + name + "'");
 }

@@ -19,7 +19,24 @@ TrainableParameters::TrainableParameters(const TrainingContext& ctx, const float
     ctx.objective.init_params(init.data(), ctx.config().seed);
     ops_.upload(master_.data(), init.data(), n);
   }
-  optimizer_ = models::make_optimizer<float>(ops_, ctx.objective.param_tensors(), n, optimizer_settings(ctx.config()));
+  finish_setup(ctx, ctx.objective.param_tensors());
+}
+
+TrainableParameters::TrainableParameters(const TrainingContext& ctx, const ParameterRange& range)
+    : ops_(ctx.ops),
+      precision_(precision_settings(ctx.config())),
+      schedule_(schedule_settings(ctx.config(), ctx.inputs.length)),
+      scaler_(loss_scaler_settings(ctx.config())),
+      master_(ctx.ops, range.size) {
+  std::vector<float> init(ctx.objective.num_params());
+  ctx.objective.init_params(init.data(), ctx.config().seed);
+  ops_.upload(master_.data(), init.data() + range.offset, range.size);
+  finish_setup(ctx, range.tensors);
+}
+
+void TrainableParameters::finish_setup(const TrainingContext& ctx, const std::vector<models::ParamTensor>& tensors) {
+  const size_t n = master_.size();
+  optimizer_ = models::make_optimizer<float>(ops_, tensors, n, optimizer_settings(ctx.config()));
   if (precision_.weights != gpu::NumberFormat::Fp32) working_ = gpu::Buffer<float>(ops_, n);
   refresh_working();
 }
@@ -33,10 +50,14 @@ models::NumericsOptions TrainableParameters::numerics() const {
 }
 
 bool TrainableParameters::apply(float* grad, int64_t step, double lr_factor) {
+  return apply_scaled(grad, scaler_.scale(), step, lr_factor);
+}
+
+bool TrainableParameters::apply_scaled(float* grad, double grad_scale, int64_t step, double lr_factor) {
   const size_t n = master_.size();
   // An averaged gradient is what a collective delivers: in the gradients' own format.
   ops_.round_to_format(grad, n, precision_.gradients);
-  const bool overflow = models::unscale_and_check(ops_, grad, n, scaler_.scale());
+  const bool overflow = models::unscale_and_check(ops_, grad, n, grad_scale);
   if (!scaler_.update(overflow)) return false;
   optimizer_->step(master_.data(), grad, schedule_.lr(step) * lr_factor);
   refresh_working();

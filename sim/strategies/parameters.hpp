@@ -18,10 +18,21 @@ namespace dtsim::sim {
 
 struct TrainingContext;
 
+// A contiguous run of whole parameter tensors of the flat vector: what one parameter-server shard owns.
+// Whole tensors, because the layer-wise optimizers (LARS, LAMB) need a tensor's norm.
+struct ParameterRange {
+  size_t offset = 0;
+  size_t size = 0;
+  std::vector<models::ParamTensor> tensors;  // offsets relative to `offset`
+};
+
 class TrainableParameters {
  public:
   // Starts from the objective's seeded initialisation, or from `initial` (backend memory) when given.
   explicit TrainableParameters(const TrainingContext& ctx, const float* initial = nullptr);
+  // Only `range` of the model, from the objective's seeded initialisation, with its own optimizer state,
+  // schedule and loss scaler.
+  TrainableParameters(const TrainingContext& ctx, const ParameterRange& range);
 
   size_t size() const { return master_.size(); }
   const float* master() const { return master_.data(); }
@@ -37,6 +48,9 @@ class TrainableParameters {
   // rounds it to that format, unscales it, skips the step when it is not finite (the loss scaler's rule),
   // else applies the optimizer with the scheduled rate × lr_factor. Returns whether the step was applied.
   bool apply(float* grad, int64_t step, double lr_factor = 1.0);
+  // The same for a gradient computed with loss scale `grad_scale` rather than the current one (it was
+  // computed a while ago, asynchronously, or arrives already unscaled with grad_scale 1).
+  bool apply_scaled(float* grad, double grad_scale, int64_t step, double lr_factor = 1.0);
 
   // Overwrites the master weights (e.g. with a model average) and refreshes the working copy.
   void assign(const float* values);
@@ -53,6 +67,7 @@ class TrainableParameters {
 
  private:
   void refresh_working();
+  void finish_setup(const TrainingContext& ctx, const std::vector<models::ParamTensor>& tensors);
 
   gpu::Ops<float>& ops_;
   models::PrecisionSettings precision_;
