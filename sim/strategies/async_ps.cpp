@@ -72,9 +72,7 @@ AsyncParameterServer::AsyncParameterServer(const TrainingContext& ctx)
   for (int s = 0; s < config_.servers; ++s)
     shards_.push_back(std::make_unique<ShardServer>(s, ctx_, config_, ranges_[static_cast<size_t>(s)], channel_, job_,
                                                     hooks));
-  // The runtime keeps its listeners behind a shared pointer, so registering one changes no const object.
-  // (Once TrainingContext holds the runtime by non-const reference this cast is a no-op.)
-  const_cast<HeterogeneityRuntime&>(ctx.heterogeneity).on_fault([this](const FaultTransition& t) { fault(t); });
+  ctx.heterogeneity.on_fault([this](const FaultTransition& t) { fault(t); });
 }
 
 void AsyncParameterServer::spawn() {

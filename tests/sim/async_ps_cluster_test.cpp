@@ -164,9 +164,9 @@ TEST(AsyncParameterServerKeys, BadCombinationsAreErrorsAtTheKey) {
   EXPECT_TRUE(contains(config_error("[training]\nstrategy = async-ps\n[faults]\nevents = link 1 down at 1s\n"),
                        "faults.events"));
   EXPECT_EQ(config_error("[training]\nstrategy = async-ps\n[faults]\nevents = node 1 down at 1s\n"), "");
-  EXPECT_TRUE(contains(config_error("[training]\nstrategy = sync\n[faults]\nevents = worker 1 down at 1s\n"),
+  EXPECT_TRUE(contains(config_error("[training]\nstrategy = local\n[faults]\nevents = worker 1 down at 1s\n"),
                        "faults.events"))
-      << "synchronous training still cannot survive failures";
+      << "local SGD cannot survive failures";
   // Only async-ps cares about its keys.
   EXPECT_EQ(config_error("[ps]\nstaleness_bound = 2\ngradients_per_update = 4\n"), "");
 }
