@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/ps_config.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/text.hpp"
 #include "sim/topology/layout.hpp"
@@ -113,11 +114,12 @@ ClusterConfig make_cluster_config(const Scenario& s) {
   c.site_nodes = to_ints(s.int_list("cluster.site_nodes"));
   if (c.topology == "two-sites") c.wan = make_wan(s);
 
-  // The shapes, as the platform builder will resolve them (without servers, which strategies add).
+  // The shapes, as the platform builder will resolve them, with the server hosts the strategy adds.
   try {
     const auto plan = topology::plan_nodes(c, static_cast<int>(s.integer("cluster.workers")), make_gpu_spec(s),
                                            MathMode::Fp32);
-    topology::check_shapes(c, plan, 0);
+    topology::check_shapes(c, plan,
+                           server_hosts(s.text("training.strategy"), static_cast<int>(s.integer("ps.servers"))));
   } catch (const topology::ShapeError& e) {
     s.fail(e.key(), e.what(), e.hint());
   }

@@ -32,8 +32,11 @@ PsConfig make_ps_config(const Scenario& s) {
   return c;
 }
 
-int parameter_server_hosts(const RunConfig& config) {
-  return config.strategy == "async-ps" ? config.ps.servers : 0;
+int server_hosts(const std::string& strategy, int ps_servers) {
+  if (strategy == "async-ps") return ps_servers;
+  return strategy == "federated" ? 1 : 0;
 }
+
+int server_hosts(const RunConfig& config) { return server_hosts(config.strategy, config.ps.servers); }
 
 }  // namespace dtsim::sim

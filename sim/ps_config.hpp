@@ -1,6 +1,8 @@
 // The asynchronous parameter server: shards, staleness control and staleness-aware learning rates.
 #pragma once
 
+#include <string>
+
 #include "models/staleness.hpp"
 
 namespace dtsim::sim {
@@ -23,7 +25,9 @@ struct PsConfig {
 // are InputErrors at the key, when training.strategy is async-ps.
 PsConfig make_ps_config(const Scenario& scenario);
 
-// Extra hosts the platform needs for this run's strategy: the server shards of async-ps, else none.
-int parameter_server_hosts(const RunConfig& config);
+// Extra hosts the platform needs for a strategy: the server shards of async-ps, federated learning's
+// aggregator, else none.
+int server_hosts(const std::string& strategy, int ps_servers);
+int server_hosts(const RunConfig& config);
 
 }  // namespace dtsim::sim

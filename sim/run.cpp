@@ -80,8 +80,7 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   const RunConfig& cfg = inputs.config;
   auto engine = create_engine(network_settings(cfg));
   // Parameter-server shards and federated learning's aggregator run on hosts of their own.
-  const int servers = cfg.strategy == "federated" ? 1 : parameter_server_hosts(cfg);
-  const Platform platform = build_platform(*engine, cfg, servers);
+  const Platform platform = build_platform(*engine, cfg, server_hosts(cfg));
   HeterogeneityRuntime heterogeneity = apply_heterogeneity(*engine, platform, cfg);
 
   const TrainingContext ctx{inputs, platform, objective, ops, metrics, heterogeneity};

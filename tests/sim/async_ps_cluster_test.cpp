@@ -151,10 +151,11 @@ TEST(AsyncParameterServerKeys, AreReadIntoTheConfiguration) {
   EXPECT_EQ(c.ps.staleness_lr, models::StalenessRule::Hinge);
   EXPECT_EQ(c.ps.staleness_exponent, 2.0);
   EXPECT_EQ(c.ps.staleness_threshold, 1.5);
-  EXPECT_EQ(parameter_server_hosts(c), 2);
-  EXPECT_EQ(parameter_server_hosts(make_run_config(Scenario::parse("test.ini", "[ps]\nservers = 2\n", {}, kProfiles))),
+  EXPECT_EQ(server_hosts(c), 2);
+  EXPECT_EQ(server_hosts(make_run_config(Scenario::parse("test.ini", "[ps]\nservers = 2\n", {}, kProfiles))),
             0)
-      << "only async-ps gets server hosts";
+      << "synchronous data parallelism gets no server hosts";
+  EXPECT_EQ(server_hosts("federated", 4), 1) << "federated learning gets one aggregator";
 }
 
 TEST(AsyncParameterServerKeys, BadCombinationsAreErrorsAtTheKey) {
