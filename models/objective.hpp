@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/batch_schedule.hpp"
+#include "models/compression/compression.hpp"
 #include "models/dataset.hpp"
 #include "models/evaluation.hpp"
 #include "models/network.hpp"
@@ -32,6 +33,8 @@ class Objective {
   virtual size_t num_params() const = 0;
   virtual const std::vector<ParamTensor>& param_tensors() const = 0;
   virtual void init_params(T* host_params, uint64_t seed) const = 0;
+  // The tensors with the matrix shapes gradient compression (PowerSGD) needs; without shapes, all vectors.
+  virtual std::vector<TensorLayout> tensor_layouts() const { return vector_layouts(param_tensors()); }
 
   // Writes numerics.loss_scale × the gradient of `worker`'s loss on its samples for its `step`-th gradient
   // (0-based, counted per worker) at `params` into `grads` (backend memory). Returns the unscaled mean loss.
@@ -62,6 +65,7 @@ class NetworkObjective final : public Objective<float> {
   size_t num_params() const override { return net_->num_params(); }
   const std::vector<ParamTensor>& param_tensors() const override { return net_->param_tensors(); }
   void init_params(float* host_params, uint64_t seed) const override { net_->init_params(host_params, seed); }
+  std::vector<TensorLayout> tensor_layouts() const override { return models::tensor_layouts(*net_); }
   double gradient(int worker, int64_t step, const float* params, float* grads,
                   const NumericsOptions& numerics) override;
   double flops_per_gradient(int worker) const override;

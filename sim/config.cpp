@@ -136,6 +136,7 @@ RunConfig make_run_config(const Scenario& s) {
   c.sync = make_sync_config(s);
   c.ps = make_ps_config(s);
   c.fl = make_fl_config(s);
+  c.compression = make_compression_config(s);
   c.batch_per_worker = static_cast<int>(s.integer("training.batch_per_worker"));
   c.epochs = static_cast<int>(s.integer("training.epochs"));
   c.max_steps = s.integer("training.max_steps");

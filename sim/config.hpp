@@ -9,6 +9,7 @@
 
 #include "sim/cluster_config.hpp"
 #include "sim/collective_config.hpp"
+#include "sim/compression_config.hpp"
 #include "sim/fl_config.hpp"
 #include "sim/hardware_config.hpp"
 #include "sim/heterogeneity_config.hpp"
@@ -95,6 +96,7 @@ struct RunConfig {
   SyncConfig sync;                // sync and local (sync_config.hpp)
   PsConfig ps;                    // async-ps (ps_config.hpp)
   FlConfig fl;                    // federated (fl_config.hpp)
+  CompressionConfig compression;  // every strategy (compression_config.hpp)
   int batch_per_worker = 32;
   int epochs = 1;
   int64_t max_steps = 0;  // 0 = no limit

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,11 @@ struct EvalPoint {
   double test_loss = 0.0;     // mean cross-entropy on the test set
   double test_accuracy = 0.0; // fraction of test samples classified correctly
   uint64_t bytes_sent = 0;    // by all workers since the start
+  // Gradient compression over the messages since the previous point; NaN (an empty cell) when none was
+  // compressed. The error is sqrt(Σ‖x − C(x)‖² / Σ‖x‖²) over every worker's messages, x the compressor's input.
+  double compression_error = std::numeric_limits<double>::quiet_NaN();
+  double wire_bytes_per_worker = std::numeric_limits<double>::quiet_NaN();  // mean per message (worker-step)
+  double compression_ratio = std::numeric_limits<double>::quiet_NaN();      // fp32 bytes / wire bytes
 };
 
 // Simulated seconds a worker spent in each activity. They add up to the worker's part of the run.

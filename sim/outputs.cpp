@@ -86,6 +86,7 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
                     {"scale_growths", r.precision.scale_growths}};
   s["optimizer"] = c.optimizer.name;
   s["strategy"] = r.strategy_details;
+  if (r.strategy_details.contains("compression")) s["compression"] = r.strategy_details["compression"];
   if (r.strategy_details.contains("mean_staleness")) s["mean_staleness"] = r.strategy_details["mean_staleness"];
   s["strategy"]["name"] = r.strategy;
   const CostReport cost = price_run(c, r.worker_time, r.simulated_time_s);

@@ -13,6 +13,7 @@ std::vector<KeySpec> build_key_registry() {
   add_sync_keys(keys);
   add_ps_keys(keys);
   add_fl_keys(keys);
+  add_compression_keys(keys);
   add_collective_keys(keys);
   add_output_keys(keys);
   return keys;

@@ -1,6 +1,7 @@
 #include "recorder.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "sim/training.hpp"
@@ -14,6 +15,44 @@ TrainingRecorder::TrainingRecorder(const TrainingContext& ctx, int64_t interval,
 void TrainingRecorder::add_train_loss(double mean_loss) {
   loss_sum_ += mean_loss;
   ++loss_count_;
+}
+
+void TrainingRecorder::CompressionSums::add(const models::CompressionStats& s) {
+  error_sum_squares += s.error_sum_squares;
+  input_sum_squares += s.input_sum_squares;
+  wire_bytes += s.wire_bytes;
+  dense_bytes += s.dense_bytes;
+  threshold_fallbacks += s.threshold_fallbacks;
+  ++messages;
+}
+
+void TrainingRecorder::add_compression(const models::CompressionStats& stats) {
+  interval_compression_.add(stats);
+  total_compression_.add(stats);
+}
+
+namespace {
+double relative_error(double error_sum_squares, double input_sum_squares) {
+  return input_sum_squares > 0.0 ? std::sqrt(error_sum_squares / input_sum_squares) : 0.0;
+}
+double ratio(uint64_t dense, uint64_t wire) {
+  return wire > 0 ? static_cast<double>(dense) / static_cast<double>(wire) : 0.0;
+}
+}  // namespace
+
+nlohmann::json TrainingRecorder::compression_totals() const {
+  const CompressionSums& t = total_compression_;
+  const models::CompressionSettings& settings = ctx_.config().compression.settings;
+  if (settings.kind == models::CompressorKind::None) return nullptr;
+  return {{"kind", models::to_string(settings.kind)},
+          {"error_feedback", settings.error_feedback},
+          {"messages", t.messages},
+          {"wire_bytes", t.wire_bytes},
+          {"fp32_bytes", t.dense_bytes},
+          {"compression_ratio", ratio(t.dense_bytes, t.wire_bytes)},
+          {"relative_error", relative_error(t.error_sum_squares, t.input_sum_squares)},
+          {"wire_bytes_per_message", static_cast<double>(t.wire_bytes) / static_cast<double>(t.messages)},
+          {"threshold_fallbacks", t.threshold_fallbacks}};
 }
 
 bool TrainingRecorder::due(int64_t applied_steps) const {
@@ -32,6 +71,13 @@ void TrainingRecorder::record(int64_t applied_steps, const float* params, gpu::N
   p.test_loss = test.loss;
   p.test_accuracy = test.accuracy;
   p.bytes_sent = bytes_sent;
+  const CompressionSums& c = interval_compression_;
+  if (c.messages > 0) {
+    p.compression_error = relative_error(c.error_sum_squares, c.input_sum_squares);
+    p.wire_bytes_per_worker = static_cast<double>(c.wire_bytes) / static_cast<double>(c.messages);
+    p.compression_ratio = ratio(c.dense_bytes, c.wire_bytes);
+  }
+  interval_compression_ = {};
   loss_sum_ = 0.0;
   loss_count_ = 0;
   ctx_.metrics.record(p);

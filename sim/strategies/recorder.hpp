@@ -4,6 +4,9 @@
 
 #include <cstdint>
 
+#include <nlohmann/json.hpp>
+
+#include "models/compression/compression.hpp"
 #include "models/network.hpp"
 
 namespace dtsim::sim {
@@ -17,6 +20,10 @@ class TrainingRecorder {
   TrainingRecorder(const TrainingContext& ctx, int64_t interval, int64_t total_steps, double steps_per_epoch);
 
   void add_train_loss(double mean_loss);
+  // One message's compression (a worker's step, push or upload): summed into the next row and the totals.
+  void add_compression(const models::CompressionStats& stats);
+  // The run's totals for summary.json (null when compression.kind is none).
+  nlohmann::json compression_totals() const;
   bool due(int64_t applied_steps) const;
   // Evaluates `params` (backend memory) and records a row at the current simulated time.
   void record(int64_t applied_steps, const float* params, gpu::NumberFormat activations, double lr, uint64_t bytes_sent);
@@ -28,6 +35,18 @@ class TrainingRecorder {
   double steps_per_epoch_;
   double loss_sum_ = 0.0;
   int64_t loss_count_ = 0;
+
+  struct CompressionSums {
+    double error_sum_squares = 0.0;
+    double input_sum_squares = 0.0;
+    uint64_t wire_bytes = 0;
+    uint64_t dense_bytes = 0;
+    uint64_t messages = 0;
+    uint64_t threshold_fallbacks = 0;
+    void add(const models::CompressionStats& s);
+  };
+  CompressionSums interval_compression_;
+  CompressionSums total_compression_;
 };
 
 // The evaluation interval the scenario asks for: steps per epoch / eval.per_epoch, at least 1.

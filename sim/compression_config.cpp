@@ -1,0 +1,70 @@
+#include "compression_config.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "models/random.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace dtsim::sim {
+
+models::CompressionSettings CompressionConfig::resolved(int64_t steps_per_epoch) const {
+  models::CompressionSettings s = settings;
+  s.start_step = std::max(s.start_step, start_epoch * steps_per_epoch);
+  return s;
+}
+
+CompressionConfig make_compression_config(const Scenario& s) {
+  CompressionConfig c;
+  models::CompressionSettings& m = c.settings;
+  m.kind = models::parse_compressor_kind(s.text("compression.kind"));  // a choice key: always valid
+  m.ratio = s.real("compression.ratio");
+  m.sampled_threshold = s.boolean("compression.sampled_threshold");
+  m.unbiased = s.boolean("compression.unbiased");
+  m.shared_indices = s.boolean("compression.shared_indices");
+  m.qsgd_levels = static_cast<int>(s.integer("compression.qsgd_levels"));
+  m.qsgd_bucket = static_cast<size_t>(s.integer("compression.qsgd_bucket"));
+  m.powersgd_rank = static_cast<int>(s.integer("compression.rank"));
+  m.signum_momentum = s.real("compression.signum_momentum");
+  m.majority_vote = s.boolean("compression.majority_vote");
+  m.predivide = s.boolean("compression.predivide");
+  m.error_feedback = s.boolean("compression.error_feedback");
+  m.start_step = s.integer("compression.start_step");
+  m.min_tensor_size = static_cast<size_t>(s.integer("compression.min_tensor_size"));
+  m.indices = models::parse_index_encoding(s.text("compression.indices"));
+  m.seed = models::derive_seed(static_cast<uint64_t>(s.integer("run.seed")), "compression");
+  c.start_epoch = s.integer("compression.start_epoch");
+  c.downloads = s.boolean("compression.downloads");
+
+  // Options that belong to one compressor are errors with another, at the option's key.
+  const std::string kind = s.text("compression.kind");
+  const auto only_for = [&](const char* key, bool set, bool applies, const char* kinds) {
+    if (set && !applies)
+      s.fail(key, std::string("applies to ") + kinds + ", not to compression.kind = " + kind,
+             std::string("remove it, or set compression.kind to ") + kinds);
+  };
+  using K = models::CompressorKind;
+  only_for("compression.majority_vote", m.majority_vote, m.kind == K::Sign || m.kind == K::Signum, "sign or signum");
+  only_for("compression.predivide", m.predivide, m.kind == K::Fp16 || m.kind == K::Bf16, "fp16 or bf16");
+  only_for("compression.sampled_threshold", m.sampled_threshold, m.kind == K::TopK, "topk");
+  only_for("compression.unbiased", m.unbiased, m.kind == K::RandomK, "randomk");
+  only_for("compression.downloads", c.downloads, s.text("training.strategy") == "federated",
+           "training.strategy = federated");
+  if (!c.active() && m.error_feedback)
+    s.fail("compression.error_feedback", "error feedback needs a compressor (compression.kind is none)",
+           "set compression.kind, e.g. topk");
+  try {
+    models::validate(m);
+  } catch (const std::invalid_argument& e) {
+    s.fail("compression.kind", e.what());
+  }
+  if (!c.active()) return c;
+
+  // A restart rolls the model back to a checkpoint, which holds no residuals or half-combined steps.
+  if (!s.text("faults.events").empty() && (s.text("training.strategy") == "sync" || s.text("training.strategy") == "local"))
+    s.fail("compression.kind", "synchronous training with compression does not survive [faults] events yet",
+           "remove faults.events, or set compression.kind = none");
+  return c;
+}
+
+}  // namespace dtsim::sim

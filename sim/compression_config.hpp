@@ -1,0 +1,28 @@
+// Gradient compression as a scenario sets it: the compressor's settings (models/compression) and what only
+// the simulator knows how to resolve (a start given in epochs, whether federated downloads are compressed).
+#pragma once
+
+#include <cstdint>
+
+#include "models/compression/compression.hpp"
+
+namespace dtsim::sim {
+
+class Scenario;
+struct RunConfig;
+
+struct CompressionConfig {
+  models::CompressionSettings settings;  // start_step as given; seed from the run's seed
+  int64_t start_epoch = 0;               // federated: rounds
+  bool downloads = false;                // federated: the model download is compressed too
+
+  bool active() const { return settings.kind != models::CompressorKind::None; }
+  // The settings a run uses: start_step raised to start_epoch × steps_per_epoch (rounds for federated).
+  models::CompressionSettings resolved(int64_t steps_per_epoch) const;
+};
+
+// Reads the [compression] keys. A setting given for a compressor it does not apply to, and compression with
+// strategies or features it cannot serve, are InputErrors at the key.
+CompressionConfig make_compression_config(const Scenario& scenario);
+
+}  // namespace dtsim::sim
