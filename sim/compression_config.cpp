@@ -60,6 +60,12 @@ CompressionConfig make_compression_config(const Scenario& s) {
   }
   if (!c.active()) return c;
 
+  // Error feedback and the narrow casts work on the true gradient; a loss-scaled one would carry the scale
+  // (which changes as the scaler grows or backs off) into the residuals, and an overflowed step's infinities
+  // would stay in them for good.
+  if (s.text("precision.loss_scaling") != "none")
+    s.fail("precision.loss_scaling", "loss scaling cannot be combined with gradient compression yet",
+           "use precision.weights = bf16 (which needs no loss scaling), or compression.kind = none");
   // A restart rolls the model back to a checkpoint, which holds no residuals or half-combined steps.
   if (!s.text("faults.events").empty() && (s.text("training.strategy") == "sync" || s.text("training.strategy") == "local"))
     s.fail("compression.kind", "synchronous training with compression does not survive [faults] events yet",

@@ -7,6 +7,7 @@
 // being silently dropped.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <stdexcept>
@@ -68,18 +69,51 @@ class SparseCodec final : public Codec<T> {
   }
 
  private:
-  // Marks the k largest keys among candidates_ (which it reorders).
+  // Marks the k largest keys among candidates_ (ascending indices), ties going to the lower index. Selecting
+  // on a copy of the keys finds the k-th largest value; one pass in index order then keeps everything above
+  // it and as many of its ties as are needed. (Ranking the indices themselves, with a comparison that looks
+  // the keys up, costs several times more: every comparison is a cache miss.)
   void keep_largest(uint64_t k) {
     if (k >= candidates_.size()) {
       for (const uint32_t j : candidates_) keep_[j] = 1;
       return;
     }
-    const auto larger = [this](uint32_t a, uint32_t b) {
-      return keys_[a] > keys_[b] || (keys_[a] == keys_[b] && a < b);
+    if (k == 0) return;
+    // Keys are non-negative doubles, whose bit patterns order like the values: a histogram of their top 16
+    // bits finds the bucket that holds the k-th largest, and only that bucket needs a selection.
+    const auto bucket_of = [](double key) {
+      uint64_t bits;
+      std::memcpy(&bits, &key, sizeof bits);
+      return static_cast<size_t>(bits >> 48);
     };
-    std::nth_element(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(k), candidates_.end(),
-                     larger);
-    for (uint64_t i = 0; i < k; ++i) keep_[candidates_[i]] = 1;
+    // (Small tensors skip the histogram, which would cost more than it saves.)
+    uint64_t larger = 0;  // keys in the buckets above the one selected from
+    selected_.clear();
+    if (candidates_.size() < kHistogramFrom) {
+      for (const uint32_t j : candidates_) selected_.push_back(keys_[j]);
+    } else {
+      histogram_.assign(size_t{1} << 16, 0);
+      for (const uint32_t j : candidates_) ++histogram_[bucket_of(keys_[j])];
+      size_t bucket = histogram_.size() - 1;
+      while (larger + histogram_[bucket] < k) larger += histogram_[bucket--];
+      for (const uint32_t j : candidates_)
+        if (bucket_of(keys_[j]) == bucket) selected_.push_back(keys_[j]);
+    }
+    const uint64_t rank = k - larger;  // the k-th largest is the rank-th largest of its bucket
+    std::nth_element(selected_.begin(), selected_.begin() + static_cast<std::ptrdiff_t>(rank - 1), selected_.end(),
+                     std::greater<double>());
+    const double kth = selected_[rank - 1];
+    uint64_t above = 0;
+    for (const uint32_t j : candidates_) above += keys_[j] > kth ? 1 : 0;
+    uint64_t ties = k - above;
+    for (const uint32_t j : candidates_) {
+      if (keys_[j] > kth) {
+        keep_[j] = 1;
+      } else if (keys_[j] == kth && ties > 0) {
+        keep_[j] = 1;
+        --ties;
+      }
+    }
   }
 
   // Deep Gradient Compression's threshold (Lin et al. 2018, §3): estimate the magnitude of the k-th largest
@@ -125,6 +159,9 @@ class SparseCodec final : public Codec<T> {
 
   std::vector<double> keys_;
   std::vector<double> sample_;
+  std::vector<double> selected_;
+  std::vector<uint32_t> histogram_;
+  static constexpr size_t kHistogramFrom = 1 << 16;
   std::vector<uint32_t> candidates_;
   std::vector<char> keep_;
 };

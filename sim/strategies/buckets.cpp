@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <stdexcept>
+#include <utility>
 
 namespace dtsim::sim {
 
@@ -30,7 +32,7 @@ std::vector<Bucket> plan_buckets(const std::vector<models::GradientSegment>& seg
 }
 
 struct BucketStreams::Stream {
-  std::deque<int> queue;
+  std::deque<std::pair<int, int64_t>> queue;  // bucket, step
   int handed = 0;
   int done = 0;
   simgrid::s4u::SemaphorePtr ready = simgrid::s4u::Semaphore::create(0);     // one token per queued bucket
@@ -38,9 +40,12 @@ struct BucketStreams::Stream {
 };
 
 BucketStreams::BucketStreams(const Platform& platform, const std::vector<Bucket>& buckets, double bytes_per_value,
-                             const std::function<std::unique_ptr<Collective>(const std::string& name)>& make)
-    : hosts_(platform.workers), buckets_(buckets), bytes_per_value_(bytes_per_value) {
-  for (size_t b = 0; b < buckets.size(); ++b) collectives_.push_back(make("bucket" + std::to_string(b)));
+                             const MakeCollective& make, BucketWire wire, bool allgather)
+    : hosts_(platform.workers), buckets_(buckets), bytes_per_value_(bytes_per_value), wire_(std::move(wire)) {
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    collectives_.push_back(make(CollectiveKind::Allreduce, "bucket" + std::to_string(b)));
+    if (allgather) gathers_.push_back(make(CollectiveKind::AllGather, "gather" + std::to_string(b)));
+  }
   for (int r = 0; r < platform.num_workers(); ++r) streams_.push_back(std::make_unique<Stream>());
 }
 
@@ -60,9 +65,9 @@ simgrid::s4u::ActorPtr BucketStreams::start(int rank, const std::string& name) {
   return actor;
 }
 
-void BucketStreams::hand(int rank, int bucket) {
+void BucketStreams::hand(int rank, int bucket, int64_t step) {
   Stream& s = *streams_[rank];
-  s.queue.push_back(bucket);
+  s.queue.emplace_back(bucket, step);
   ++s.handed;
   s.ready->release();
 }
@@ -76,9 +81,17 @@ void BucketStreams::serve(int rank) {
   Stream& s = *streams_[rank];
   while (true) {
     s.ready->acquire();
-    const int b = s.queue.front();
+    const auto [b, step] = s.queue.front();
     s.queue.pop_front();
-    collectives_[b]->run(rank, static_cast<uint64_t>(static_cast<double>(buckets_[b].size) * bytes_per_value_));
+    if (!wire_) {
+      collectives_[b]->run(rank, static_cast<uint64_t>(static_cast<double>(buckets_[b].size) * bytes_per_value_));
+    } else {
+      for (const BucketMessage& m : wire_(buckets_[b], step)) {
+        if (m.kind == CollectiveKind::AllGather && gathers_.empty())
+          throw std::logic_error("BucketStreams: an all-gather message without all-gather collectives");
+        (m.kind == CollectiveKind::AllGather ? gathers_ : collectives_)[b]->run(rank, m.bytes);
+      }
+    }
     ++s.done;
     s.finished->release();
   }
@@ -86,11 +99,20 @@ void BucketStreams::serve(int rank) {
 
 void BucketStreams::abandon() {
   for (auto& c : collectives_) c->abandon();
+  for (auto& c : gathers_) c->abandon();
 }
 
 uint64_t BucketStreams::bytes_sent() const {
   uint64_t total = 0;
   for (const auto& c : collectives_) total += c->bytes_sent();
+  for (const auto& c : gathers_) total += c->bytes_sent();
+  return total;
+}
+
+uint64_t BucketStreams::bytes_of(int bucket, const std::vector<BucketMessage>& messages) const {
+  uint64_t total = 0;
+  for (const BucketMessage& m : messages)
+    total += (m.kind == CollectiveKind::AllGather ? gathers_ : collectives_)[bucket]->bytes_per_call(m.bytes);
   return total;
 }
 

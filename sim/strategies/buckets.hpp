@@ -30,19 +30,32 @@ struct Bucket {
 std::vector<Bucket> plan_buckets(const std::vector<models::GradientSegment>& segments, double bucket_bytes,
                                  double bytes_per_value);
 
+// One collective call of a bucket: what compression puts on the wire (an allreduce of `bytes`, or an
+// all-gather whose gathered size is `bytes`). Calls of a bucket run one after the other.
+struct BucketMessage {
+  CollectiveKind kind = CollectiveKind::Allreduce;
+  uint64_t bytes = 0;
+};
+
+// The messages of a bucket in a step. It may block (in simulated time) until they are known: a compressed
+// all-gather pads to the largest worker's message, known once every worker has encoded its gradient.
+using BucketWire = std::function<std::vector<BucketMessage>(const Bucket& bucket, int64_t step)>;
+using MakeCollective = std::function<std::unique_ptr<Collective>(CollectiveKind kind, const std::string& name)>;
+
 // One communication stream per worker: hand() queues a ready bucket and returns at once; an actor on the
-// worker's host allreduces the queued buckets in order; wait_all() blocks until every handed bucket is done.
+// worker's host communicates the queued buckets in order; wait_all() blocks until every handed bucket is done.
 class BucketStreams {
  public:
-  // Makes one collective per bucket (their mailboxes must not mix) over `platform`'s workers.
+  // Makes one allreduce per bucket (their mailboxes must not mix) over `platform`'s workers, and one all-gather
+  // per bucket when `allgather`. Without `wire`, a bucket is one allreduce of size × bytes_per_value.
   BucketStreams(const Platform& platform, const std::vector<Bucket>& buckets, double bytes_per_value,
-                const std::function<std::unique_ptr<Collective>(const std::string& name)>& make);
+                const MakeCollective& make, BucketWire wire = nullptr, bool allgather = false);
   ~BucketStreams();
 
   // Starts rank's stream actor (a daemon on the worker's host: it ends with the workers); call before
   // Engine::run() or from an actor.
   simgrid::s4u::ActorPtr start(int rank, const std::string& name);
-  void hand(int rank, int bucket);
+  void hand(int rank, int bucket, int64_t step);
   void wait_all(int rank);
   int size() const { return static_cast<int>(buckets_.size()); }
   const Bucket& bucket(int b) const { return buckets_[b]; }
@@ -50,7 +63,9 @@ class BucketStreams {
   // A member failed: cancels every bucket collective's transfers in flight (see Collective::abandon).
   void abandon();
   uint64_t bytes_sent() const;
-  uint64_t bytes_per_step() const;  // by all ranks, all buckets of one step
+  uint64_t bytes_per_step() const;  // by all ranks, all buckets of one uncompressed step
+  // By all ranks in bucket b's calls of `messages`.
+  uint64_t bytes_of(int bucket, const std::vector<BucketMessage>& messages) const;
 
  private:
   struct Stream;
@@ -64,7 +79,9 @@ class BucketStreams {
   std::vector<simgrid::s4u::Host*> hosts_;
   std::vector<Bucket> buckets_;
   double bytes_per_value_;
-  std::vector<std::unique_ptr<Collective>> collectives_;
+  std::vector<std::unique_ptr<Collective>> collectives_;  // allreduce, per bucket
+  std::vector<std::unique_ptr<Collective>> gathers_;      // all-gather, per bucket (when compressing)
+  BucketWire wire_;
   std::vector<std::unique_ptr<Stream>> streams_;
 };
 

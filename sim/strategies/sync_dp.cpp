@@ -30,6 +30,7 @@ SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
     workers_.push_back(std::move(w));
   }
   for (int r = 0; r < cfg.workers; ++r) active_.push_back(r);
+  if (cfg.compression.active()) compression_ = std::make_unique<SyncGradientCompression>(ctx, cfg.workers);
   if (!ctx.heterogeneity.faults().empty()) watch_faults();
 }
 
@@ -45,25 +46,30 @@ void SyncDataParallel::launch(int64_t first_step) {
   const size_t n = ctx_.objective.num_params();
   const double bytes_per_value = static_cast<double>(replicas_[0]->wire_bytes()) / static_cast<double>(n);
   const std::string prefix = "sync/" + std::to_string(incarnation_) + "/";
-  const auto make = [&](const std::string& name) {
+  const auto make = [&](CollectiveKind kind, const std::string& name) {
+    // Compression's all-gathers: ring, the one algorithm that implements them.
+    const Algorithm algorithm = kind == CollectiveKind::Allreduce ? cfg.collectives.algorithm : Algorithm::Ring;
     try {
-      return make_collective(CollectiveKind::Allreduce, cfg.collectives.algorithm, cfg.collectives.fidelity, group_,
-                             prefix + name, cfg.collectives.options(cfg.fabric.efficiency));
+      return make_collective(kind, algorithm, cfg.collectives.fidelity, group_, prefix + name,
+                             cfg.collectives.options(cfg.fabric.efficiency));
     } catch (const InputError&) {
       if (incarnation_ == 0) throw;
       // A survivor group the algorithm cannot serve (a hierarchical allreduce over unequal nodes): ring.
-      return make_collective(CollectiveKind::Allreduce, Algorithm::Ring, cfg.collectives.fidelity, group_,
-                             prefix + name, cfg.collectives.options(cfg.fabric.efficiency));
+      return make_collective(kind, Algorithm::Ring, cfg.collectives.fidelity, group_, prefix + name,
+                             cfg.collectives.options(cfg.fabric.efficiency));
     }
   };
   if (streams_) {
     collective_bytes_retired_ += streams_->bytes_sent();
     retired_streams_.push_back(std::move(streams_));
   }
+  BucketWire wire;
+  if (compression_)
+    wire = [this](const Bucket& bucket, int64_t step) { return compression_->messages(bucket, step); };
   streams_ = std::make_unique<BucketStreams>(
       group_, plan_buckets(ctx_.objective.gradient_segments(0), cfg.sync.bucket_bytes, bytes_per_value),
-      bytes_per_value, make);
-  if (local_) param_allreduce_ = make("params");
+      bytes_per_value, make, wire, compression_ && compression_->needs_allgather());
+  if (local_) param_allreduce_ = make(CollectiveKind::Allreduce, "params");
   actors_.clear();
   for (size_t slot = 0; slot < active_.size(); ++slot) {
     const int r = active_[slot];
@@ -88,6 +94,8 @@ void SyncDataParallel::worker(int rank, int slot, int64_t first_step) {
   try {
     for (int64_t step = first_step; step < total_steps_; ++step) {
       compute_gradient(rank, step, replica(rank));
+      if (compression_ && gradient_averaging(step))
+        compression_->contribute(rank, workers_[rank].grads.data(), step, static_cast<int>(active_.size()));
       // Slow hosts are slower hosts already; this adds the per-step draws.
       const double multiplier = stragglers.compute_multiplier(rank, step);
       const double start = sg4::Engine::get_clock();
@@ -125,12 +133,12 @@ void SyncDataParallel::synchronous_step(int rank, int slot, int64_t step, double
   const bool overlap = ctx_.config().sync.overlap;
   for (int b = 0; b < streams_->size(); ++b) {
     sg4::this_actor::execute(streams_->bucket(b).backward_flops * multiplier);
-    if (overlap) streams_->hand(slot, b);
+    if (overlap) streams_->hand(slot, b, step);
   }
   w.compute_end = sg4::Engine::get_clock();
   w.time.compute += w.compute_end - start;
   if (!overlap)
-    for (int b = 0; b < streams_->size(); ++b) streams_->hand(slot, b);
+    for (int b = 0; b < streams_->size(); ++b) streams_->hand(slot, b, step);
   streams_->wait_all(slot);
   // The first worker out of the allreduce applies the step: by then every worker's gradient exists and
   // no worker can have started the next step.
@@ -166,9 +174,16 @@ void SyncDataParallel::apply_gradient_average(int64_t step) {
 
   // Average in rank order, whatever order the simulated transfers finished in.
   const size_t n = replicas_[0]->size();
-  ctx_.ops.copy(mean_.data(), workers_[active_[0]].grads.data(), n);
-  for (size_t i = 1; i < active_.size(); ++i) ctx_.ops.axpy(1.0f, workers_[active_[i]].grads.data(), mean_.data(), n);
-  if (active_.size() > 1) ctx_.ops.scale(1.0f / static_cast<float>(active_.size()), mean_.data(), n);
+  if (compression_) {
+    for (int b = 0; b < streams_->size(); ++b)
+      bytes_so_far_ += streams_->bytes_of(b, compression_->messages(streams_->bucket(b), step));
+    compression_->combine(step, mean_.data(), recorder_);
+  } else {
+    ctx_.ops.copy(mean_.data(), workers_[active_[0]].grads.data(), n);
+    for (size_t i = 1; i < active_.size(); ++i) ctx_.ops.axpy(1.0f, workers_[active_[i]].grads.data(), mean_.data(), n);
+    if (active_.size() > 1) ctx_.ops.scale(1.0f / static_cast<float>(active_.size()), mean_.data(), n);
+    bytes_so_far_ += streams_->bytes_per_step();
+  }
   if (replicas_.size() == 1) {
     replicas_[0]->apply(mean_.data(), step);
   } else {
@@ -178,7 +193,6 @@ void SyncDataParallel::apply_gradient_average(int64_t step) {
     }
   }
   for (const int r : active_) recorder_.add_train_loss(workers_[r].batch_loss);
-  bytes_so_far_ += streams_->bytes_per_step();
   applied_steps_ = step + 1;
   if (applied_steps_ == step_at_failure_) {  // back where a restart started from: what it cost in all
     nlohmann::json& report = fault_reports_[report_waiting_catch_up_ - 1];
@@ -246,6 +260,7 @@ StrategyOutcome SyncDataParallel::outcome() const {
                                     {"waiting_for_slowest", mean.idle * per}};
   out.details["buckets"] = streams_->size();
   out.details["micro_batches"] = micro_batches_;
+  if (compression_) out.details["compression"] = recorder_.compression_totals();
   if (!fault_reports_.empty() || checkpoints_written_ > 0) {
     out.details["faults"] = fault_reports_;
     out.details["checkpoints_written"] = checkpoints_written_;

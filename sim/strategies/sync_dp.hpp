@@ -21,6 +21,7 @@
 #include "sim/strategies/buckets.hpp"
 #include "sim/strategies/parameters.hpp"
 #include "sim/strategies/recorder.hpp"
+#include "sim/strategies/sync_compression.hpp"
 #include "sim/training.hpp"
 
 namespace dtsim::sim {
@@ -82,6 +83,7 @@ class SyncDataParallel final : public Strategy {
   std::vector<Worker> workers_;
   std::unique_ptr<BucketStreams> streams_;
   std::unique_ptr<Collective> param_allreduce_;  // local SGD's model averaging
+  std::unique_ptr<SyncGradientCompression> compression_;  // when compression.kind is not none
   std::vector<double> bucket_bytes_per_value_;   // wire width, for rebuilding the streams
 
   // Membership and failures.

@@ -87,6 +87,34 @@ TEST(TopK, SatisfiesTheContractionBound) {
   }
 }
 
+TEST(TopK, LargeTensorsKeepExactlyTheRankedTopKWithTiesToTheLowerIndex) {
+  // Above 2^16 values the selection goes through a histogram of the keys' bits; it must pick the very set a
+  // full ranking by (magnitude descending, index ascending) picks, ties included.
+  gpu::CpuOps<double> ops;
+  const size_t d = 200'000;
+  for (const int variant : {0, 1, 2}) {  // Gaussian, heavy-tailed, half-integers (many exact ties)
+    for (const double ratio : {0.001, 0.01, 0.3}) {
+      CompressionSettings s = settings_for(CompressorKind::TopK);
+      s.ratio = ratio;
+      Compressor<double> c(ops, one_vector(d), d, s, 0);
+      const Vec x = test_vector(d, variant, 5);
+      Vec y = x;
+      c.compress(y.data(), 0);
+      std::vector<size_t> order(d);
+      for (size_t j = 0; j < d; ++j) order[j] = j;
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return std::fabs(x[a]) > std::fabs(x[b]) || (std::fabs(x[a]) == std::fabs(x[b]) && a < b);
+      });
+      const size_t k = static_cast<size_t>(std::round(ratio * d));
+      std::vector<char> expected(d, 0);
+      for (size_t i = 0; i < k; ++i) expected[order[i]] = 1;
+      size_t mismatches = 0;
+      for (size_t j = 0; j < d; ++j) mismatches += (expected[j] ? x[j] : 0.0) != y[j] ? 1 : 0;
+      EXPECT_EQ(mismatches, 0u) << "variant " << variant << " ratio " << ratio;
+    }
+  }
+}
+
 TEST(TopK, NonFiniteValuesAreKept) {
   gpu::CpuOps<double> ops;
   CompressionSettings s = settings_for(CompressorKind::TopK);
