@@ -53,6 +53,9 @@ CompressionConfig make_compression_config(const Scenario& s) {
   if (!c.active() && m.error_feedback)
     s.fail("compression.error_feedback", "error feedback needs a compressor (compression.kind is none)",
            "set compression.kind, e.g. topk");
+  if (!c.active() && c.downloads)
+    s.fail("compression.downloads", "compressed downloads need a compressor (compression.kind is none)",
+           "set compression.kind, e.g. topk");
   try {
     models::validate(m);
   } catch (const std::invalid_argument& e) {
@@ -60,14 +63,37 @@ CompressionConfig make_compression_config(const Scenario& s) {
   }
   if (!c.active()) return c;
 
-  // Error feedback and the narrow casts work on the true gradient; a loss-scaled one would carry the scale
-  // (which changes as the scaler grows or backs off) into the residuals, and an overflowed step's infinities
-  // would stay in them for good.
-  if (s.text("precision.loss_scaling") != "none")
+  // The asynchronous parameter server and federated learning decode every worker's message on its own (a
+  // shard applies each push, the aggregator weighs each upload): there is no group step in which a vote could
+  // be taken or a narrow-format sum could overflow, so these two settings would be silently ignored.
+  const std::string strategy = s.text("training.strategy");
+  if (strategy == "async-ps" || strategy == "federated") {
+    if (m.majority_vote)
+      s.fail("compression.majority_vote",
+             "a majority vote needs a synchronous group; " + strategy + " decodes each worker's signs on their own",
+             "remove it (each message is then plain signs), or use training.strategy = sync");
+    if (m.predivide)
+      s.fail("compression.predivide",
+             "predivide scales a synchronous group's narrow-format sum; " + strategy + " has no such sum",
+             "remove it, or use training.strategy = sync");
+  }
+  // Secure aggregation masks each upload with pairwise masks that cancel only in the sum of dense vectors of
+  // one fixed length; compressed messages (sparse values at client-chosen indices, low-rank factors, signs
+  // with a scale) are neither, and revealing which indices a client sends defeats the masking.
+  if (strategy == "federated" && s.boolean("fl.secure_aggregation"))
+    s.fail("compression.kind", "compressed uploads cannot be securely aggregated (the masks need dense vectors)",
+           "set compression.kind = none, or fl.secure_aggregation = false");
+
+  // Synchronous groups compress the gradients as backward leaves them: a loss-scaled one would carry the
+  // scale (which changes as the scaler grows or backs off) into the residuals, and an overflowed step's
+  // infinities would stay in them for good. (The parameter server unscales before compressing.)
+  const bool synchronous = strategy == "sync" || strategy == "local";
+  if (synchronous && s.text("precision.loss_scaling") != "none")
     s.fail("precision.loss_scaling", "loss scaling cannot be combined with gradient compression yet",
            "use precision.weights = bf16 (which needs no loss scaling), or compression.kind = none");
+
   // A restart rolls the model back to a checkpoint, which holds no residuals or half-combined steps.
-  if (!s.text("faults.events").empty() && (s.text("training.strategy") == "sync" || s.text("training.strategy") == "local"))
+  if (synchronous && !s.text("faults.events").empty())
     s.fail("compression.kind", "synchronous training with compression does not survive [faults] events yet",
            "remove faults.events, or set compression.kind = none");
   return c;

@@ -28,9 +28,11 @@ void add_compression_keys(std::vector<KeySpec>& keys) {
       real("compression.signum_momentum", "0.9", fraction_closed_open(),
            "signum: beta of the momentum m = beta*m + (1-beta)*g whose sign is sent"),
       boolean("compression.majority_vote", "false",
-              "sign, signum: the update is the sign of the sum of the workers' signs (signSGD with majority vote)"),
+              "sign, signum, training.strategy = sync or local: the update is the sign of the sum of the workers' signs "
+              "(signSGD with majority vote)"),
       boolean("compression.predivide", "false",
-              "fp16, bf16: divide by the number of workers before the narrow-format sum, so that it cannot overflow"),
+              "fp16, bf16, training.strategy = sync or local: divide by the number of workers before the narrow-format "
+              "sum, so that it cannot overflow"),
       boolean("compression.error_feedback", "false",
               "Each worker keeps what compression dropped and adds it to its next gradient (EF-SGD)"),
       integer("compression.start_step", "0", at_least(0),

@@ -66,6 +66,12 @@ AsyncParameterServer::AsyncParameterServer(const TrainingContext& ctx)
       scratch_params_(ctx.ops, ctx.objective.num_params()),
       scratch_grads_(ctx.ops, ctx.objective.num_params()) {
   refuse_link_failures(ctx);
+  for (size_t s = 0; s < ranges_.size(); ++s) tensor_shard_.insert(tensor_shard_.end(), ranges_[s].tensors.size(), s);
+  if (ctx.config().compression.active()) {
+    const models::CompressionSettings settings = ctx.config().compression.resolved(ctx.inputs.length.steps_per_epoch);
+    for (int w = 0; w < ctx.config().workers; ++w)
+      compressors_.emplace_back(ctx.ops, ctx.objective.tensor_layouts(), ctx.objective.num_params(), settings, w);
+  }
   ShardServer::Hooks hooks;
   hooks.updated = [this](const ShardServer& s, const std::vector<double>& losses, double lr) { updated(s, losses, lr); };
   hooks.stopped = [this](const ShardServer& s) { stopped(s); };
@@ -104,7 +110,8 @@ void AsyncParameterServer::worker(int rank) {
     const int64_t data_step = me.next_data_step;
     double loss = 0.0;
     double loss_scale = 1.0;
-    std::vector<gpu::Buffer<float>> slices = compute(rank, parts, &loss, &loss_scale);
+    std::vector<uint64_t> bytes;
+    std::vector<gpu::Buffer<float>> slices = compute(rank, parts, &loss, &loss_scale, &bytes);
     job_.mark_computed(rank, computation);
 
     const double start = sg4::Engine::get_clock();
@@ -113,7 +120,7 @@ void AsyncParameterServer::worker(int rank) {
 
     const uint64_t next = me.next_computation++;
     const bool more = job_.take_ticket(rank, next);
-    push(rank, computation, std::move(slices), loss, loss_scale, more, next);
+    push(rank, computation, std::move(slices), bytes, loss, loss_scale, more, next);
     if (!more) return;
     parts = fetch(rank, next, true);
     computation = next;
@@ -159,7 +166,7 @@ std::unique_ptr<ShardReply> AsyncParameterServer::take_reply(const ShardPayload&
 }
 
 std::vector<gpu::Buffer<float>> AsyncParameterServer::compute(int rank, Parts& parts, double* loss,
-                                                               double* loss_scale) {
+                                                               double* loss_scale, std::vector<uint64_t>* push_bytes) {
   WorkerLedger& me = job_.worker(rank);
   // The model as pulled, assembled in the one scratch buffer.
   double scale = std::numeric_limits<double>::infinity();
@@ -169,9 +176,11 @@ std::vector<gpu::Buffer<float>> AsyncParameterServer::compute(int rank, Parts& p
   }
   models::NumericsOptions numerics = shards_[0]->params().numerics();
   numerics.loss_scale = scale;
-  *loss = ctx_.objective.gradient(rank, me.next_data_step++, scratch_params_.data(), scratch_grads_.data(), numerics);
+  const int64_t step = me.next_data_step++;
+  *loss = ctx_.objective.gradient(rank, step, scratch_params_.data(), scratch_grads_.data(), numerics);
   *loss_scale = scale;
   parts.clear();  // the snapshots are no longer needed by this computation
+  *push_bytes = compress(rank, step, scale);
 
   std::vector<gpu::Buffer<float>> slices;
   for (const ParameterRange& r : ranges_) {
@@ -181,8 +190,27 @@ std::vector<gpu::Buffer<float>> AsyncParameterServer::compute(int rank, Parts& p
   return slices;
 }
 
-void AsyncParameterServer::push(int rank, uint64_t computation, std::vector<gpu::Buffer<float>> slices, double loss,
-                                double loss_scale, bool more, uint64_t next) {
+std::vector<uint64_t> AsyncParameterServer::compress(int rank, int64_t step, double scale) {
+  std::vector<uint64_t> bytes;
+  for (const auto& shard : shards_) bytes.push_back(shard->gradient_bytes());
+  if (compressors_.empty()) return bytes;
+  float* grad = scratch_grads_.data();
+  const size_t n = scratch_grads_.size();
+  // An overflow goes dense and leaves the compressor alone (see async_ps.hpp).
+  if (ctx_.ops.count_nonfinite(grad, n) > 0) return bytes;
+  // Compressed as the update sees it, unscaled; scaled back to travel with its loss scale.
+  if (scale != 1.0) ctx_.ops.scale(static_cast<float>(1.0 / scale), grad, n);
+  const models::CompressionResult result = compressors_[static_cast<size_t>(rank)].compress(grad, step);
+  if (scale != 1.0) ctx_.ops.scale(static_cast<float>(scale), grad, n);
+  std::fill(bytes.begin(), bytes.end(), 0);
+  for (const models::WireOp& op : result.wire) bytes[tensor_shard_.at(op.tensor)] += op.bytes_per_worker;
+  recorder_.add_compression(result.stats);
+  return bytes;
+}
+
+void AsyncParameterServer::push(int rank, uint64_t computation, std::vector<gpu::Buffer<float>> slices,
+                                const std::vector<uint64_t>& bytes, double loss, double loss_scale, bool more,
+                                uint64_t next) {
   WorkerLedger& me = job_.worker(rank);
   const double start = sg4::Engine::get_clock();
   std::vector<ShardPayload> payloads;
@@ -201,7 +229,7 @@ void AsyncParameterServer::push(int rank, uint64_t computation, std::vector<gpu:
     else
       request->next = ShardRequest::Next::Params;
     request->next_computation = next;
-    payloads.push_back(job_.requests.send(rank, std::move(request), shards_[s]->gradient_bytes()));
+    payloads.push_back(job_.requests.send(rank, std::move(request), bytes[s]));
   }
   channel_.push(rank, payloads);
   me.time.communication += sg4::Engine::get_clock() - start;
@@ -288,6 +316,7 @@ StrategyOutcome AsyncParameterServer::outcome() const {
     out.final_params.insert(out.final_params.end(), part.begin(), part.end());
   }
   out.details = details(end);
+  if (!compressors_.empty()) out.details["compression"] = recorder_.compression_totals();
   return out;
 }
 

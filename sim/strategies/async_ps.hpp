@@ -28,11 +28,29 @@
 // Faults: a worker whose host goes down loses what it had in flight (its tickets go back, ps_job.hpp); the
 // others go on; when the host comes back the worker starts again with a fresh pull. summary.json's
 // strategy.faults says what that cost.
+//
+// Compression (compression.kind ≠ none): each worker owns a models::Compressor (rank = its rank, step = its
+// own gradient count 0, 1, 2, ..., the objective's data step). Between computing its gradient and splitting it
+// into slices, the worker compresses the whole vector; the slices carry what the shards decode, and the push
+// to shard s costs the wire bytes of the tensors shard s owns (shards own whole tensors, so every message
+// belongs to one shard) instead of the dense slice. Pulls of parameters stay uncompressed.
+// - Loss scaling: the compressor gets the unscaled gradient (what the update sees), and the decoded gradient
+//   is scaled back before it travels with its loss scale, so the shards' path (rounding to the gradients'
+//   format, unscaling, the overflow check) is unchanged and the error-feedback residual stays in gradient
+//   units when the loss scale changes between pushes. With a power-of-two scale both scalings are exact.
+// - A gradient that overflowed (a non-finite value) is not compressed: it would poison the residual. It
+//   travels dense at the dense size, so that the shards' loss scalers see the overflow and skip the step.
+// - A worker whose host fails after compressing loses that push, but its compressor has already taken the
+//   gradient into its state (the residual assumes the message arrived). A real worker would lose the same.
+// - Messages and their statistics go to the recorder (metrics.csv's compression columns, summary.json's
+//   "compression"); one message is one worker's whole push.
+// - Memory: each worker's compressor state (under error feedback a residual of the whole model).
 #pragma once
 
 #include <memory>
 #include <vector>
 
+#include "models/compression/compression.hpp"
 #include "sim/collectives/parameter_server.hpp"
 #include "sim/strategies/ps_job.hpp"
 #include "sim/strategies/ps_shard.hpp"
@@ -58,10 +76,15 @@ class AsyncParameterServer final : public Strategy {
   // `first_requested`, shard 0 already has the request (it travelled with the last push).
   Parts fetch(int rank, uint64_t computation, bool first_requested);
   std::unique_ptr<ShardReply> take_reply(const ShardPayload& payload, uint64_t computation);
-  // The real gradient at the pulled parameters, split into the shards' slices.
-  std::vector<gpu::Buffer<float>> compute(int rank, Parts& parts, double* loss, double* loss_scale);
-  void push(int rank, uint64_t computation, std::vector<gpu::Buffer<float>> slices, double loss, double loss_scale,
-            bool more, uint64_t next);
+  // The real gradient at the pulled parameters (compressed when compression is on), split into the shards'
+  // slices; `push_bytes` gets what each slice costs on the wire.
+  std::vector<gpu::Buffer<float>> compute(int rank, Parts& parts, double* loss, double* loss_scale,
+                                          std::vector<uint64_t>* push_bytes);
+  // Compresses the gradient in scratch_grads_ (computed with loss scale `scale`) in place; returns the bytes
+  // per shard.
+  std::vector<uint64_t> compress(int rank, int64_t step, double scale);
+  void push(int rank, uint64_t computation, std::vector<gpu::Buffer<float>> slices,
+            const std::vector<uint64_t>& bytes, double loss, double loss_scale, bool more, uint64_t next);
   void say_goodbye(int rank);
   void send(int rank, int shard, std::unique_ptr<ShardRequest> request, uint64_t bytes);
 
@@ -81,6 +104,8 @@ class AsyncParameterServer final : public Strategy {
   int64_t total_updates_;
   gpu::Buffer<float> scratch_params_;
   gpu::Buffer<float> scratch_grads_;
+  std::vector<models::Compressor<float>> compressors_;  // one per worker; empty without compression
+  std::vector<size_t> tensor_shard_;                    // the shard that owns each parameter tensor
 
   int64_t last_recorded_ = -1;
   bool model_changed_ = false;  // since the last evaluation point

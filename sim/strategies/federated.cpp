@@ -38,7 +38,8 @@ FederatedLearning::FederatedLearning(const TrainingContext& ctx)
       report_(ctx.config().workers),
       samples_(sample_counts(ctx.objective, ctx.config().workers)),
       gradients_done_(ctx.config().workers, 0),
-      time_(ctx.config().workers) {
+      time_(ctx.config().workers),
+      recorder_(ctx, fl_.eval_every, fl_.rounds, 1.0) {
   if (ctx.platform.servers.empty()) throw std::logic_error("federated learning needs a server host");
   server_host_ = ctx.platform.servers.front();
   local_.algorithm = fl_.algorithm;
@@ -51,6 +52,14 @@ FederatedLearning::FederatedLearning(const TrainingContext& ctx)
     ctx.ops.fill(c_global_.data(), num_params_, 0.0f);
   }
   for (const double s : samples_) total_samples_ += s;
+  if (ctx.config().compression.active()) {
+    compression_ = ctx.config().compression.resolved(1);  // start_epoch counts rounds
+    if (ctx.config().compression.downloads) {
+      broadcast_ = gpu::Buffer<float>(ctx.ops, num_params_);
+      download_diff_ = gpu::Buffer<float>(ctx.ops, num_params_);
+      ctx.ops.copy(broadcast_.data(), params_.forward(), num_params_);
+    }
+  }
 }
 
 void FederatedLearning::spawn() {
@@ -83,16 +92,21 @@ void FederatedLearning::play_round(int64_t round) {
                                            ? secagg_.bytes(n, 0, num_params_, vectors_)
                                            : SecureAggregationBytes{};
   const uint64_t model_bytes = static_cast<uint64_t>(vectors_) * params_.wire_bytes();
+  // Compressed downloads: the broadcast's wire bytes, and SCAFFOLD's c dense.
+  const uint64_t download_model_bytes =
+      broadcast_.empty() ? model_bytes
+                         : compress_download(round) + static_cast<uint64_t>(vectors_ - 1) * params_.wire_bytes();
   std::vector<std::unique_ptr<ClientRun>> runs;
   for (const ClientAssignment& a : plan.selected) {
     auto run = std::make_unique<ClientRun>();
     run->work = a;
+    run->round = round;
     run->full_steps = planner_.full_steps(a.client);
     run->reports = a.local_steps > 0;  // a protocol straggler under drop, or one left with no work
     if (a.straggler && fl_.straggler_policy == StragglerPolicy::Drop) run->reports = false;
     if (!run->reports) run->fate = ClientFate::DroppedStraggler;
     run->lost_at = planner_.lost_at(a.client, t0);
-    run->download_bytes = model_bytes + setup.setup_down;
+    run->download_bytes = download_model_bytes + setup.setup_down;
     run->upload_bytes = model_bytes + setup.masked_extra;
     report_.client_selected(a.client);
     runs.push_back(std::move(run));
@@ -189,6 +203,7 @@ void FederatedLearning::record(int64_t rounds_done) {
   p.test_loss = test.loss;
   p.test_accuracy = test.accuracy;
   p.bytes_sent = report_.bytes_total();
+  recorder_.fill_compression(p);
   loss_sum_ = 0.0;
   loss_count_ = 0;
   ctx_.metrics.record(p);
@@ -220,6 +235,19 @@ StrategyOutcome FederatedLearning::outcome() const {
   d["server"] = {{"lr", fl_.server_lr}, {"momentum", fl_.server_momentum}, {"host", server_host_->get_name()}};
   d["model_bytes"] = params_.wire_bytes();
   d["secure_aggregation"]["enabled"] = fl_.secure_aggregation.enabled;
+  if (compression_.kind != models::CompressorKind::None) {
+    d["compression"] = recorder_.compression_totals();
+    if (!broadcast_.empty()) {
+      const DownloadTotals& t = downloads_;
+      d["compression"]["downloads"] = {
+          {"broadcasts", t.messages},
+          {"wire_bytes", t.wire_bytes},
+          {"fp32_bytes", t.dense_bytes},
+          {"relative_error", t.input_sum_squares > 0 ? std::sqrt(t.error_sum_squares / t.input_sum_squares) : 0.0}};
+    } else {
+      d["compression"]["downloads"] = nullptr;
+    }
+  }
   d["epoch_definition"] =
       "passes over the whole training set that the aggregated local work amounts to: the sum, over aggregated "
       "updates, of the client's local epochs times its share of the training samples";

@@ -52,6 +52,46 @@ bool FederatedLearning::compute(ClientRun& run, double seconds_at_peak) {
   return ok && !run.cancelled;
 }
 
+void FederatedLearning::compress_upload(ClientRun& run) {
+  const int c = run.work.client;
+  float* delta = run.local->mutable_update();
+  if (ctx_.ops.count_nonfinite(delta, num_params_) > 0) return;  // dense, the compressor untouched
+  auto it = upload_compressors_.find(c);
+  if (it == upload_compressors_.end())
+    it = upload_compressors_
+             .emplace(c, models::Compressor<float>(ctx_.ops, ctx_.objective.tensor_layouts(), num_params_,
+                                                   compression_, c))
+             .first;
+  const models::CompressionResult result = it->second.compress(delta, run.round);
+  // Secure aggregation is refused with compression (compression_config.cpp), so nothing is added for masks.
+  run.upload_bytes = result.stats.wire_bytes + static_cast<uint64_t>(vectors_ - 1) * params_.wire_bytes();
+  recorder_.add_compression(result.stats);
+}
+
+uint64_t FederatedLearning::compress_download(int64_t round) {
+  float* diff = download_diff_.data();
+  ctx_.ops.copy(diff, params_.forward(), num_params_);
+  ctx_.ops.axpy(-1.0f, broadcast_.data(), diff, num_params_);
+  if (round < compression_.start_step || ctx_.ops.count_nonfinite(diff, num_params_) > 0) {
+    // Not compressed yet (or not compressible): the model itself, exactly.
+    ctx_.ops.copy(broadcast_.data(), params_.forward(), num_params_);
+    return params_.wire_bytes();
+  }
+  models::CompressionSettings settings = compression_;
+  settings.error_feedback = false;
+  // Fresh for the round; the server's random streams are its own (rank = the number of clients).
+  models::Compressor<float> compressor(ctx_.ops, ctx_.objective.tensor_layouts(), num_params_, settings,
+                                       ctx_.config().workers);
+  const models::CompressionResult result = compressor.compress(diff, round);
+  ctx_.ops.axpy(1.0f, diff, broadcast_.data(), num_params_);
+  ++downloads_.messages;
+  downloads_.wire_bytes += result.stats.wire_bytes;
+  downloads_.dense_bytes += result.stats.dense_bytes;
+  downloads_.error_sum_squares += result.stats.error_sum_squares;
+  downloads_.input_sum_squares += result.stats.input_sum_squares;
+  return result.stats.wire_bytes;
+}
+
 void FederatedLearning::client(ClientRun& run, double round_start, int instance_size) {
   const int c = run.work.client;
   sg4::Host* host = ctx_.platform.workers[c];
@@ -69,7 +109,9 @@ void FederatedLearning::client(ClientRun& run, double round_start, int instance_
   if (!run.reports) return;  // a protocol straggler that will be dropped: it never finishes its work
 
   const auto control = c_local_.find(c);
-  run.local = std::make_unique<LocalTraining>(ctx_.ops, ctx_.objective, c, params_.forward(), local_,
+  // The model the client holds: the broadcast x̃ under compressed downloads.
+  const float* global = broadcast_.empty() ? params_.forward() : broadcast_.data();
+  run.local = std::make_unique<LocalTraining>(ctx_.ops, ctx_.objective, c, global, local_,
                                               c_global_.empty() ? nullptr : c_global_.data(),
                                               control == c_local_.end() ? nullptr : control->second.data());
   // Under the partial policy the deadline stops local training: the step in progress at that moment does not
@@ -113,6 +155,7 @@ void FederatedLearning::client(ClientRun& run, double round_start, int instance_
 
   if (run.steps_done > 0) {
     run.local->finish(run.steps_done, params_.numerics().gradients);
+    if (compression_.kind != models::CompressorKind::None) compress_upload(run);
     if (secure) {
       const double seconds = secagg_.client_seconds(instance_size, num_params_, vectors_);
       if (!compute(run, seconds)) return;

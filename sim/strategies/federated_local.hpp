@@ -43,6 +43,7 @@ class LocalTraining {
   void finish(int64_t steps_done, gpu::NumberFormat wire_format);
 
   const float* update() const { return displacement_.data(); }  // Δ = y − x
+  float* mutable_update() { return displacement_.data(); }       // for compression: overwritten with the decoded Δ
   const float* control_update() const { return delta_c_.empty() ? nullptr : delta_c_.data(); }  // Δc_i
   const float* next_control() const { return c_next_.empty() ? nullptr : c_next_.data(); }      // c_i⁺
 

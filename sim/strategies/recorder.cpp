@@ -55,6 +55,16 @@ nlohmann::json TrainingRecorder::compression_totals() const {
           {"threshold_fallbacks", t.threshold_fallbacks}};
 }
 
+void TrainingRecorder::fill_compression(EvalPoint& p) {
+  const CompressionSums& c = interval_compression_;
+  if (c.messages > 0) {
+    p.compression_error = relative_error(c.error_sum_squares, c.input_sum_squares);
+    p.wire_bytes_per_worker = static_cast<double>(c.wire_bytes) / static_cast<double>(c.messages);
+    p.compression_ratio = ratio(c.dense_bytes, c.wire_bytes);
+  }
+  interval_compression_ = {};
+}
+
 bool TrainingRecorder::due(int64_t applied_steps) const {
   return applied_steps % interval_ == 0 || applied_steps == total_steps_;
 }
@@ -71,13 +81,7 @@ void TrainingRecorder::record(int64_t applied_steps, const float* params, gpu::N
   p.test_loss = test.loss;
   p.test_accuracy = test.accuracy;
   p.bytes_sent = bytes_sent;
-  const CompressionSums& c = interval_compression_;
-  if (c.messages > 0) {
-    p.compression_error = relative_error(c.error_sum_squares, c.input_sum_squares);
-    p.wire_bytes_per_worker = static_cast<double>(c.wire_bytes) / static_cast<double>(c.messages);
-    p.compression_ratio = ratio(c.dense_bytes, c.wire_bytes);
-  }
-  interval_compression_ = {};
+  fill_compression(p);
   loss_sum_ = 0.0;
   loss_count_ = 0;
   ctx_.metrics.record(p);

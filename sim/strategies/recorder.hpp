@@ -8,6 +8,7 @@
 
 #include "models/compression/compression.hpp"
 #include "models/network.hpp"
+#include "sim/metrics.hpp"
 
 namespace dtsim::sim {
 
@@ -24,6 +25,9 @@ class TrainingRecorder {
   void add_compression(const models::CompressionStats& stats);
   // The run's totals for summary.json (null when compression.kind is none).
   nlohmann::json compression_totals() const;
+  // Moves the compression sums since the last row into p's compression cells (left empty when nothing was
+  // compressed): record() does it; strategies that build their own rows (federated) call it.
+  void fill_compression(EvalPoint& p);
   bool due(int64_t applied_steps) const;
   // Evaluates `params` (backend memory) and records a row at the current simulated time.
   void record(int64_t applied_steps, const float* params, gpu::NumberFormat activations, double lr, uint64_t bytes_sent);
