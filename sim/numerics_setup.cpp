@@ -10,7 +10,8 @@ namespace dtsim::sim {
 
 RunLength run_length(const RunConfig& c, int usable_training_samples) {
   RunLength length;
-  length.steps_per_epoch = usable_training_samples / c.global_batch();
+  // At least one: a federated round can draw more samples than one pass (many clients, small shards).
+  length.steps_per_epoch = std::max(1, usable_training_samples / c.global_batch());
   length.total_steps = static_cast<int64_t>(c.epochs) * length.steps_per_epoch;
   if (c.max_steps > 0) length.total_steps = std::min(length.total_steps, c.max_steps);
   return length;

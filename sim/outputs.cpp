@@ -53,9 +53,14 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
   s["time_breakdown_s"] = {{"compute", mean.compute}, {"communication", mean.communication}, {"idle", mean.idle}};
   s["bytes_sent"] = r.bytes_sent;
   s["steps"] = r.steps;
-  s["epochs"] = r.steps_per_epoch > 0 ? static_cast<double>(r.steps) / r.steps_per_epoch : 0.0;
+  // Epochs of training data consumed: federated learning counts its clients' local epochs itself (its steps
+  // are rounds); the others consume one global batch per step.
+  const double epochs = r.strategy_details.contains("epochs") ? r.strategy_details["epochs"].get<double>()
+                        : r.steps_per_epoch > 0 ? static_cast<double>(r.steps) / r.steps_per_epoch
+                                                : 0.0;
+  s["epochs"] = epochs;
   s["samples_per_simulated_second"] =
-      r.simulated_time_s > 0 ? static_cast<double>(r.steps) * c.global_batch() / r.simulated_time_s : 0.0;
+      r.simulated_time_s > 0 ? epochs * r.steps_per_epoch * c.global_batch() / r.simulated_time_s : 0.0;
   s["seed"] = c.seed;
   s["dtsim_version"] = dtsim_version();
   s["backend"] = r.backend;
@@ -127,8 +132,29 @@ std::string describe_setup(const RunInputs& in) {
   o << c.name << ": " << c.workers << " × " << c.gpu.name << " (" << to_string(c.math) << " "
     << format_quantity(c.gpu.peak(c.math), Dimension::FlopRate) << " × " << c.gpu.efficiency << ") on "
     << c.fabric.name << " (" << format("%.4g Gb/s", c.fabric.bandwidth * 8 / 1e9)
-    << ", " << c.layout.topology << "), synchronous data parallel with " << c.collective << " allreduce, global batch "
-    << c.global_batch();
+    << ", " << c.layout.topology << "), ";
+  if (c.strategy == "async-ps") {
+    o << "asynchronous parameter server (" << c.ps.servers << (c.ps.servers == 1 ? " shard" : " shards") << ", "
+      << (c.ps.bounded() ? "staleness bound " + std::to_string(c.ps.staleness_bound) : std::string("unbounded staleness"))
+      << "), batch " << c.batch_per_worker << " per worker";
+  } else if (c.strategy == "federated") {
+    o << "federated " << models::to_string(c.fl.algorithm) << ", " << c.fl.clients_per_round << " of " << c.workers
+      << " clients per round for " << c.fl.rounds << " rounds, batch " << c.batch_per_worker;
+  } else if (c.strategy == "local") {
+    o << "local SGD averaging every " << c.sync.local_steps << " steps with " << c.collective
+      << " allreduce, global batch " << c.global_batch();
+  } else {
+    o << "synchronous data parallel with " << c.collective << " allreduce, global batch " << c.global_batch();
+  }
+  if (c.compression.active()) {
+    const models::CompressionSettings& k = c.compression.settings;
+    o << ", " << models::to_string(k.kind) << " compression";
+    if (k.kind == models::CompressorKind::TopK || k.kind == models::CompressorKind::RandomK)
+      o << " " << format("%.3g %%", 100.0 * k.ratio);
+    if (k.kind == models::CompressorKind::PowerSgd) o << " rank " << k.powersgd_rank;
+    if (k.kind == models::CompressorKind::Qsgd) o << " " << k.qsgd_levels << " levels";
+    o << (k.error_feedback ? " with error feedback" : "");
+  }
   return o.str();
 }
 

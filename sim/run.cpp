@@ -19,11 +19,15 @@ RunInputs prepare_run(const Scenario& scenario) {
   const RunConfig& c = in.config;
   TrainingData data = prepare_data(scenario, c);
   const int usable = usable_training_samples(data);
-  if (c.global_batch() > usable)
+  // Federated clients each draw batches from their own shard: only one client's batch must fit.
+  const int batch = c.strategy == "federated" ? c.batch_per_worker : c.global_batch();
+  if (batch > usable)
     scenario.fail("training.batch_per_worker",
-                  "global batch " + std::to_string(c.global_batch()) + " (" + std::to_string(c.workers) +
-                      " workers × " + std::to_string(c.batch_per_worker) + ") exceeds the " + std::to_string(usable) +
-                      " training samples",
+                  (c.strategy == "federated" ? "batch " + std::to_string(batch)
+                                              : "global batch " + std::to_string(batch) + " (" +
+                                                    std::to_string(c.workers) + " workers × " +
+                                                    std::to_string(c.batch_per_worker) + ")") +
+                      " exceeds the " + std::to_string(usable) + " training samples",
                   "lower it, or use fewer workers or more data");
   in.length = run_length(c, usable);
   check_numerics(scenario, c, in.length, data.train);

@@ -1,0 +1,58 @@
+// The setup line names the strategy that will run, and summary.json counts epochs and throughput in samples
+// for every strategy (federated rounds are not steps of one global batch).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/config.hpp"
+#include "sim/outputs.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "tests/sim/topology_support.hpp"
+
+namespace dtsim::sim {
+namespace {
+
+std::string setup_of(const std::string& text) {
+  RunInputs in;
+  in.config = make_run_config(Scenario::parse("setup.ini", text, {}, testing::kProfiles));
+  return describe_setup(in);
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(SetupLine, NamesEachStrategy) {
+  EXPECT_TRUE(has(setup_of("[cluster]\nworkers = 4\n[training]\nbatch_per_worker = 8\n"),
+                  "synchronous data parallel with ring allreduce, global batch 32"));
+  EXPECT_TRUE(has(setup_of("[training]\nstrategy = local\n[local]\nlocal_steps = 8\n"), "local SGD averaging every 8 steps"));
+  const std::string ps = setup_of("[training]\nstrategy = async-ps\n[ps]\nservers = 2\nstaleness_bound = 3\n");
+  EXPECT_TRUE(has(ps, "asynchronous parameter server (2 shards, staleness bound 3)")) << ps;
+  const std::string fl = setup_of("[cluster]\nworkers = 10\n[training]\nstrategy = federated\n"
+                                  "[fl]\nalgorithm = fedprox\nclients_per_round = 3\nrounds = 7\n");
+  EXPECT_TRUE(has(fl, "federated fedprox, 3 of 10 clients per round for 7 rounds")) << fl;
+  EXPECT_FALSE(has(fl, "synchronous"));
+  const std::string topk = setup_of("[compression]\nkind = topk\nratio = 0.01\nerror_feedback = true\n");
+  EXPECT_TRUE(has(topk, "topk compression 1 % with error feedback")) << topk;
+  EXPECT_TRUE(has(setup_of("[compression]\nkind = powersgd\nrank = 4\n"), "powersgd compression rank 4"));
+}
+
+TEST(Summary, EpochsAndThroughputFollowTheStrategy) {
+  RunInputs in;
+  in.config = make_run_config(Scenario::parse("setup.ini", "[cluster]\nworkers = 4\n[training]\nbatch_per_worker = 8\n",
+                                              {}, testing::kProfiles));
+  RunResult r;
+  r.steps = 50;
+  r.steps_per_epoch = 100;  // 3 200 samples a pass at 32 per step
+  r.simulated_time_s = 2.0;
+  nlohmann::json s = make_summary(in, r, 1.0);
+  EXPECT_DOUBLE_EQ(s["epochs"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(s["samples_per_simulated_second"].get<double>(), 50.0 * 32 / 2.0);
+
+  // Federated: 50 rounds that consumed 3 local epochs of the data in all.
+  r.strategy_details = {{"epochs", 3.0}};
+  s = make_summary(in, r, 1.0);
+  EXPECT_DOUBLE_EQ(s["epochs"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(s["samples_per_simulated_second"].get<double>(), 3.0 * 3200 / 2.0);
+}
+
+}  // namespace
+}  // namespace dtsim::sim
