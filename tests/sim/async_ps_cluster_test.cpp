@@ -168,6 +168,13 @@ TEST(AsyncParameterServerKeys, BadCombinationsAreErrorsAtTheKey) {
   EXPECT_TRUE(contains(config_error("[training]\nstrategy = local\n[faults]\nevents = worker 1 down at 1s\n"),
                        "faults.events"))
       << "local SGD cannot survive failures";
+  // A torus must have a position for every server host too: 8 workers and 1 shard make 9 nodes.
+  EXPECT_EQ(config_error("[cluster]\nworkers = 8\ntopology = torus\ntorus_dims = 3,3\n[training]\nstrategy = async-ps\n"),
+            "");
+  EXPECT_TRUE(contains(config_error("[cluster]\nworkers = 8\ntopology = torus\ntorus_dims = 2,4\n"
+                                    "[training]\nstrategy = async-ps\n"),
+                       "cluster.torus_dims"));
+  EXPECT_EQ(config_error("[cluster]\nworkers = 8\ntopology = torus\ntorus_dims = 2,4\n"), "");
   // Only async-ps cares about its keys.
   EXPECT_EQ(config_error("[ps]\nstaleness_bound = 2\ngradients_per_update = 4\n"), "");
 }
