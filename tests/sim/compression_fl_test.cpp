@@ -12,6 +12,7 @@
 #include "gpu/cpu_ops.hpp"
 #include "models/objective.hpp"
 #include "sim/run.hpp"
+#include "tests/sim/federated_support.hpp"
 #include "tests/subprocess.hpp"
 
 namespace dtsim::sim {
@@ -55,23 +56,12 @@ Outcome train(const RunInputs& in, const std::vector<std::vector<float>>& target
 }
 
 RunInputs star_run(int clients, models::FlAlgorithm algorithm, int64_t steps, int64_t rounds) {
-  RunInputs in;
-  RunConfig& c = in.config;
-  c.name = "fl-compression";
-  c.seed = 7;
-  c.workers = clients;
-  c.gpu = {"test-gpu", 1e9, 1e9, 1e9, 40e9, 1.0};
-  c.fabric = {"test-fabric", kBandwidth, 1e-6, 0.0, 1.0};
-  c.strategy = "federated";
-  c.lr = 0.01;
-  c.momentum = 0.0;
-  c.batch_per_worker = 1;
-  c.fl.algorithm = algorithm;
-  c.fl.rounds = rounds;
-  c.fl.clients_per_round = clients;
-  c.fl.local_steps = steps;
-  in.length = {1, rounds};
-  return in;
+  FlConfig fl;
+  fl.algorithm = algorithm;
+  fl.rounds = rounds;
+  fl.clients_per_round = clients;
+  fl.local_steps = steps;
+  return testing::federated_star_run("fl-compression", clients, kBandwidth, fl);
 }
 
 Outcome train_star(const RunInputs& in) {

@@ -12,6 +12,7 @@
 #include "models/objective.hpp"
 #include "sim/run.hpp"
 #include "sim/strategies/federated_secagg.hpp"
+#include "tests/sim/federated_support.hpp"
 #include "tests/subprocess.hpp"
 
 namespace dtsim::sim {
@@ -26,20 +27,8 @@ constexpr double kStep = 2.0 * kDim / 1e9;  // one local step, or one aggregated
 double transfer(int concurrent, double bytes) { return kAlpha + concurrent * bytes / kBandwidth; }
 
 RunInputs star_run(int clients, const FlConfig& fl, const HeterogeneityConfig& heterogeneity = {}) {
-  RunInputs in;
-  RunConfig& c = in.config;
-  c.name = "fl-rounds";
-  c.seed = 7;
-  c.workers = clients;
-  c.gpu = {"test-gpu", 1e9, 1e9, 1e9, 40e9, 1.0};
-  c.fabric = {"test-fabric", kBandwidth, 1e-6, 0.0, 1.0};
-  c.strategy = "federated";
-  c.lr = 0.01;
-  c.momentum = 0.0;
-  c.batch_per_worker = 1;
-  c.fl = fl;
-  c.heterogeneity = heterogeneity;
-  in.length = {1, fl.rounds};
+  RunInputs in = testing::federated_star_run("fl-rounds", clients, kBandwidth, fl);
+  in.config.heterogeneity = heterogeneity;
   return in;
 }
 
