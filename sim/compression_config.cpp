@@ -29,6 +29,7 @@ CompressionConfig make_compression_config(const Scenario& s) {
   m.majority_vote = s.boolean("compression.majority_vote");
   m.predivide = s.boolean("compression.predivide");
   m.error_feedback = s.boolean("compression.error_feedback");
+  m.momentum_correction = s.real("compression.momentum_correction");
   m.start_step = s.integer("compression.start_step");
   m.min_tensor_size = static_cast<size_t>(s.integer("compression.min_tensor_size"));
   m.indices = models::parse_index_encoding(s.text("compression.indices"));
@@ -48,6 +49,15 @@ CompressionConfig make_compression_config(const Scenario& s) {
   only_for("compression.predivide", m.predivide, m.kind == K::Fp16 || m.kind == K::Bf16, "fp16 or bf16");
   only_for("compression.sampled_threshold", m.sampled_threshold, m.kind == K::TopK, "topk");
   only_for("compression.unbiased", m.unbiased, m.kind == K::RandomK, "randomk");
+  only_for("compression.momentum_correction", m.momentum_correction > 0.0,
+           m.kind == K::TopK || m.kind == K::RandomK, "topk or randomk");
+  if (m.momentum_correction > 0.0 && !m.error_feedback)
+    s.fail("compression.momentum_correction", "momentum correction accumulates what was not sent, which needs error feedback",
+           "set compression.error_feedback = true");
+  if (m.momentum_correction > 0.0 && s.real("training.momentum") != 0.0)
+    s.fail("compression.momentum_correction",
+           "the momentum is applied by each worker before sparsifying; the optimizer's would apply it twice",
+           "set training.momentum = 0 (and give its value to compression.momentum_correction)");
   only_for("compression.downloads", c.downloads, s.text("training.strategy") == "federated",
            "training.strategy = federated");
   if (!c.active() && m.error_feedback)

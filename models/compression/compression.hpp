@@ -75,6 +75,12 @@ struct CompressionSettings {
   bool majority_vote = false;      // sign, signum: the receivers take the sign of the sum of the workers' signs
   bool predivide = false;          // fp16, bf16: divide by the number of workers before the (narrow) sum
   bool error_feedback = false;
+  // topk, randomk, with error feedback: Deep Gradient Compression's momentum correction (Lin et al. 2018, §3.2)
+  // with momentum factor masking, β in [0, 1), 0 = off. Each worker keeps u = β·u + g and accumulates v = v + u
+  // (the error-feedback residual), sends C(v), and clears both u and v where it sent: the momentum the
+  // optimizer would apply to the average is applied to each worker's own gradients before they are sparsified
+  // (the optimizer then runs without momentum). Tensors that go uncompressed send u (plain momentum).
+  double momentum_correction = 0.0;
   int64_t start_step = 0;          // steps before this one go uncompressed
   size_t min_tensor_size = 0;      // tensors with fewer values go uncompressed
   IndexEncoding indices = IndexEncoding::Bits;

@@ -97,6 +97,12 @@ class Engine {
     size_t largest = 0;
     for (const TensorLayout& l : layouts_) largest = std::max(largest, l.tensor.size);
     if (!settings_.error_feedback) scratch_ = gpu::Buffer<T>(ops_, largest);
+    if (settings_.momentum_correction > 0.0) {
+      for (int r = 0; r < ranks; ++r) {
+        momenta_.emplace_back(ops_, num_params_);
+        ops_.fill(momenta_.back().data(), num_params_, T(0));
+      }
+    }
     pending_.resize(static_cast<size_t>(ranks));
   }
 
@@ -120,6 +126,12 @@ class Engine {
       T* x = grad + off;
       Route r = route(t, step);
       if (r == Route::Deferred && !group) r = Route::Encoded;  // a worker alone runs the codec's own algorithm
+      T* u = momentum(slot, off);
+      if (u) {  // u = βu + g, and u is what the worker sends or accumulates
+        ops_.scale(static_cast<T>(settings_.momentum_correction), u, n);
+        ops_.axpy(T(1), x, u, n);
+        ops_.copy(x, u, n);
+      }
       if (r == Route::Dense) {
         stats.input_sum_squares += ops_.sum_squares(x, n);
         wire.push_back({t, Collective::Allreduce, kFp32Bytes * n});
@@ -140,6 +152,7 @@ class Engine {
       T* diff = e ? e : scratch_.data();
       ops_.axpy(T(-1), x, diff, n);  // x − C(x): the new residual
       stats.error_sum_squares += ops_.sum_squares(diff, n);
+      if (u) mask_sent(x, u, n);
     }
     for (const WireOp& op : wire) stats.wire_bytes += op.bytes_per_worker;
     return wire;
@@ -221,6 +234,19 @@ class Engine {
   T* residual(size_t slot, size_t offset) {
     return settings_.error_feedback ? residuals_[slot].data() + offset : nullptr;
   }
+  T* momentum(size_t slot, size_t offset) { return momenta_.empty() ? nullptr : momenta_[slot].data() + offset; }
+
+  // Momentum factor masking: the momentum of every value that was sent (non-zero in the decoded message)
+  // restarts from zero, as the residual did. Index work on host copies, like the sparsifiers' selection.
+  void mask_sent(const T* sent, T* u, size_t n) {
+    sent_host_.resize(n);
+    momentum_host_.resize(n);
+    ops_.download(sent_host_.data(), sent, n);
+    ops_.download(momentum_host_.data(), u, n);
+    for (size_t j = 0; j < n; ++j)
+      if (sent_host_[j] != T(0)) momentum_host_[j] = T(0);
+    ops_.upload(u, momentum_host_.data(), n);
+  }
 
   // The uncompressed average, in the same order and arithmetic as the codecs' default.
   void plain_average(const std::vector<const T*>& xs, size_t n, T* mean) {
@@ -235,6 +261,8 @@ class Engine {
   size_t num_params_;
   std::unique_ptr<Codec<T>> codec_;
   std::vector<gpu::Buffer<T>> residuals_;
+  std::vector<gpu::Buffer<T>> momenta_;  // momentum correction: one u per worker
+  std::vector<T> sent_host_, momentum_host_;
   gpu::Buffer<T> scratch_;
   std::vector<Pending> pending_;
   int64_t step_ = 0;

@@ -78,6 +78,12 @@ void validate(const CompressionSettings& s) {
   if (s.predivide && !is_cast(s.kind)) reject("predivide applies to fp16 and bf16, not " + kind);
   if (s.sampled_threshold && s.kind != CompressorKind::TopK) reject("sampled_threshold applies to topk, not " + kind);
   if (s.unbiased && s.kind != CompressorKind::RandomK) reject("unbiased applies to randomk, not " + kind);
+  if (!(s.momentum_correction >= 0.0 && s.momentum_correction < 1.0))
+    reject("momentum_correction must be in [0, 1), got " + show(s.momentum_correction));
+  if (s.momentum_correction > 0.0 && s.kind != CompressorKind::TopK && s.kind != CompressorKind::RandomK)
+    reject("momentum_correction applies to topk and randomk, not " + kind);
+  if (s.momentum_correction > 0.0 && !s.error_feedback)
+    reject("momentum_correction needs error_feedback (the residual is DGC's accumulated velocity)");
 }
 
 std::vector<TensorLayout> vector_layouts(const std::vector<ParamTensor>& tensors) {

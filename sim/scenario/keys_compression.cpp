@@ -35,6 +35,10 @@ void add_compression_keys(std::vector<KeySpec>& keys) {
               "sum, so that it cannot overflow"),
       boolean("compression.error_feedback", "false",
               "Each worker keeps what compression dropped and adds it to its next gradient (EF-SGD)"),
+      real("compression.momentum_correction", "0", fraction_closed_open(),
+           "topk, randomk with error_feedback: Deep Gradient Compression's momentum correction with momentum "
+           "factor masking, beta (0 = off); each worker applies the momentum before sparsifying, so "
+           "training.momentum must be 0"),
       integer("compression.start_step", "0", at_least(0),
               "Steps before this one go uncompressed (PowerSGD's start_powerSGD_iter, 1-bit Adam's freeze_step)"),
       integer("compression.start_epoch", "0", at_least(0),

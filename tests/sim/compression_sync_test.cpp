@@ -214,6 +214,16 @@ TEST(CompressionKeys, BadCombinationsAreErrorsAtTheKey) {
                        "compression.kind"));
   EXPECT_TRUE(mentions(config_error("[compression]\nkind = topk\nratio = 0\n"), "compression.ratio"));
   EXPECT_EQ(config_error("[compression]\nkind = sign\nmajority_vote = true\nerror_feedback = true\n"), "");
+  // Momentum correction moves the optimizer's momentum into the workers: it needs EF, a sparsifier and no
+  // optimizer momentum.
+  const std::string corrected = "[compression]\nkind = topk\nerror_feedback = true\nmomentum_correction = 0.9\n";
+  EXPECT_TRUE(mentions(config_error(corrected), "compression.momentum_correction")) << "training.momentum is 0.9";
+  EXPECT_EQ(config_error(corrected + "[training]\nmomentum = 0\n"), "");
+  EXPECT_TRUE(mentions(config_error("[compression]\nkind = topk\nmomentum_correction = 0.9\n[training]\nmomentum = 0\n"),
+                       "compression.momentum_correction"));
+  EXPECT_TRUE(mentions(config_error("[compression]\nkind = qsgd\nerror_feedback = true\nmomentum_correction = 0.9\n"
+                                    "[training]\nmomentum = 0\n"),
+                       "compression.momentum_correction"));
 }
 
 }  // namespace
