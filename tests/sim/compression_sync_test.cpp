@@ -147,6 +147,22 @@ TEST(SyncCompression, ErrorFeedbackChangesTheTrajectoryButNotTheBytes) {
   EXPECT_NE(with.params, without.params);
 }
 
+TEST(SyncCompression, BucketsSplitTheMessagesButNotTheBytesOrTheNumerics) {
+  // 100 kB buckets: the first weight matrix (784 KB) alone, the rest together; overlapped with backward.
+  const auto run = [](double bucket_bytes) {
+    RunInputs in = compressed_run(4, 4, CompressorKind::TopK, [](models::CompressionSettings& s) {
+      s.error_feedback = true;
+    });
+    in.config.sync.overlap = true;
+    in.config.sync.bucket_bytes = bucket_bytes;
+    return measure(in);
+  };
+  const Measured one = run(25e6), several = run(100e3);
+  EXPECT_EQ(several.bytes, one.bytes) << "each tensor's message travels once, whatever the bucket";
+  EXPECT_EQ(several.params, one.params) << "the decoded average does not depend on the buckets";
+  EXPECT_NE(several.simulated_time, one.simulated_time) << "but the all-gathers are split and overlapped";
+}
+
 // The simulated time of a compressed step's communication is that of the uncompressed collective of the same
 // bytes on the same platform.
 TEST(SyncCompressionTiming, ACompressedStepCostsTheCollectiveOfItsBytes) {
