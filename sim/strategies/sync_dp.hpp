@@ -9,6 +9,10 @@
 //   local.sync_until_step steps. With H = 1 averaging after every step is synchronous SGD, and it runs as
 //   such (gradients averaged before the update), so the two are identical bit for bit.
 //
+// Compression (sync_compression.hpp): with compression.kind set, each worker encodes its gradient as soon as
+// it exists, the bucket streams carry the encoding's bytes, and the update uses the group's decoded average.
+// Local SGD's model averages travel uncompressed.
+//
 // Failures (sync only; sync_recovery.cpp): when a worker's host or link fails, the others notice after
 // sync.fault_timeout; then either the survivors continue without it (elastic) or the job restarts from its
 // last checkpoint once the node is back (restart), checkpoints having cost their write time all along.
