@@ -9,11 +9,14 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/strategies/ps_partition.hpp"
 #include "tests/sim/async_ps_support.hpp"
+#include "tests/sim/topology_support.hpp"
 
 namespace dtsim::sim {
 namespace {
 
 using ps_testing::Outcome;
+using testing::config_error_of;
+using testing::contains;
 
 double samples_per_second(const Outcome& o, const RunInputs& in) {
   return static_cast<double>(o.steps) * in.config.global_batch() / o.sim_time;
@@ -124,27 +127,12 @@ TEST(AsyncParameterServerFaults, FailureAtTimeZeroAndReturn) {
 
 // ---- keys ------------------------------------------------------------------------------------------------
 
-const std::string kProfiles = std::string(DTSIM_SOURCE_DIR) + "/network_profiles";
-
-std::string config_error(const std::string& text) {
-  try {
-    make_run_config(Scenario::parse("test.ini", text, {}, kProfiles));
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
 TEST(AsyncParameterServerKeys, AreReadIntoTheConfiguration) {
   const RunConfig c = make_run_config(Scenario::parse(
       "test.ini",
       "[training]\nstrategy = async-ps\n[ps]\nservers = 2\nstaleness_bound = 3\nstaleness_lr = hinge\n"
       "staleness_exponent = 2\nstaleness_threshold = 1.5\n[faults]\nevents = worker 1 down at 1s up at 2s\n",
-      {}, kProfiles));
+      {}, testing::kProfiles));
   EXPECT_EQ(c.ps.servers, 2);
   EXPECT_EQ(c.ps.staleness_bound, 3);
   EXPECT_EQ(c.ps.gradients_per_update, 1);
@@ -152,31 +140,31 @@ TEST(AsyncParameterServerKeys, AreReadIntoTheConfiguration) {
   EXPECT_EQ(c.ps.staleness_exponent, 2.0);
   EXPECT_EQ(c.ps.staleness_threshold, 1.5);
   EXPECT_EQ(server_hosts(c), 2);
-  EXPECT_EQ(server_hosts(make_run_config(Scenario::parse("test.ini", "[ps]\nservers = 2\n", {}, kProfiles))),
+  EXPECT_EQ(server_hosts(make_run_config(Scenario::parse("test.ini", "[ps]\nservers = 2\n", {}, testing::kProfiles))),
             0)
       << "synchronous data parallelism gets no server hosts";
   EXPECT_EQ(server_hosts("federated", 4), 1) << "federated learning gets one aggregator";
 }
 
 TEST(AsyncParameterServerKeys, BadCombinationsAreErrorsAtTheKey) {
-  EXPECT_TRUE(contains(config_error("[training]\nstrategy = async-ps\n[ps]\nstaleness_bound = 2\n"
+  EXPECT_TRUE(contains(config_error_of("[training]\nstrategy = async-ps\n[ps]\nstaleness_bound = 2\n"
                                     "gradients_per_update = 4\n"),
                        "ps.staleness_bound"));
-  EXPECT_TRUE(contains(config_error("[training]\nstrategy = async-ps\n[faults]\nevents = link 1 down at 1s\n"),
+  EXPECT_TRUE(contains(config_error_of("[training]\nstrategy = async-ps\n[faults]\nevents = link 1 down at 1s\n"),
                        "faults.events"));
-  EXPECT_EQ(config_error("[training]\nstrategy = async-ps\n[faults]\nevents = node 1 down at 1s\n"), "");
-  EXPECT_TRUE(contains(config_error("[training]\nstrategy = local\n[faults]\nevents = worker 1 down at 1s\n"),
+  EXPECT_EQ(config_error_of("[training]\nstrategy = async-ps\n[faults]\nevents = node 1 down at 1s\n"), "");
+  EXPECT_TRUE(contains(config_error_of("[training]\nstrategy = local\n[faults]\nevents = worker 1 down at 1s\n"),
                        "faults.events"))
       << "local SGD cannot survive failures";
   // A torus must have a position for every server host too: 8 workers and 1 shard make 9 nodes.
-  EXPECT_EQ(config_error("[cluster]\nworkers = 8\ntopology = torus\ntorus_dims = 3,3\n[training]\nstrategy = async-ps\n"),
+  EXPECT_EQ(config_error_of("[cluster]\nworkers = 8\ntopology = torus\ntorus_dims = 3,3\n[training]\nstrategy = async-ps\n"),
             "");
-  EXPECT_TRUE(contains(config_error("[cluster]\nworkers = 8\ntopology = torus\ntorus_dims = 2,4\n"
+  EXPECT_TRUE(contains(config_error_of("[cluster]\nworkers = 8\ntopology = torus\ntorus_dims = 2,4\n"
                                     "[training]\nstrategy = async-ps\n"),
                        "cluster.torus_dims"));
-  EXPECT_EQ(config_error("[cluster]\nworkers = 8\ntopology = torus\ntorus_dims = 2,4\n"), "");
+  EXPECT_EQ(config_error_of("[cluster]\nworkers = 8\ntopology = torus\ntorus_dims = 2,4\n"), "");
   // Only async-ps cares about its keys.
-  EXPECT_EQ(config_error("[ps]\nstaleness_bound = 2\ngradients_per_update = 4\n"), "");
+  EXPECT_EQ(config_error_of("[ps]\nstaleness_bound = 2\ngradients_per_update = 4\n"), "");
 }
 
 TEST(AsyncParameterServerKeys, MoreShardsThanTensorsIsAnErrorAtTheKey) {

@@ -20,6 +20,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "tests/cli/run_dtsim.hpp"
 #include "tests/sim/async_ps_support.hpp"
+#include "tests/sim/topology_support.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -275,19 +276,8 @@ TEST(CompressedParameterServer, AppliesTheDecodedGradientsOfErrorFeedback) {
 // ---- combinations the scenario refuses --------------------------------------------------------------------
 
 const std::string kQuickstart = std::string(DTSIM_SOURCE_DIR) + "/scenarios/quickstart.ini";
-const std::string kProfiles = std::string(DTSIM_SOURCE_DIR) + "/network_profiles";
-
-std::string config_error_of(const std::vector<std::string>& sets) {
-  try {
-    make_run_config(Scenario::parse("test.ini", "", sets, kProfiles));
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 void expect_refused(const std::vector<std::string>& sets, const std::string& key) {
-  const std::string error = config_error_of(sets);
+  const std::string error = testing::config_error_of("", sets);
   EXPECT_NE(error.find(key), std::string::npos) << error;
   std::string args = "check " + kQuickstart;
   for (const std::string& s : sets) args += " --set " + s;
@@ -302,13 +292,13 @@ TEST(CompressionConfig, RefusesWhatAsyncPsAndFederatedCannotServe) {
     SCOPED_TRACE(strategy);
     expect_refused({s, "compression.kind=sign", "compression.majority_vote=true"}, "compression.majority_vote");
     expect_refused({s, "compression.kind=fp16", "compression.predivide=true"}, "compression.predivide");
-    EXPECT_EQ(config_error_of({s, "compression.kind=topk", "compression.error_feedback=true"}), "");
+    EXPECT_EQ(testing::config_error_of("", {s, "compression.kind=topk", "compression.error_feedback=true"}), "");
   }
   expect_refused({"training.strategy=federated", "fl.secure_aggregation=true", "compression.kind=qsgd"},
                  "compression.kind");
   expect_refused({"training.strategy=federated", "compression.downloads=true"}, "compression.downloads");
-  EXPECT_EQ(config_error_of({"training.strategy=federated", "fl.secure_aggregation=true"}), "");
-  EXPECT_EQ(config_error_of({"training.strategy=federated", "compression.kind=topk", "compression.downloads=true"}),
+  EXPECT_EQ(testing::config_error_of("", {"training.strategy=federated", "fl.secure_aggregation=true"}), "");
+  EXPECT_EQ(testing::config_error_of("", {"training.strategy=federated", "compression.kind=topk", "compression.downloads=true"}),
             "");
 }
 

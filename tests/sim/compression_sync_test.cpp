@@ -19,6 +19,8 @@ namespace dtsim::sim {
 namespace {
 
 using models::CompressorKind;
+using testing::config_error_of;
+using testing::contains;
 
 // The quickstart MLP 784-256-128-10: weight and bias sizes in parameter order.
 const std::vector<uint64_t> kTensorSizes = {784 * 256, 256, 256 * 128, 128, 128 * 10, 10};
@@ -186,17 +188,6 @@ TEST(SyncCompressionTiming, ACompressedStepCostsTheCollectiveOfItsBytes) {
   EXPECT_NEAR(fp16.communication / steps, reduce_seconds, 1e-9 * reduce_seconds);
 }
 
-std::string config_error(const std::string& text) {
-  try {
-    make_run_config(Scenario::parse("test.ini", text, {}, testing::kProfiles));
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool mentions(const std::string& error, const std::string& key) { return error.find(key) != std::string::npos; }
-
 TEST(CompressionKeys, AreReadIntoTheSettings) {
   const RunConfig c = make_run_config(Scenario::parse(
       "test.ini",
@@ -216,28 +207,28 @@ TEST(CompressionKeys, AreReadIntoTheSettings) {
 }
 
 TEST(CompressionKeys, BadCombinationsAreErrorsAtTheKey) {
-  EXPECT_TRUE(mentions(config_error("[compression]\nkind = topk\nmajority_vote = true\n"), "compression.majority_vote"));
-  EXPECT_TRUE(mentions(config_error("[compression]\nkind = sign\npredivide = true\n"), "compression.predivide"));
-  EXPECT_TRUE(mentions(config_error("[compression]\nkind = qsgd\nunbiased = true\n"), "compression.unbiased"));
-  EXPECT_TRUE(mentions(config_error("[compression]\nkind = randomk\nsampled_threshold = true\n"),
+  EXPECT_TRUE(contains(config_error_of("[compression]\nkind = topk\nmajority_vote = true\n"), "compression.majority_vote"));
+  EXPECT_TRUE(contains(config_error_of("[compression]\nkind = sign\npredivide = true\n"), "compression.predivide"));
+  EXPECT_TRUE(contains(config_error_of("[compression]\nkind = qsgd\nunbiased = true\n"), "compression.unbiased"));
+  EXPECT_TRUE(contains(config_error_of("[compression]\nkind = randomk\nsampled_threshold = true\n"),
                        "compression.sampled_threshold"));
-  EXPECT_TRUE(mentions(config_error("[compression]\nerror_feedback = true\n"), "compression.error_feedback"));
-  EXPECT_TRUE(mentions(config_error("[compression]\nkind = topk\ndownloads = true\n"), "compression.downloads"));
-  EXPECT_TRUE(mentions(config_error("[compression]\nkind = fp16\n[precision]\nweights = fp16\nactivations = fp16\n"
+  EXPECT_TRUE(contains(config_error_of("[compression]\nerror_feedback = true\n"), "compression.error_feedback"));
+  EXPECT_TRUE(contains(config_error_of("[compression]\nkind = topk\ndownloads = true\n"), "compression.downloads"));
+  EXPECT_TRUE(contains(config_error_of("[compression]\nkind = fp16\n[precision]\nweights = fp16\nactivations = fp16\n"
                                     "gradients = fp16\nloss_scaling = dynamic\n"),
                        "precision.loss_scaling"));
-  EXPECT_TRUE(mentions(config_error("[compression]\nkind = topk\n[faults]\nevents = worker 1 down at 1s\n"),
+  EXPECT_TRUE(contains(config_error_of("[compression]\nkind = topk\n[faults]\nevents = worker 1 down at 1s\n"),
                        "compression.kind"));
-  EXPECT_TRUE(mentions(config_error("[compression]\nkind = topk\nratio = 0\n"), "compression.ratio"));
-  EXPECT_EQ(config_error("[compression]\nkind = sign\nmajority_vote = true\nerror_feedback = true\n"), "");
+  EXPECT_TRUE(contains(config_error_of("[compression]\nkind = topk\nratio = 0\n"), "compression.ratio"));
+  EXPECT_EQ(config_error_of("[compression]\nkind = sign\nmajority_vote = true\nerror_feedback = true\n"), "");
   // Momentum correction moves the optimizer's momentum into the workers: it needs EF, a sparsifier and no
   // optimizer momentum.
   const std::string corrected = "[compression]\nkind = topk\nerror_feedback = true\nmomentum_correction = 0.9\n";
-  EXPECT_TRUE(mentions(config_error(corrected), "compression.momentum_correction")) << "training.momentum is 0.9";
-  EXPECT_EQ(config_error(corrected + "[training]\nmomentum = 0\n"), "");
-  EXPECT_TRUE(mentions(config_error("[compression]\nkind = topk\nmomentum_correction = 0.9\n[training]\nmomentum = 0\n"),
+  EXPECT_TRUE(contains(config_error_of(corrected), "compression.momentum_correction")) << "training.momentum is 0.9";
+  EXPECT_EQ(config_error_of(corrected + "[training]\nmomentum = 0\n"), "");
+  EXPECT_TRUE(contains(config_error_of("[compression]\nkind = topk\nmomentum_correction = 0.9\n[training]\nmomentum = 0\n"),
                        "compression.momentum_correction"));
-  EXPECT_TRUE(mentions(config_error("[compression]\nkind = qsgd\nerror_feedback = true\nmomentum_correction = 0.9\n"
+  EXPECT_TRUE(contains(config_error_of("[compression]\nkind = qsgd\nerror_feedback = true\nmomentum_correction = 0.9\n"
                                     "[training]\nmomentum = 0\n"),
                        "compression.momentum_correction"));
 }

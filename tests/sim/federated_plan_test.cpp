@@ -9,9 +9,12 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/strategies/federated_plan.hpp"
 #include "sim/strategies/federated_secagg.hpp"
+#include "tests/sim/topology_support.hpp"
 
 namespace dtsim::sim {
 namespace {
+
+using testing::config_error_of;
 
 constexpr int kRounds = 20000;
 
@@ -171,15 +174,6 @@ TEST(FederatedPlan, SecureAggregationFormula) {
   EXPECT_EQ(b.unmask_up, 9u * 36u);
   EXPECT_NEAR(cost.server_seconds(10, 8, 1000, 1), 10 * 36 * 1e-7 + 2 * 8 * 5e-5 + 1000.0 * (8 + 16) / 2.5e8, 1e-15);
   EXPECT_NEAR(cost.client_seconds(10, 1000, 2), 18 * 5e-5 + 2 * 10 * 6 * 1e-7 + 2 * 1000.0 * 10 / 2.5e8, 1e-15);
-}
-
-std::string config_error_of(const std::string& text) {
-  try {
-    make_run_config(Scenario::parse("test.ini", text, {}, std::string(DTSIM_SOURCE_DIR) + "/network_profiles"));
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(FederatedPlan, KeysAreCheckedAgainstTheRestOfTheScenario) {
