@@ -74,12 +74,7 @@ TEST_P(StepwiseMatchesClosedForm, WithinHalfAPercent) {
 
 std::vector<Param> all_cases() {
   std::vector<Param> cases;
-  const std::vector<std::pair<CollectiveKind, Algorithm>> kinds = {
-      {CollectiveKind::Allreduce, Algorithm::Ring},          {CollectiveKind::Allreduce, Algorithm::DoubleBinaryTree},
-      {CollectiveKind::Allreduce, Algorithm::HalvingDoubling}, {CollectiveKind::ReduceScatter, Algorithm::Ring},
-      {CollectiveKind::AllGather, Algorithm::Ring},          {CollectiveKind::Broadcast, Algorithm::Ring},
-      {CollectiveKind::Reduce, Algorithm::Ring}};
-  for (const auto& [kind, algorithm] : kinds)
+  for (const auto& [kind, algorithm] : testing::flat_collectives())
     for (const int n : {2, 3, 5, 8, 64}) cases.push_back({kind, algorithm, n});
   return cases;
 }

@@ -39,12 +39,7 @@ TEST_P(Fidelities, AnalyticIsTheClosedFormExactly) {
 
 std::vector<Param> cases() {
   std::vector<Param> out;
-  const std::vector<std::pair<CollectiveKind, Algorithm>> kinds = {
-      {CollectiveKind::Allreduce, Algorithm::Ring},          {CollectiveKind::Allreduce, Algorithm::DoubleBinaryTree},
-      {CollectiveKind::Allreduce, Algorithm::HalvingDoubling}, {CollectiveKind::ReduceScatter, Algorithm::Ring},
-      {CollectiveKind::AllGather, Algorithm::Ring},          {CollectiveKind::Broadcast, Algorithm::Ring},
-      {CollectiveKind::Reduce, Algorithm::Ring}};
-  for (const auto& [kind, algorithm] : kinds)
+  for (const auto& [kind, algorithm] : testing::flat_collectives())
     for (const int n : {2, 5, 8, 64}) out.push_back({kind, algorithm, n});
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/collectives/collective.hpp"
@@ -74,6 +75,14 @@ inline Outcome simulate_on_star(const Case& c, const FabricSpec& fabric = hdr_fa
     return dtsim::testing::to_bytes(std::vector<Outcome>{o});
   });
   return dtsim::testing::from_bytes<Outcome>(out).at(0);
+}
+
+// Every (collective, algorithm) pair with a flat closed form: the cases the timing tests sweep.
+inline std::vector<std::pair<CollectiveKind, Algorithm>> flat_collectives() {
+  return {{CollectiveKind::Allreduce, Algorithm::Ring},          {CollectiveKind::Allreduce, Algorithm::DoubleBinaryTree},
+          {CollectiveKind::Allreduce, Algorithm::HalvingDoubling}, {CollectiveKind::ReduceScatter, Algorithm::Ring},
+          {CollectiveKind::AllGather, Algorithm::Ring},          {CollectiveKind::Broadcast, Algorithm::Ring},
+          {CollectiveKind::Reduce, Algorithm::Ring}};
 }
 
 inline std::string case_name(CollectiveKind kind, Algorithm algorithm, int ranks) {
