@@ -1,7 +1,6 @@
 #include "recorder.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 
 #include "sim/training.hpp"
@@ -18,27 +17,22 @@ void TrainingRecorder::add_train_loss(double mean_loss) {
 }
 
 void TrainingRecorder::CompressionSums::add(const models::CompressionStats& s) {
-  error_sum_squares += s.error_sum_squares;
-  input_sum_squares += s.input_sum_squares;
-  wire_bytes += s.wire_bytes;
-  dense_bytes += s.dense_bytes;
-  threshold_fallbacks += s.threshold_fallbacks;
+  sum.error_sum_squares += s.error_sum_squares;
+  sum.input_sum_squares += s.input_sum_squares;
+  sum.wire_bytes += s.wire_bytes;
+  sum.dense_bytes += s.dense_bytes;
+  sum.threshold_fallbacks += s.threshold_fallbacks;
   ++messages;
+}
+
+double TrainingRecorder::CompressionSums::wire_bytes_per_message() const {
+  return messages > 0 ? static_cast<double>(sum.wire_bytes) / static_cast<double>(messages) : 0.0;
 }
 
 void TrainingRecorder::add_compression(const models::CompressionStats& stats) {
   interval_compression_.add(stats);
   total_compression_.add(stats);
 }
-
-namespace {
-double relative_error(double error_sum_squares, double input_sum_squares) {
-  return input_sum_squares > 0.0 ? std::sqrt(error_sum_squares / input_sum_squares) : 0.0;
-}
-double ratio(uint64_t dense, uint64_t wire) {
-  return wire > 0 ? static_cast<double>(dense) / static_cast<double>(wire) : 0.0;
-}
-}  // namespace
 
 nlohmann::json TrainingRecorder::compression_totals() const {
   const CompressionSums& t = total_compression_;
@@ -47,20 +41,20 @@ nlohmann::json TrainingRecorder::compression_totals() const {
   return {{"kind", models::to_string(settings.kind)},
           {"error_feedback", settings.error_feedback},
           {"messages", t.messages},
-          {"wire_bytes", t.wire_bytes},
-          {"fp32_bytes", t.dense_bytes},
-          {"compression_ratio", ratio(t.dense_bytes, t.wire_bytes)},
-          {"relative_error", relative_error(t.error_sum_squares, t.input_sum_squares)},
-          {"wire_bytes_per_message", static_cast<double>(t.wire_bytes) / static_cast<double>(t.messages)},
-          {"threshold_fallbacks", t.threshold_fallbacks}};
+          {"wire_bytes", t.sum.wire_bytes},
+          {"fp32_bytes", t.sum.dense_bytes},
+          {"compression_ratio", t.sum.compression_ratio()},
+          {"relative_error", t.sum.relative_error()},
+          {"wire_bytes_per_message", t.wire_bytes_per_message()},
+          {"threshold_fallbacks", t.sum.threshold_fallbacks}};
 }
 
 void TrainingRecorder::fill_compression(EvalPoint& p) {
   const CompressionSums& c = interval_compression_;
   if (c.messages > 0) {
-    p.compression_error = relative_error(c.error_sum_squares, c.input_sum_squares);
-    p.wire_bytes_per_worker = static_cast<double>(c.wire_bytes) / static_cast<double>(c.messages);
-    p.compression_ratio = ratio(c.dense_bytes, c.wire_bytes);
+    p.compression_error = c.sum.relative_error();
+    p.wire_bytes_per_worker = c.wire_bytes_per_message();
+    p.compression_ratio = c.sum.compression_ratio();
   }
   interval_compression_ = {};
 }

@@ -40,14 +40,12 @@ class TrainingRecorder {
   double loss_sum_ = 0.0;
   int64_t loss_count_ = 0;
 
+  // Messages' statistics summed: their ratio and relative error are those of the sum.
   struct CompressionSums {
-    double error_sum_squares = 0.0;
-    double input_sum_squares = 0.0;
-    uint64_t wire_bytes = 0;
-    uint64_t dense_bytes = 0;
+    models::CompressionStats sum;
     uint64_t messages = 0;
-    uint64_t threshold_fallbacks = 0;
     void add(const models::CompressionStats& s);
+    double wire_bytes_per_message() const;
   };
   CompressionSums interval_compression_;
   CompressionSums total_compression_;
