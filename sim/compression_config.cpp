@@ -37,39 +37,28 @@ CompressionConfig make_compression_config(const Scenario& s) {
   c.start_epoch = s.integer("compression.start_epoch");
   c.downloads = s.boolean("compression.downloads");
 
-  // Options that belong to one compressor are errors with another, at the option's key.
-  const std::string kind = s.text("compression.kind");
-  const auto only_for = [&](const char* key, bool set, bool applies, const char* kinds) {
-    if (set && !applies)
-      s.fail(key, std::string("applies to ") + kinds + ", not to compression.kind = " + kind,
-             std::string("remove it, or set compression.kind to ") + kinds);
-  };
-  using K = models::CompressorKind;
-  only_for("compression.majority_vote", m.majority_vote, m.kind == K::Sign || m.kind == K::Signum, "sign or signum");
-  only_for("compression.predivide", m.predivide, m.kind == K::Fp16 || m.kind == K::Bf16, "fp16 or bf16");
-  only_for("compression.sampled_threshold", m.sampled_threshold, m.kind == K::TopK, "topk");
-  only_for("compression.unbiased", m.unbiased, m.kind == K::RandomK, "randomk");
-  only_for("compression.momentum_correction", m.momentum_correction > 0.0,
-           m.kind == K::TopK || m.kind == K::RandomK, "topk or randomk");
-  if (m.momentum_correction > 0.0 && !m.error_feedback)
-    s.fail("compression.momentum_correction", "momentum correction accumulates what was not sent, which needs error feedback",
-           "set compression.error_feedback = true");
   if (m.momentum_correction > 0.0 && s.real("training.momentum") != 0.0)
     s.fail("compression.momentum_correction",
            "the momentum is applied by each worker before sparsifying; the optimizer's would apply it twice",
            "set training.momentum = 0 (and give its value to compression.momentum_correction)");
-  only_for("compression.downloads", c.downloads, s.text("training.strategy") == "federated",
-           "training.strategy = federated");
+  if (c.downloads && s.text("training.strategy") != "federated")
+    s.fail("compression.downloads", "applies to training.strategy = federated, not " + s.text("training.strategy"),
+           "remove it, or set training.strategy = federated");
   if (!c.active() && m.error_feedback)
     s.fail("compression.error_feedback", "error feedback needs a compressor (compression.kind is none)",
            "set compression.kind, e.g. topk");
   if (!c.active() && c.downloads)
     s.fail("compression.downloads", "compressed downloads need a compressor (compression.kind is none)",
            "set compression.kind, e.g. topk");
+  // The settings' own rules (ranges, options that belong to other compressors), at the key that set them.
   try {
     models::validate(m);
-  } catch (const std::invalid_argument& e) {
-    s.fail("compression.kind", e.what());
+  } catch (const models::CompressionSettingError& e) {
+    const std::string key = "compression." + (e.setting() == "powersgd_rank" ? std::string("rank") : e.setting());
+    const std::string reason = e.what();
+    const std::string prefix = "compression: ";
+    s.fail(key, reason.compare(0, prefix.size(), prefix) == 0 ? reason.substr(prefix.size()) : reason,
+           "'dtsim keys' says which compression.kind each compression key applies to");
   }
   if (!c.active()) return c;
 

@@ -34,7 +34,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/ops.hpp"
@@ -87,9 +89,21 @@ struct CompressionSettings {
   uint64_t seed = 1;               // random-k indices, QSGD's stochastic rounding, DGC's sample, PowerSGD's Q
 };
 
-// Throws std::invalid_argument naming the setting when a value is out of range or is set for a kind it does
-// not apply to (majority_vote outside sign/signum, predivide outside fp16/bf16, sampled_threshold outside
-// topk, unbiased outside randomk).
+// What validate() throws: the reason, and the CompressionSettings field it is about ("ratio", "unbiased", …),
+// so that a caller can point at where that field came from.
+class CompressionSettingError : public std::invalid_argument {
+ public:
+  CompressionSettingError(std::string setting, const std::string& message)
+      : std::invalid_argument(message), setting_(std::move(setting)) {}
+  const std::string& setting() const { return setting_; }
+
+ private:
+  std::string setting_;
+};
+
+// Throws CompressionSettingError when a value is out of range or is set for a kind it does not apply to
+// (majority_vote outside sign/signum, predivide outside fp16/bf16, sampled_threshold outside topk, unbiased
+// outside randomk, momentum_correction outside topk/randomk or without error feedback).
 void validate(const CompressionSettings& settings);
 
 enum class Collective { Allreduce, AllGather };

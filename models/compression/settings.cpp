@@ -11,6 +11,10 @@ namespace dtsim::models {
 namespace {
 
 [[noreturn]] void reject(const std::string& what) { throw std::invalid_argument("compression: " + what); }
+// "compression: <setting> <reason>".
+[[noreturn]] void reject_setting(const std::string& setting, const std::string& reason) {
+  throw CompressionSettingError(setting, "compression: " + setting + " " + reason);
+}
 
 std::string show(double value) {
   char text[32];
@@ -65,25 +69,25 @@ const char* to_string(Collective collective) {
 
 void validate(const CompressionSettings& s) {
   // Comparisons are written so that NaN fails them.
-  if (!(s.ratio > 0.0 && s.ratio <= 1.0)) reject("ratio must be in (0, 1], got " + show(s.ratio));
+  if (!(s.ratio > 0.0 && s.ratio <= 1.0)) reject_setting("ratio", "must be in (0, 1], got " + show(s.ratio));
   if (s.qsgd_levels < 1 || s.qsgd_levels > (1 << 24))
-    reject("qsgd_levels must be in [1, 2^24], got " + std::to_string(s.qsgd_levels));
-  if (s.powersgd_rank < 1) reject("powersgd_rank must be at least 1, got " + std::to_string(s.powersgd_rank));
+    reject_setting("qsgd_levels", "must be in [1, 2^24], got " + std::to_string(s.qsgd_levels));
+  if (s.powersgd_rank < 1) reject_setting("powersgd_rank", "must be at least 1, got " + std::to_string(s.powersgd_rank));
   if (!(s.signum_momentum >= 0.0 && s.signum_momentum < 1.0))
-    reject("signum_momentum must be in [0, 1), got " + show(s.signum_momentum));
-  if (s.start_step < 0) reject("start_step must be at least 0, got " + std::to_string(s.start_step));
+    reject_setting("signum_momentum", "must be in [0, 1), got " + show(s.signum_momentum));
+  if (s.start_step < 0) reject_setting("start_step", "must be at least 0, got " + std::to_string(s.start_step));
   const std::string kind = to_string(s.kind);
   if (s.majority_vote && s.kind != CompressorKind::Sign && s.kind != CompressorKind::Signum)
-    reject("majority_vote applies to sign and signum, not " + kind);
-  if (s.predivide && !is_cast(s.kind)) reject("predivide applies to fp16 and bf16, not " + kind);
-  if (s.sampled_threshold && s.kind != CompressorKind::TopK) reject("sampled_threshold applies to topk, not " + kind);
-  if (s.unbiased && s.kind != CompressorKind::RandomK) reject("unbiased applies to randomk, not " + kind);
+    reject_setting("majority_vote", "applies to sign and signum, not " + kind);
+  if (s.predivide && !is_cast(s.kind)) reject_setting("predivide", "applies to fp16 and bf16, not " + kind);
+  if (s.sampled_threshold && s.kind != CompressorKind::TopK) reject_setting("sampled_threshold", "applies to topk, not " + kind);
+  if (s.unbiased && s.kind != CompressorKind::RandomK) reject_setting("unbiased", "applies to randomk, not " + kind);
   if (!(s.momentum_correction >= 0.0 && s.momentum_correction < 1.0))
-    reject("momentum_correction must be in [0, 1), got " + show(s.momentum_correction));
+    reject_setting("momentum_correction", "must be in [0, 1), got " + show(s.momentum_correction));
   if (s.momentum_correction > 0.0 && s.kind != CompressorKind::TopK && s.kind != CompressorKind::RandomK)
-    reject("momentum_correction applies to topk and randomk, not " + kind);
+    reject_setting("momentum_correction", "applies to topk and randomk, not " + kind);
   if (s.momentum_correction > 0.0 && !s.error_feedback)
-    reject("momentum_correction needs error_feedback (the residual is DGC's accumulated velocity)");
+    reject_setting("momentum_correction", "needs error_feedback (the residual is DGC's accumulated velocity)");
 }
 
 std::vector<TensorLayout> vector_layouts(const std::vector<ParamTensor>& tensors) {
