@@ -40,12 +40,15 @@ struct BucketStreams::Stream {
 };
 
 BucketStreams::BucketStreams(const Platform& platform, const std::vector<Bucket>& buckets, double bytes_per_value,
-                             const MakeCollective& make, BucketWire wire, bool allgather)
-    : hosts_(platform.workers), buckets_(buckets), bytes_per_value_(bytes_per_value), wire_(std::move(wire)) {
-  for (size_t b = 0; b < buckets.size(); ++b) {
-    collectives_.push_back(make(CollectiveKind::Allreduce, "bucket" + std::to_string(b)));
-    if (allgather) gathers_.push_back(make(CollectiveKind::AllGather, "gather" + std::to_string(b)));
-  }
+                             MakeCollective make, BucketWire wire)
+    : hosts_(platform.workers),
+      buckets_(buckets),
+      bytes_per_value_(bytes_per_value),
+      gathers_(buckets.size()),
+      make_(std::move(make)),
+      wire_(std::move(wire)) {
+  for (size_t b = 0; b < buckets.size(); ++b)
+    collectives_.push_back(make_(CollectiveKind::Allreduce, "bucket" + std::to_string(b)));
   for (int r = 0; r < platform.num_workers(); ++r) streams_.push_back(std::make_unique<Stream>());
 }
 
@@ -86,11 +89,7 @@ void BucketStreams::serve(int rank) {
     if (!wire_) {
       collectives_[b]->run(rank, static_cast<uint64_t>(static_cast<double>(buckets_[b].size) * bytes_per_value_));
     } else {
-      for (const BucketMessage& m : wire_(buckets_[b], step)) {
-        if (m.kind == CollectiveKind::AllGather && gathers_.empty())
-          throw std::logic_error("BucketStreams: an all-gather message without all-gather collectives");
-        (m.kind == CollectiveKind::AllGather ? gathers_ : collectives_)[b]->run(rank, m.bytes);
-      }
+      for (const BucketMessage& m : wire_(buckets_[b], step)) collective(b, m.kind).run(rank, m.bytes);
     }
     ++s.done;
     s.finished->release();
@@ -99,21 +98,30 @@ void BucketStreams::serve(int rank) {
 
 void BucketStreams::abandon() {
   for (auto& c : collectives_) c->abandon();
-  for (auto& c : gathers_) c->abandon();
+  for (auto& c : gathers_)
+    if (c) c->abandon();
 }
 
 uint64_t BucketStreams::bytes_sent() const {
   uint64_t total = 0;
   for (const auto& c : collectives_) total += c->bytes_sent();
-  for (const auto& c : gathers_) total += c->bytes_sent();
+  for (const auto& c : gathers_)
+    if (c) total += c->bytes_sent();
   return total;
 }
 
-uint64_t BucketStreams::bytes_of(int bucket, const std::vector<BucketMessage>& messages) const {
+uint64_t BucketStreams::bytes_of(int bucket, const std::vector<BucketMessage>& messages) {
   uint64_t total = 0;
-  for (const BucketMessage& m : messages)
-    total += (m.kind == CollectiveKind::AllGather ? gathers_ : collectives_)[bucket]->bytes_per_call(m.bytes);
+  for (const BucketMessage& m : messages) total += collective(bucket, m.kind).bytes_per_call(m.bytes);
   return total;
+}
+
+Collective& BucketStreams::collective(int bucket, CollectiveKind kind) {
+  if (kind == CollectiveKind::Allreduce) return *collectives_[bucket];
+  if (kind != CollectiveKind::AllGather) throw std::logic_error("BucketStreams: buckets only allreduce or all-gather");
+  std::unique_ptr<Collective>& gather = gathers_[bucket];
+  if (!gather) gather = make_(CollectiveKind::AllGather, "gather" + std::to_string(bucket));
+  return *gather;
 }
 
 uint64_t BucketStreams::bytes_per_step() const {

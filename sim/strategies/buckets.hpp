@@ -46,10 +46,11 @@ using MakeCollective = std::function<std::unique_ptr<Collective>(CollectiveKind 
 // worker's host communicates the queued buckets in order; wait_all() blocks until every handed bucket is done.
 class BucketStreams {
  public:
-  // Makes one allreduce per bucket (their mailboxes must not mix) over `platform`'s workers, and one all-gather
-  // per bucket when `allgather`. Without `wire`, a bucket is one allreduce of size × bytes_per_value.
+  // Makes one allreduce per bucket (their mailboxes must not mix) over `platform`'s workers, and a bucket's
+  // all-gather the first time its wire asks for one (so `make` must stay callable). Without `wire`, a bucket
+  // is one allreduce of size × bytes_per_value.
   BucketStreams(const Platform& platform, const std::vector<Bucket>& buckets, double bytes_per_value,
-                const MakeCollective& make, BucketWire wire = nullptr, bool allgather = false);
+                MakeCollective make, BucketWire wire = nullptr);
   ~BucketStreams();
 
   // Starts rank's stream actor (a daemon on the worker's host: it ends with the workers); call before
@@ -65,7 +66,7 @@ class BucketStreams {
   uint64_t bytes_sent() const;
   uint64_t bytes_per_step() const;  // by all ranks, all buckets of one uncompressed step
   // By all ranks in bucket b's calls of `messages`.
-  uint64_t bytes_of(int bucket, const std::vector<BucketMessage>& messages) const;
+  uint64_t bytes_of(int bucket, const std::vector<BucketMessage>& messages);
 
  private:
   struct Stream;
@@ -80,8 +81,10 @@ class BucketStreams {
   std::vector<Bucket> buckets_;
   double bytes_per_value_;
   std::vector<std::unique_ptr<Collective>> collectives_;  // allreduce, per bucket
-  std::vector<std::unique_ptr<Collective>> gathers_;      // all-gather, per bucket (when compressing)
+  std::vector<std::unique_ptr<Collective>> gathers_;      // all-gather, per bucket (null until needed)
+  MakeCollective make_;
   BucketWire wire_;
+  Collective& collective(int bucket, CollectiveKind kind);
   std::vector<std::unique_ptr<Stream>> streams_;
 };
 

@@ -16,16 +16,6 @@ SyncGradientCompression::SyncGradientCompression(const TrainingContext& ctx, int
     : layouts_(ctx.objective.tensor_layouts()),
       group_(ctx.ops, layouts_, ctx.objective.num_params(), settings_of(ctx), workers) {}
 
-bool SyncGradientCompression::needs_allgather() const {
-  using K = models::CompressorKind;
-  const models::CompressionSettings& s = group_.settings();
-  switch (s.kind) {
-    case K::None: case K::Fp16: case K::Bf16: case K::PowerSgd: return false;
-    case K::RandomK: return !s.shared_indices;
-    default: return true;
-  }
-}
-
 void SyncGradientCompression::contribute(int rank, float* grad, int64_t step, int participants) {
   const std::vector<models::WireOp> wire = group_.contribute(rank, grad, step);
   StepWire& s = steps_[step];
@@ -52,7 +42,10 @@ std::vector<BucketMessage> SyncGradientCompression::messages(const Bucket& bucke
     std::unique_lock<simgrid::s4u::Mutex> lock(*mutex_);
     known_->wait(lock, known);
   }
-  const StepWire& s = steps_.at(step);
+  StepWire& s = steps_.at(step);
+  // Every rank's stream asks, and the worker applying the step once more: the answer is worked out once.
+  const auto cached = s.by_bucket.find(bucket.offset);
+  if (cached != s.by_bucket.end()) return cached->second;
   // Per tensor of the bucket, its k-th message belongs to phase k.
   std::vector<int> seen(layouts_.size(), 0);
   std::vector<uint64_t> allreduce, allgather;  // bytes per phase
@@ -68,7 +61,7 @@ std::vector<BucketMessage> SyncGradientCompression::messages(const Bucket& bucke
     }
     (op.collective == models::Collective::Allreduce ? allreduce : allgather)[phase] += op.bytes_per_worker;
   }
-  std::vector<BucketMessage> out;
+  std::vector<BucketMessage>& out = s.by_bucket[bucket.offset];
   for (size_t phase = 0; phase < allreduce.size(); ++phase) {
     if (allreduce[phase] > 0) out.push_back({CollectiveKind::Allreduce, allreduce[phase]});
     if (allgather[phase] > 0)

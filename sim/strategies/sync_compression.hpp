@@ -32,8 +32,6 @@ class SyncGradientCompression {
   // For `workers` ranks, with the run's [compression] settings (start_epoch resolved with steps_per_epoch).
   SyncGradientCompression(const TrainingContext& ctx, int workers);
 
-  // Whether the encoding needs all-gathers (sparse, QSGD, sign) besides allreduces.
-  bool needs_allgather() const;
   // Encodes rank's gradient for `step` (grad must stay untouched until combine()); `participants` is how
   // many ranks take part in the step. Wakes the streams once the last participant has encoded.
   void contribute(int rank, float* grad, int64_t step, int participants);
@@ -48,6 +46,7 @@ class SyncGradientCompression {
     std::vector<models::WireOp> largest;  // per message: the largest bytes_per_worker any worker sent
     int contributed = 0;
     int participants = 0;
+    std::map<size_t, std::vector<BucketMessage>> by_bucket;  // by bucket offset, built once the step is known
     bool complete() const { return contributed == participants; }
   };
 

@@ -46,16 +46,19 @@ void SyncDataParallel::launch(int64_t first_step) {
   const size_t n = ctx_.objective.num_params();
   const double bytes_per_value = static_cast<double>(replicas_[0]->wire_bytes()) / static_cast<double>(n);
   const std::string prefix = "sync/" + std::to_string(incarnation_) + "/";
-  const auto make = [&](CollectiveKind kind, const std::string& name) {
+  const int incarnation = incarnation_;
+  // Kept by the streams, which make a bucket's all-gather when compression first needs it.
+  const auto make = [this, prefix, incarnation, group = group_](CollectiveKind kind, const std::string& name) {
+    const RunConfig& cfg = ctx_.config();
     // Compression's all-gathers: ring, the one algorithm that implements them.
     const Algorithm algorithm = kind == CollectiveKind::Allreduce ? cfg.collectives.algorithm : Algorithm::Ring;
     try {
-      return make_collective(kind, algorithm, cfg.collectives.fidelity, group_, prefix + name,
+      return make_collective(kind, algorithm, cfg.collectives.fidelity, group, prefix + name,
                              cfg.collectives.options(cfg.fabric.efficiency));
     } catch (const InputError&) {
-      if (incarnation_ == 0) throw;
+      if (incarnation == 0) throw;
       // A survivor group the algorithm cannot serve (a hierarchical allreduce over unequal nodes): ring.
-      return make_collective(kind, Algorithm::Ring, cfg.collectives.fidelity, group_, prefix + name,
+      return make_collective(kind, Algorithm::Ring, cfg.collectives.fidelity, group, prefix + name,
                              cfg.collectives.options(cfg.fabric.efficiency));
     }
   };
@@ -68,7 +71,7 @@ void SyncDataParallel::launch(int64_t first_step) {
     wire = [this](const Bucket& bucket, int64_t step) { return compression_->messages(bucket, step); };
   streams_ = std::make_unique<BucketStreams>(
       group_, plan_buckets(ctx_.objective.gradient_segments(0), cfg.sync.bucket_bytes, bytes_per_value),
-      bytes_per_value, make, wire, compression_ && compression_->needs_allgather());
+      bytes_per_value, make, wire);
   if (local_) param_allreduce_ = make(CollectiveKind::Allreduce, "params");
   actors_.clear();
   for (size_t slot = 0; slot < active_.size(); ++slot) {
