@@ -66,11 +66,7 @@ void CpuOps<T>::gemm(Transpose ta, Transpose tb, T alpha, ConstMatrixView<T> a, 
                      MatrixView<T> c) {
   const bool at = ta == Transpose::Yes;
   const bool bt = tb == Transpose::Yes;
-  const int m = at ? a.cols : a.rows;
-  const int k = at ? a.rows : a.cols;
-  const int kb = bt ? b.cols : b.rows;
-  const int n = bt ? b.rows : b.cols;
-  require(k == kb && c.rows == m && c.cols == n, "gemm: shapes do not match");
+  require(gemm_sizes(ta, tb, a, b, c).matches, "gemm: shapes do not match");
 
   auto C = as_eigen(c);
   if (beta == T(0)) {

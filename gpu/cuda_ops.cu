@@ -160,14 +160,9 @@ void CudaOps::gemm_strided_batched(Transpose ta, Transpose tb, int m, int n, int
 
 void CudaOps::gemm(Transpose ta, Transpose tb, float alpha, ConstMatrixView<float> a, ConstMatrixView<float> b,
                    float beta, MatrixView<float> c) {
-  const bool at = ta == Transpose::Yes;
-  const bool bt = tb == Transpose::Yes;
-  const int m = at ? a.cols : a.rows;
-  const int k = at ? a.rows : a.cols;
-  const int kb = bt ? b.cols : b.rows;
-  const int n = bt ? b.rows : b.cols;
-  if (k != kb || c.rows != m || c.cols != n) throw std::invalid_argument("cuda backend: gemm: shapes do not match");
-  gemm_strided_batched(ta, tb, m, n, k, alpha, a.data, 0, b.data, 0, beta, c.data, 0, 1);
+  const GemmSizes g = gemm_sizes(ta, tb, a, b, c);
+  if (!g.matches) throw std::invalid_argument("cuda backend: gemm: shapes do not match");
+  gemm_strided_batched(ta, tb, g.m, g.n, g.k, alpha, a.data, 0, b.data, 0, beta, c.data, 0, 1);
 }
 
 void CudaOps::add_row_vector(MatrixView<float> y, const float* bias) {

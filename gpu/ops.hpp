@@ -44,6 +44,23 @@ struct LossSums {
 
 enum class Transpose { No, Yes };
 
+// The sizes of C = op(A) · op(B): op(A) is m × k, op(B) is k × n. `matches` says whether B's inner size and C's
+// shape agree with them (both backends reject a GEMM that does not).
+struct GemmSizes {
+  int m = 0, n = 0, k = 0;
+  bool matches = false;
+};
+template <class T>
+GemmSizes gemm_sizes(Transpose ta, Transpose tb, ConstMatrixView<T> a, ConstMatrixView<T> b, MatrixView<T> c) {
+  const bool at = ta == Transpose::Yes, bt = tb == Transpose::Yes;
+  GemmSizes g;
+  g.m = at ? a.cols : a.rows;
+  g.k = at ? a.rows : a.cols;
+  g.n = bt ? b.rows : b.cols;
+  g.matches = (bt ? b.cols : b.rows) == g.k && c.rows == g.m && c.cols == g.n;
+  return g;
+}
+
 // A 2-D convolution over NCHW input: `batch` samples of in_channels × height × width, a kernel of
 // out_channels × in_channels × kernel_h × kernel_w (stored in that order, row-major), zero padding `pad` on
 // every side and stride `stride`. Output: batch × out_channels × out_h × out_w.
