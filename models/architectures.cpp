@@ -1,18 +1,25 @@
 #include "architectures.hpp"
 
+#include <optional>
 #include <stdexcept>
 
 #include "models/conv_layers.hpp"
 
 namespace dtsim::models {
 
-const char* to_string(Activation a) {
-  switch (a) {
-    case Activation::Relu: return "relu";
-    case Activation::Gelu: return "gelu";
-    case Activation::Tanh: return "tanh";
-  }
-  return "?";
+const NameTable<Activation>& activation_table() {
+  static const NameTable<Activation> table{
+      {Activation::Relu, "relu"}, {Activation::Gelu, "gelu"}, {Activation::Tanh, "tanh"}};
+  return table;
+}
+
+std::vector<std::string> activation_names() { return activation_table().names(); }
+
+const char* to_string(Activation a) { return activation_table().name(a); }
+
+Activation parse_activation(const std::string& text) {
+  if (const auto a = activation_table().parse(text)) return *a;
+  throw std::invalid_argument("unknown activation '" + text + "' (expected " + activation_table().or_list() + ")");
 }
 
 namespace {
@@ -65,13 +72,21 @@ class Builder {
   std::vector<std::unique_ptr<Layer<T>>> layers_;
 };
 
-void validate(const NetworkSpec& spec) {
+// The spec's architecture, after the checks that do not depend on it (an unknown name is reported after them).
+const ArchitectureDescriptor& validate(const NetworkSpec& spec) {
   if (spec.channels <= 0 || spec.height <= 0 || spec.width <= 0 || spec.classes <= 0)
     throw std::invalid_argument("network '" + spec.arch + "': channels, height, width and classes must be positive");
-  if (spec.arch != "mlp" && !spec.hidden.empty())
-    throw std::invalid_argument("network '" + spec.arch + "': hidden widths apply to mlp only");
+  const std::optional<Architecture> architecture = architecture_table().parse(spec.arch);
+  if (!spec.hidden.empty() && !(architecture && architecture_descriptor(*architecture).takes_hidden)) {
+    std::vector<std::string> takers;
+    for (const ArchitectureDescriptor& d : architecture_registry())
+      if (d.takes_hidden) takers.push_back(d.name);
+    throw std::invalid_argument("network '" + spec.arch + "': hidden widths apply to " +
+                                join_names(takers, ", ", " and ") + " only");
+  }
   for (const int h : spec.hidden)
-    if (h <= 0) throw std::invalid_argument("network 'mlp': hidden widths must be positive");
+    if (h <= 0) throw std::invalid_argument("network '" + spec.arch + "': hidden widths must be positive");
+  return architecture_descriptor(parse_architecture(spec.arch));
 }
 
 std::string widths(int inputs, const std::vector<int>& hidden, int classes) {
@@ -80,37 +95,96 @@ std::string widths(int inputs, const std::vector<int>& hidden, int classes) {
   return s + "-" + std::to_string(classes);
 }
 
+// What follows the image geometry in a description: nothing for ReLU, else " gelu" or " tanh".
+std::string activation_suffix(const NetworkSpec& spec) {
+  return spec.activation == Activation::Relu ? "" : std::string(" ") + to_string(spec.activation);
+}
+
+std::string geometry(const NetworkSpec& spec) {
+  return std::to_string(spec.channels) + "x" + std::to_string(spec.height) + "x" + std::to_string(spec.width);
+}
+
+// ---- the architectures ------------------------------------------------------------------------------------
+
+template <class T>
+std::unique_ptr<Network<T>> build_logreg(const NetworkSpec& spec, const char* name) {
+  const ImageShape image{spec.channels, spec.height, spec.width};
+  Builder<T> b(spec.activation);
+  b.add(std::make_unique<Dense<T>>(image.size(), spec.classes));
+  return b.finish(std::string(name) + " " + widths(image.size(), {}, spec.classes));
+}
+
+template <class T>
+std::unique_ptr<Network<T>> build_mlp(const NetworkSpec& spec, const char* name) {
+  const ImageShape image{spec.channels, spec.height, spec.width};
+  Builder<T> b(spec.activation);
+  b.add(std::make_unique<Dense<T>>(b.dense_stack(image.size(), spec.hidden), spec.classes));
+  return b.finish(std::string(name) + " " + widths(image.size(), spec.hidden, spec.classes) + activation_suffix(spec));
+}
+
+template <class T>
+std::unique_ptr<Network<T>> build_lenet(const NetworkSpec& spec, const char* name) {
+  Builder<T> b(spec.activation);
+  ImageShape x = b.conv_block({spec.channels, spec.height, spec.width}, 6, 5, 2);
+  x = b.conv_block(x, 16, 5, 0);
+  b.add(std::make_unique<Dense<T>>(b.dense_stack(x.size(), {120, 84}), spec.classes));
+  return b.finish(std::string(name) + " " + geometry(spec) + "-" + std::to_string(spec.classes) +
+                  activation_suffix(spec));
+}
+
+template <class T>
+std::unique_ptr<Network<T>> build_cnn(const NetworkSpec& spec, const char* name) {
+  Builder<T> b(spec.activation);
+  ImageShape x = b.conv_block({spec.channels, spec.height, spec.width}, 32, 5, 2);
+  x = b.conv_block(x, 64, 5, 2);
+  b.add(std::make_unique<Dense<T>>(b.dense_stack(x.size(), {1024}), spec.classes));
+  return b.finish(std::string(name) + " " + geometry(spec) + "-" + std::to_string(spec.classes) +
+                  activation_suffix(spec));
+}
+
 }  // namespace
+
+const std::vector<ArchitectureDescriptor>& architecture_registry() {
+  // One line per architecture, in Architecture order: {architecture, name, takes hidden widths, needs images,
+  // builders}.
+  static const std::vector<ArchitectureDescriptor> registry = {
+      {Architecture::LogReg, "logreg", false, false, &build_logreg<float>, &build_logreg<double>},
+      {Architecture::Mlp, "mlp", true, false, &build_mlp<float>, &build_mlp<double>},
+      {Architecture::LeNet, "lenet", false, true, &build_lenet<float>, &build_lenet<double>},
+      {Architecture::Cnn, "cnn", false, true, &build_cnn<float>, &build_cnn<double>},
+  };
+  return registry;
+}
+
+const ArchitectureDescriptor& architecture_descriptor(Architecture architecture) {
+  for (const ArchitectureDescriptor& d : architecture_registry())
+    if (d.architecture == architecture) return d;
+  throw std::invalid_argument("unknown network architecture");
+}
+
+const NameTable<Architecture>& architecture_table() {
+  static const NameTable<Architecture> table = [] {
+    std::vector<NameTable<Architecture>::Entry> entries;
+    for (const ArchitectureDescriptor& d : architecture_registry()) entries.push_back({d.architecture, d.name});
+    return NameTable<Architecture>(std::move(entries));
+  }();
+  return table;
+}
+
+std::vector<std::string> architecture_names() { return architecture_table().names(); }
+
+Architecture parse_architecture(const std::string& text) {
+  if (const auto a = architecture_table().parse(text)) return *a;
+  throw std::invalid_argument("unknown network architecture '" + text + "' (expected " +
+                              architecture_table().or_list() + ")");
+}
+
+const char* to_string(Architecture architecture) { return architecture_table().name(architecture); }
 
 template <class T>
 std::unique_ptr<Network<T>> make_network(const NetworkSpec& spec) {
-  validate(spec);
-  const ImageShape image{spec.channels, spec.height, spec.width};
-  const std::string suffix = spec.activation == Activation::Relu ? "" : std::string(" ") + to_string(spec.activation);
-  const std::string geometry =
-      std::to_string(spec.channels) + "x" + std::to_string(spec.height) + "x" + std::to_string(spec.width);
-  Builder<T> b(spec.activation);
-  if (spec.arch == "logreg") {
-    b.add(std::make_unique<Dense<T>>(image.size(), spec.classes));
-    return b.finish("logreg " + widths(image.size(), {}, spec.classes));
-  }
-  if (spec.arch == "mlp") {
-    b.add(std::make_unique<Dense<T>>(b.dense_stack(image.size(), spec.hidden), spec.classes));
-    return b.finish("mlp " + widths(image.size(), spec.hidden, spec.classes) + suffix);
-  }
-  if (spec.arch == "lenet") {
-    ImageShape x = b.conv_block(image, 6, 5, 2);
-    x = b.conv_block(x, 16, 5, 0);
-    b.add(std::make_unique<Dense<T>>(b.dense_stack(x.size(), {120, 84}), spec.classes));
-    return b.finish("lenet " + geometry + "-" + std::to_string(spec.classes) + suffix);
-  }
-  if (spec.arch == "cnn") {
-    ImageShape x = b.conv_block(image, 32, 5, 2);
-    x = b.conv_block(x, 64, 5, 2);
-    b.add(std::make_unique<Dense<T>>(b.dense_stack(x.size(), {1024}), spec.classes));
-    return b.finish("cnn " + geometry + "-" + std::to_string(spec.classes) + suffix);
-  }
-  throw std::invalid_argument("unknown network architecture '" + spec.arch + "' (expected logreg, mlp, lenet or cnn)");
+  const ArchitectureDescriptor& architecture = validate(spec);
+  return architecture.builder<T>()(spec, architecture.name);
 }
 
 template std::unique_ptr<Network<float>> make_network<float>(const NetworkSpec&);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "models/name_table.hpp"
 #include "models/network.hpp"
 
 namespace dtsim::models {
@@ -12,9 +13,21 @@ namespace dtsim::models {
 enum class Activation { Relu, Gelu, Tanh };
 
 const char* to_string(Activation a);  // "relu", "gelu", "tanh"
+// Throws std::invalid_argument naming the accepted values.
+Activation parse_activation(const std::string& text);
+const NameTable<Activation>& activation_table();  // the one list of the names above
+std::vector<std::string> activation_names();      // relu, gelu, tanh
+
+enum class Architecture { LogReg, Mlp, LeNet, Cnn };
+
+// "logreg" | "mlp" | "lenet" | "cnn"; throws std::invalid_argument naming the accepted values.
+Architecture parse_architecture(const std::string& text);
+const char* to_string(Architecture architecture);
 
 struct NetworkSpec {
-  std::string arch;  // "logreg" | "mlp" | "lenet" | "cnn"
+  // An architecture's name, as parse_architecture() accepts it (a string so far: the simulator's RunConfig
+  // carries the scenario's text here; it becomes an Architecture once the simulator parses it).
+  std::string arch;
   int channels = 1, height = 28, width = 28, classes = 10;
   std::vector<int> hidden;  // mlp only: the hidden layers' widths
   // Every hidden activation of mlp, lenet and cnn (logreg has none); the architectures below are described
@@ -34,5 +47,38 @@ struct NetworkSpec {
 // architecture other than mlp (they would be ignored), or an image too small for the convolutions.
 template <class T>
 std::unique_ptr<Network<T>> make_network(const NetworkSpec& spec);
+
+// Builds the network of a spec that validation has accepted; the description starts with `name`.
+template <class T>
+using NetworkBuilder = std::unique_ptr<Network<T>> (*)(const NetworkSpec& spec, const char* name);
+
+// One descriptor per architecture: its name (the one place Architecture's names are written), what input
+// and options it takes, and its builder. make_network() dispatches through it.
+struct ArchitectureDescriptor {
+  Architecture architecture;
+  const char* name;  // as parse_architecture accepts it
+  bool takes_hidden;  // NetworkSpec::hidden (the hidden widths) applies; any other architecture refuses them
+  // Convolutions over a channels × height × width image (such as Fashion-MNIST's 1 × 28 × 28): the input must
+  // be an image dataset, not flat feature vectors (the synthetic dataset's 60 features cannot be convolved).
+  bool needs_images;
+  NetworkBuilder<float> build_float;
+  NetworkBuilder<double> build_double;
+
+  template <class T>
+  NetworkBuilder<T> builder() const;
+};
+
+template <>
+inline NetworkBuilder<float> ArchitectureDescriptor::builder<float>() const { return build_float; }
+template <>
+inline NetworkBuilder<double> ArchitectureDescriptor::builder<double>() const { return build_double; }
+
+// Every architecture, one descriptor per Architecture, in Architecture order (the order of the choices).
+const std::vector<ArchitectureDescriptor>& architecture_registry();
+// The descriptor of `architecture`; throws std::invalid_argument for a value outside the enum.
+const ArchitectureDescriptor& architecture_descriptor(Architecture architecture);
+// The one table of Architecture's names (built from the registry), and the choices list.
+const NameTable<Architecture>& architecture_table();
+std::vector<std::string> architecture_names();  // logreg, mlp, lenet, cnn
 
 }  // namespace dtsim::models

@@ -1,36 +1,68 @@
 #include "federated.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 namespace dtsim::models {
 
-FlAlgorithm parse_fl_algorithm(const std::string& text) {
-  if (text == "fedavg") return FlAlgorithm::FedAvg;
-  if (text == "fedprox") return FlAlgorithm::FedProx;
-  if (text == "scaffold") return FlAlgorithm::Scaffold;
-  if (text == "fednova") return FlAlgorithm::FedNova;
-  throw std::invalid_argument("unknown federated algorithm '" + text + "' (fedavg, fedprox, scaffold, fednova)");
+const std::vector<FlAlgorithmDescriptor>& fl_algorithm_registry() {
+  using S = FlSetting;
+  // One line per algorithm, in FlAlgorithm order: {algorithm, name, settings, proximal term, control variates,
+  // normalised averaging}.
+  static const std::vector<FlAlgorithmDescriptor> registry = {
+      {FlAlgorithm::FedAvg, "fedavg", {}, false, false, false},
+      {FlAlgorithm::FedProx, "fedprox", {S::ProxMu}, true, false, false},
+      {FlAlgorithm::Scaffold, "scaffold", {S::TotalClients}, false, true, false},
+      {FlAlgorithm::FedNova, "fednova", {}, false, false, true},
+  };
+  return registry;
 }
 
-const char* to_string(FlAlgorithm a) {
-  switch (a) {
-    case FlAlgorithm::FedAvg: return "fedavg";
-    case FlAlgorithm::FedProx: return "fedprox";
-    case FlAlgorithm::Scaffold: return "scaffold";
-    case FlAlgorithm::FedNova: return "fednova";
-  }
-  return "?";
+const FlAlgorithmDescriptor& fl_algorithm_descriptor(FlAlgorithm algorithm) {
+  for (const FlAlgorithmDescriptor& d : fl_algorithm_registry())
+    if (d.algorithm == algorithm) return d;
+  throw std::invalid_argument("unknown federated algorithm");
 }
+
+bool FlAlgorithmDescriptor::reads(FlSetting setting) const {
+  return std::find(settings.begin(), settings.end(), setting) != settings.end();
+}
+
+const NameTable<FlAlgorithm>& fl_algorithm_table() {
+  static const NameTable<FlAlgorithm> table = [] {
+    std::vector<NameTable<FlAlgorithm>::Entry> entries;
+    for (const FlAlgorithmDescriptor& d : fl_algorithm_registry()) entries.push_back({d.algorithm, d.name});
+    return NameTable<FlAlgorithm>(std::move(entries));
+  }();
+  return table;
+}
+
+std::vector<std::string> fl_algorithm_names() { return fl_algorithm_table().names(); }
+
+const NameTable<FlSetting>& fl_setting_table() {
+  static const NameTable<FlSetting> table{{FlSetting::ProxMu, "prox_mu"}, {FlSetting::TotalClients, "total_clients"}};
+  return table;
+}
+
+const char* to_string(FlSetting setting) { return fl_setting_table().name(setting); }
+
+FlAlgorithm parse_fl_algorithm(const std::string& text) {
+  if (const auto algorithm = fl_algorithm_table().parse(text)) return *algorithm;
+  throw std::invalid_argument("unknown federated algorithm '" + text + "' (" + fl_algorithm_table().comma_list() + ")");
+}
+
+const char* to_string(FlAlgorithm a) { return fl_algorithm_table().name(a); }
 
 template <class T>
 void correct_local_gradient(gpu::Ops<T>& ops, FlAlgorithm algorithm, T* grad, const T* y, const T* x, size_t n,
                             double prox_mu, const T* c_global, const T* c_local, T* scratch) {
-  if (algorithm == FlAlgorithm::FedProx && prox_mu != 0.0) {
+  const FlAlgorithmDescriptor& d = fl_algorithm_descriptor(algorithm);
+  if (d.proximal_term && prox_mu != 0.0) {
     ops.copy(scratch, y, n);  // scratch = y − x
     ops.axpy(T(-1), x, scratch, n);
     ops.axpy(static_cast<T>(prox_mu), scratch, grad, n);
-  } else if (algorithm == FlAlgorithm::Scaffold) {
+  } else if (d.control_variates) {
     ops.copy(scratch, c_global, n);  // scratch = c − c_i
     ops.axpy(T(-1), c_local, scratch, n);
     ops.axpy(T(1), scratch, grad, n);
@@ -53,9 +85,10 @@ void scaffold_update_control(gpu::Ops<T>& ops, T* c_local, const T* c_global, co
 template <class T>
 void correct_displaced_gradient(gpu::Ops<T>& ops, FlAlgorithm algorithm, T* grad, const T* displacement, size_t n,
                                 double prox_mu, const T* c_global, const T* c_local, T* scratch) {
-  if (algorithm == FlAlgorithm::FedProx && prox_mu != 0.0) {
+  const FlAlgorithmDescriptor& d = fl_algorithm_descriptor(algorithm);
+  if (d.proximal_term && prox_mu != 0.0) {
     ops.axpy(static_cast<T>(prox_mu), displacement, grad, n);
-  } else if (algorithm == FlAlgorithm::Scaffold) {
+  } else if (d.control_variates) {
     ops.copy(scratch, c_global, n);  // scratch = c − c_i
     ops.axpy(T(-1), c_local, scratch, n);
     ops.axpy(T(1), scratch, grad, n);
@@ -87,11 +120,15 @@ double fednova_step_norm(int64_t local_steps, double momentum) {
 
 template <class T>
 ServerAggregator<T>::ServerAggregator(gpu::Ops<T>& ops, size_t num_params, const ServerSettings& settings)
-    : ops_(ops), settings_(settings), n_(num_params), weighted_sum_(ops, num_params) {
+    : ops_(ops),
+      settings_(settings),
+      algorithm_(fl_algorithm_descriptor(settings.algorithm)),
+      n_(num_params),
+      weighted_sum_(ops, num_params) {
   if (settings.lr <= 0) throw std::invalid_argument("server learning rate must be > 0");
   if (settings.momentum < 0 || settings.momentum >= 1) throw std::invalid_argument("server momentum must be in [0, 1)");
   if (settings.total_clients < 1) throw std::invalid_argument("need at least one client");
-  if (settings.algorithm == FlAlgorithm::Scaffold) control_sum_ = gpu::Buffer<T>(ops, num_params);
+  if (algorithm_.control_variates) control_sum_ = gpu::Buffer<T>(ops, num_params);
   if (settings.momentum > 0) {
     velocity_ = gpu::Buffer<T>(ops, num_params);
     ops.fill(velocity_.data(), n_, T(0));
@@ -116,10 +153,10 @@ void ServerAggregator<T>::begin_round() {
 template <class T>
 void ServerAggregator<T>::add(const T* delta, double weight, double step_norm, const T* delta_c) {
   if (!(weight > 0)) throw std::invalid_argument("a client's aggregation weight must be > 0");
-  const bool nova = settings_.algorithm == FlAlgorithm::FedNova;
+  const bool nova = algorithm_.normalised_averaging;
   if (nova && !(step_norm > 0)) throw std::invalid_argument("FedNova needs the client's step norm a_i > 0");
   ops_.axpy(static_cast<T>(nova ? weight / step_norm : weight), delta, weighted_sum_.data(), n_);
-  if (settings_.algorithm == FlAlgorithm::Scaffold) {
+  if (algorithm_.control_variates) {
     if (!delta_c) throw std::invalid_argument("SCAFFOLD clients upload a control-variate change");
     ops_.axpy(T(1), delta_c, control_sum_.data(), n_);
   }
@@ -133,7 +170,7 @@ void ServerAggregator<T>::finish(T* x, T* c_global) {
   if (clients_ == 0) return;
   // Δ̄ = Σ w_i Δ_i / W, or τ_eff · Σ (w_i/W) Δ_i / a_i with τ_eff = Σ w_i a_i / W for FedNova.
   double factor = 1.0 / weight_sum_;
-  if (settings_.algorithm == FlAlgorithm::FedNova) factor *= norm_sum_ / weight_sum_;
+  if (algorithm_.normalised_averaging) factor *= norm_sum_ / weight_sum_;
   ops_.scale(static_cast<T>(factor), weighted_sum_.data(), n_);
   const T* step = weighted_sum_.data();
   if (!velocity_.empty()) {
@@ -152,7 +189,7 @@ void ServerAggregator<T>::finish(T* x, T* c_global) {
     ops_.axpy(T(1), x, residual_.data(), n_);         // u − (x' − x)
     ops_.copy(x, scratch_.data(), n_);
   }
-  if (settings_.algorithm == FlAlgorithm::Scaffold) {
+  if (algorithm_.control_variates) {
     if (!c_global) throw std::invalid_argument("SCAFFOLD needs the server control variate");
     ops_.axpy(static_cast<T>(1.0 / settings_.total_clients), control_sum_.data(), c_global, n_);
   }

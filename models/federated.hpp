@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gpu/buffer.hpp"
+#include "models/name_table.hpp"
 
 namespace dtsim::models {
 
@@ -15,6 +17,42 @@ enum class FlAlgorithm { FedAvg, FedProx, Scaffold, FedNova };
 
 FlAlgorithm parse_fl_algorithm(const std::string& text);  // "fedavg" | "fedprox" | "scaffold" | "fednova"
 const char* to_string(FlAlgorithm algorithm);
+
+// Settings of the functions below that only some algorithms read (every algorithm reads the server's lr,
+// momentum and compensated, the clients' weights and local steps): named as the parameter or field is.
+enum class FlSetting {
+  ProxMu,        // "prox_mu": the proximal coefficient μ of correct_local_gradient / correct_displaced_gradient
+  TotalClients,  // "total_clients": ServerSettings::total_clients, N in SCAFFOLD's c += Σ Δc_i / N
+};
+const NameTable<FlSetting>& fl_setting_table();
+const char* to_string(FlSetting setting);
+
+// One descriptor per algorithm: its name (the one place FlAlgorithm's names are written) and what it does
+// differently from FedAvg. The numerics below branch on these flags, never on the algorithm itself, so that an
+// algorithm made of these parts is one line in fl_algorithm_registry() (federated.cpp) plus its enum value.
+struct FlAlgorithmDescriptor {
+  FlAlgorithm algorithm;
+  const char* name;  // as parse_fl_algorithm accepts it
+  std::vector<FlSetting> settings;  // the settings above that it reads, in FlSetting order
+  // grad += μ · (y − x) on the clients (FedProx).
+  bool proximal_term = false;
+  // Server and client control variates c, c_i: grad += c − c_i, clients upload Δc_i, the server keeps c and
+  // moves it by Σ Δc_i / N (SCAFFOLD). A client of such an algorithm keeps c_i between rounds.
+  bool control_variates = false;
+  // The server divides each client's update by its step norm a_i and rescales by τ_eff (FedNova); the
+  // clients report a_i = fednova_step_norm(local steps, local momentum).
+  bool normalised_averaging = false;
+
+  bool reads(FlSetting setting) const;
+};
+
+// Every algorithm, one descriptor per FlAlgorithm, in FlAlgorithm order (the order of the choices).
+const std::vector<FlAlgorithmDescriptor>& fl_algorithm_registry();
+// The descriptor of `algorithm`; throws std::invalid_argument for a value outside the enum.
+const FlAlgorithmDescriptor& fl_algorithm_descriptor(FlAlgorithm algorithm);
+// The one table of FlAlgorithm's names (built from the registry), and the choices list.
+const NameTable<FlAlgorithm>& fl_algorithm_table();
+std::vector<std::string> fl_algorithm_names();  // fedavg, fedprox, scaffold, fednova
 
 // Adds the algorithm's correction to a client's local gradient `grad` at its local iterate `y`, for the
 // round's global model `x`:
@@ -82,6 +120,7 @@ class ServerAggregator {
  private:
   gpu::Ops<T>& ops_;
   ServerSettings settings_;
+  const FlAlgorithmDescriptor& algorithm_;
   size_t n_;
   gpu::Buffer<T> weighted_sum_;  // Σ w_i Δ_i, or Σ w_i Δ_i / a_i for FedNova
   gpu::Buffer<T> control_sum_;   // Σ Δc_i

@@ -33,20 +33,20 @@ void validate(const LossScalerSettings& s) {
 
 }  // namespace
 
-LossScaleMode parse_loss_scale_mode(const std::string& text) {
-  for (const LossScaleMode m : {LossScaleMode::None, LossScaleMode::Static, LossScaleMode::Dynamic})
-    if (text == to_string(m)) return m;
-  throw std::invalid_argument("unknown loss scaling '" + text + "'; accepted: none, static, dynamic");
+const NameTable<LossScaleMode>& loss_scale_mode_table() {
+  static const NameTable<LossScaleMode> table{
+      {LossScaleMode::None, "none"}, {LossScaleMode::Static, "static"}, {LossScaleMode::Dynamic, "dynamic"}};
+  return table;
 }
 
-const char* to_string(LossScaleMode mode) {
-  switch (mode) {
-    case LossScaleMode::None: return "none";
-    case LossScaleMode::Static: return "static";
-    case LossScaleMode::Dynamic: return "dynamic";
-  }
-  return "?";
+std::vector<std::string> loss_scale_mode_names() { return loss_scale_mode_table().names(); }
+
+LossScaleMode parse_loss_scale_mode(const std::string& text) {
+  if (const auto m = loss_scale_mode_table().parse(text)) return *m;
+  throw std::invalid_argument("unknown loss scaling '" + text + "'; accepted: " + loss_scale_mode_table().comma_list());
 }
+
+const char* to_string(LossScaleMode mode) { return loss_scale_mode_table().name(mode); }
 
 LossScaler::LossScaler(const LossScalerSettings& settings) : settings_(settings), scale_(1.0) {
   validate(settings_);

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "gpu/ops.hpp"
+#include "models/name_table.hpp"
 
 namespace dtsim::models {
 
@@ -25,6 +26,8 @@ enum class LossScaleMode { None, Static, Dynamic };
 // "none" | "static" | "dynamic"; throws std::invalid_argument naming the accepted values.
 LossScaleMode parse_loss_scale_mode(const std::string& text);
 const char* to_string(LossScaleMode mode);
+const NameTable<LossScaleMode>& loss_scale_mode_table();  // the one list of the names above
+std::vector<std::string> loss_scale_mode_names();         // in table order
 
 struct LossScalerSettings {
   LossScaleMode mode = LossScaleMode::Dynamic;

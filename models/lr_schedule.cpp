@@ -42,35 +42,34 @@ void validate_decay(const LrScheduleSettings& s, double peak) {
 
 }  // namespace
 
+const NameTable<LrScaling>& lr_scaling_table() {
+  static const NameTable<LrScaling> table{
+      {LrScaling::None, "none"}, {LrScaling::Linear, "linear"}, {LrScaling::Sqrt, "sqrt"}};
+  return table;
+}
+
+const NameTable<LrDecay>& lr_decay_table() {
+  static const NameTable<LrDecay> table{
+      {LrDecay::Constant, "constant"}, {LrDecay::Step, "step"}, {LrDecay::Cosine, "cosine"}};
+  return table;
+}
+
+std::vector<std::string> lr_scaling_names() { return lr_scaling_table().names(); }
+std::vector<std::string> lr_decay_names() { return lr_decay_table().names(); }
+
 LrScaling parse_lr_scaling(const std::string& text) {
-  for (const LrScaling v : {LrScaling::None, LrScaling::Linear, LrScaling::Sqrt})
-    if (text == to_string(v)) return v;
-  throw std::invalid_argument("unknown learning-rate scaling '" + text + "'; accepted: none, linear, sqrt");
+  if (const auto v = lr_scaling_table().parse(text)) return *v;
+  throw std::invalid_argument("unknown learning-rate scaling '" + text + "'; accepted: " +
+                              lr_scaling_table().comma_list());
 }
 
 LrDecay parse_lr_decay(const std::string& text) {
-  for (const LrDecay v : {LrDecay::Constant, LrDecay::Step, LrDecay::Cosine})
-    if (text == to_string(v)) return v;
-  throw std::invalid_argument("unknown learning-rate decay '" + text + "'; accepted: constant, step, cosine");
+  if (const auto v = lr_decay_table().parse(text)) return *v;
+  throw std::invalid_argument("unknown learning-rate decay '" + text + "'; accepted: " + lr_decay_table().comma_list());
 }
 
-const char* to_string(LrScaling scaling) {
-  switch (scaling) {
-    case LrScaling::None: return "none";
-    case LrScaling::Linear: return "linear";
-    case LrScaling::Sqrt: return "sqrt";
-  }
-  return "?";
-}
-
-const char* to_string(LrDecay decay) {
-  switch (decay) {
-    case LrDecay::Constant: return "constant";
-    case LrDecay::Step: return "step";
-    case LrDecay::Cosine: return "cosine";
-  }
-  return "?";
-}
+const char* to_string(LrScaling scaling) { return lr_scaling_table().name(scaling); }
+const char* to_string(LrDecay decay) { return lr_decay_table().name(decay); }
 
 LrSchedule::LrSchedule(const LrScheduleSettings& settings) : settings_(settings), peak_lr_(0.0) {
   if (!(settings.base_lr > 0.0 && std::isfinite(settings.base_lr)))

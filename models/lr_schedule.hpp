@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "models/name_table.hpp"
 
 namespace dtsim::models {
 
@@ -26,6 +29,10 @@ LrScaling parse_lr_scaling(const std::string& text);
 LrDecay parse_lr_decay(const std::string& text);
 const char* to_string(LrScaling scaling);
 const char* to_string(LrDecay decay);
+const NameTable<LrScaling>& lr_scaling_table();  // the one list of each enum's names
+const NameTable<LrDecay>& lr_decay_table();
+std::vector<std::string> lr_scaling_names();     // in table order
+std::vector<std::string> lr_decay_names();
 
 struct LrScheduleSettings {
   double base_lr = 0.0;   // > 0

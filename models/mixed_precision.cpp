@@ -4,10 +4,21 @@
 
 namespace dtsim::models {
 
+const NameTable<gpu::NumberFormat>& number_format_table() {
+  static const NameTable<gpu::NumberFormat> table = [] {
+    std::vector<NameTable<gpu::NumberFormat>::Entry> entries;
+    for (const gpu::NumberFormat f : {gpu::NumberFormat::Fp32, gpu::NumberFormat::Bf16, gpu::NumberFormat::Fp16})
+      entries.push_back({f, gpu::to_string(f)});
+    return NameTable<gpu::NumberFormat>(std::move(entries));
+  }();
+  return table;
+}
+
+std::vector<std::string> number_format_names() { return number_format_table().names(); }
+
 gpu::NumberFormat parse_number_format(const std::string& text) {
-  for (const gpu::NumberFormat f : {gpu::NumberFormat::Fp32, gpu::NumberFormat::Bf16, gpu::NumberFormat::Fp16})
-    if (text == gpu::to_string(f)) return f;
-  throw std::invalid_argument("unknown number format '" + text + "'; accepted: fp32, bf16, fp16");
+  if (const auto f = number_format_table().parse(text)) return *f;
+  throw std::invalid_argument("unknown number format '" + text + "'; accepted: " + number_format_table().comma_list());
 }
 
 template <class T>

@@ -6,9 +6,11 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "gpu/number_format.hpp"
 #include "gpu/ops.hpp"
+#include "models/name_table.hpp"
 
 namespace dtsim::models {
 
@@ -20,6 +22,9 @@ struct PrecisionSettings {
 
 // "fp32" | "bf16" | "fp16"; throws std::invalid_argument naming the accepted values.
 gpu::NumberFormat parse_number_format(const std::string& text);
+// The formats a run may choose, in this order, named by gpu::to_string (which holds the spelling).
+const NameTable<gpu::NumberFormat>& number_format_table();
+std::vector<std::string> number_format_names();
 
 // working (overwrites, n values) = master rounded to `format`; both in backend memory and not overlapping.
 // With Fp32 it is a plain copy.

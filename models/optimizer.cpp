@@ -230,23 +230,23 @@ class Lamb final : public Optimizer<T> {
 
 }  // namespace
 
-OptimizerKind parse_optimizer_kind(const std::string& text) {
-  for (const OptimizerKind k :
-       {OptimizerKind::Sgd, OptimizerKind::Adam, OptimizerKind::AdamW, OptimizerKind::Lars, OptimizerKind::Lamb})
-    if (text == to_string(k)) return k;
-  throw std::invalid_argument("unknown optimizer '" + text + "'; accepted: sgd, adam, adamw, lars, lamb");
+const NameTable<OptimizerKind>& optimizer_kind_table() {
+  static const NameTable<OptimizerKind> table{{OptimizerKind::Sgd, "sgd"},
+                                              {OptimizerKind::Adam, "adam"},
+                                              {OptimizerKind::AdamW, "adamw"},
+                                              {OptimizerKind::Lars, "lars"},
+                                              {OptimizerKind::Lamb, "lamb"}};
+  return table;
 }
 
-const char* to_string(OptimizerKind kind) {
-  switch (kind) {
-    case OptimizerKind::Sgd: return "sgd";
-    case OptimizerKind::Adam: return "adam";
-    case OptimizerKind::AdamW: return "adamw";
-    case OptimizerKind::Lars: return "lars";
-    case OptimizerKind::Lamb: return "lamb";
-  }
-  return "?";
+std::vector<std::string> optimizer_kind_names() { return optimizer_kind_table().names(); }
+
+OptimizerKind parse_optimizer_kind(const std::string& text) {
+  if (const auto kind = optimizer_kind_table().parse(text)) return *kind;
+  throw std::invalid_argument("unknown optimizer '" + text + "'; accepted: " + optimizer_kind_table().comma_list());
 }
+
+const char* to_string(OptimizerKind kind) { return optimizer_kind_table().name(kind); }
 
 void validate(const OptimizerSettings& s) {
   const bool uses_momentum = s.kind == OptimizerKind::Sgd || s.kind == OptimizerKind::Lars;

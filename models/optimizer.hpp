@@ -12,6 +12,7 @@
 #include "gpu/buffer.hpp"
 #include "gpu/ops.hpp"
 #include "models/layer.hpp"
+#include "models/name_table.hpp"
 
 namespace dtsim::models {
 
@@ -20,6 +21,8 @@ enum class OptimizerKind { Sgd, Adam, AdamW, Lars, Lamb };
 // "sgd" | "adam" | "adamw" | "lars" | "lamb"; throws std::invalid_argument naming the accepted values.
 OptimizerKind parse_optimizer_kind(const std::string& text);
 const char* to_string(OptimizerKind kind);
+const NameTable<OptimizerKind>& optimizer_kind_table();  // the one list of the names above
+std::vector<std::string> optimizer_kind_names();         // in table order
 
 struct OptimizerSettings {
   OptimizerKind kind = OptimizerKind::Sgd;

@@ -5,23 +5,22 @@
 
 namespace dtsim::models {
 
-StalenessRule parse_staleness_rule(const std::string& text) {
-  if (text == "none") return StalenessRule::None;
-  if (text == "inverse") return StalenessRule::Inverse;
-  if (text == "polynomial") return StalenessRule::Polynomial;
-  if (text == "hinge") return StalenessRule::Hinge;
-  throw std::invalid_argument("unknown staleness rule '" + text + "' (none, inverse, polynomial, hinge)");
+const NameTable<StalenessRule>& staleness_rule_table() {
+  static const NameTable<StalenessRule> table{{StalenessRule::None, "none"},
+                                              {StalenessRule::Inverse, "inverse"},
+                                              {StalenessRule::Polynomial, "polynomial"},
+                                              {StalenessRule::Hinge, "hinge"}};
+  return table;
 }
 
-const char* to_string(StalenessRule rule) {
-  switch (rule) {
-    case StalenessRule::None: return "none";
-    case StalenessRule::Inverse: return "inverse";
-    case StalenessRule::Polynomial: return "polynomial";
-    case StalenessRule::Hinge: return "hinge";
-  }
-  return "?";
+std::vector<std::string> staleness_rule_names() { return staleness_rule_table().names(); }
+
+StalenessRule parse_staleness_rule(const std::string& text) {
+  if (const auto rule = staleness_rule_table().parse(text)) return *rule;
+  throw std::invalid_argument("unknown staleness rule '" + text + "' (" + staleness_rule_table().comma_list() + ")");
 }
+
+const char* to_string(StalenessRule rule) { return staleness_rule_table().name(rule); }
 
 double staleness_lr_factor(StalenessRule rule, int64_t staleness, double exponent, double threshold) {
   if (staleness < 0) throw std::invalid_argument("staleness cannot be negative");

@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "models/name_table.hpp"
 
 namespace dtsim::models {
 
@@ -16,6 +19,8 @@ enum class StalenessRule {
 
 StalenessRule parse_staleness_rule(const std::string& text);  // "none" | "inverse" | "polynomial" | "hinge"
 const char* to_string(StalenessRule rule);
+const NameTable<StalenessRule>& staleness_rule_table();  // the one list of the names above
+std::vector<std::string> staleness_rule_names();         // in table order
 
 // The factor the learning rate is multiplied by. `exponent` is a (polynomial, hinge slope), `threshold` b.
 double staleness_lr_factor(StalenessRule rule, int64_t staleness, double exponent, double threshold);

@@ -96,4 +96,18 @@ template std::unique_ptr<Codec<float>> make_cast_codec(gpu::Ops<float>&, const s
 template std::unique_ptr<Codec<double>> make_cast_codec(gpu::Ops<double>&, const std::vector<TensorLayout>&,
                                                         const CompressionSettings&);
 
+CompressorDescriptor describe_none() {
+  return {CompressorKind::None, "none", CompressorFamily::None, {}, &make_cast_codec<float>, &make_cast_codec<double>};
+}
+
+CompressorDescriptor describe_fp16() {
+  return {CompressorKind::Fp16, "fp16", CompressorFamily::Cast, compressed_settings({CompressionSetting::Predivide}),
+          &make_cast_codec<float>, &make_cast_codec<double>};
+}
+
+CompressorDescriptor describe_bf16() {
+  return {CompressorKind::Bf16, "bf16", CompressorFamily::Cast, compressed_settings({CompressionSetting::Predivide}),
+          &make_cast_codec<float>, &make_cast_codec<double>};
+}
+
 }  // namespace dtsim::models::compression_detail

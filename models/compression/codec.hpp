@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string_view>
 #include <vector>
 
 #include "gpu/buffer.hpp"
 #include "models/compression/compression.hpp"
+#include "models/compression/registry.hpp"
 #include "models/random.hpp"
 
 namespace dtsim::models::compression_detail {
@@ -101,5 +103,21 @@ std::unique_ptr<Codec<T>> make_sign_codec(gpu::Ops<T>& ops, const std::vector<Te
 template <class T>
 std::unique_ptr<Codec<T>> make_powersgd_codec(gpu::Ops<T>& ops, const std::vector<TensorLayout>& layouts,
                                               const CompressionSettings& settings);
+
+// ---- the compressors: each codec file describes its kinds; registry.cpp lists them ------------------------
+// `own` plus what the engine reads for every compressor that encodes (error_feedback, start_step,
+// min_tensor_size), in CompressionSetting order.
+std::vector<CompressionSetting> compressed_settings(std::initializer_list<CompressionSetting> own);
+
+CompressorDescriptor describe_none();         // cast.cpp
+CompressorDescriptor describe_fp16();         // cast.cpp
+CompressorDescriptor describe_bf16();         // cast.cpp
+CompressorDescriptor describe_topk();         // sparse.cpp
+CompressorDescriptor describe_randomk();      // sparse.cpp
+CompressorDescriptor describe_qsgd();         // qsgd.cpp
+CompressorDescriptor describe_sign();         // sign.cpp
+CompressorDescriptor describe_scaled_sign();  // sign.cpp
+CompressorDescriptor describe_signum();       // sign.cpp
+CompressorDescriptor describe_powersgd();     // powersgd.cpp
 
 }  // namespace dtsim::models::compression_detail

@@ -38,19 +38,7 @@ namespace {
 template <class T>
 std::unique_ptr<Codec<T>> make_codec(gpu::Ops<T>& ops, const std::vector<TensorLayout>& layouts,
                                      const CompressionSettings& s) {
-  switch (s.kind) {
-    case CompressorKind::None:
-    case CompressorKind::Fp16:
-    case CompressorKind::Bf16: return make_cast_codec(ops, layouts, s);
-    case CompressorKind::TopK:
-    case CompressorKind::RandomK: return make_sparse_codec(ops, layouts, s);
-    case CompressorKind::Qsgd: return make_qsgd_codec(ops, layouts, s);
-    case CompressorKind::Sign:
-    case CompressorKind::ScaledSign:
-    case CompressorKind::Signum: return make_sign_codec(ops, layouts, s);
-    case CompressorKind::PowerSgd: return make_powersgd_codec(ops, layouts, s);
-  }
-  throw std::invalid_argument("compression: unknown compressor kind");
+  return compressor_descriptor(s.kind).factory<T>()(ops, layouts, s);
 }
 
 // The layouts must tile the parameter vector in order, so that every value is sent exactly once.

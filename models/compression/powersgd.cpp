@@ -198,4 +198,11 @@ template std::unique_ptr<Codec<float>> make_powersgd_codec(gpu::Ops<float>&, con
 template std::unique_ptr<Codec<double>> make_powersgd_codec(gpu::Ops<double>&, const std::vector<TensorLayout>&,
                                                             const CompressionSettings&);
 
+CompressorDescriptor describe_powersgd() {
+  using S = CompressionSetting;
+  return {CompressorKind::PowerSgd, "powersgd", CompressorFamily::LowRank,
+          compressed_settings({S::PowerSgdRank, S::Seed}), &make_powersgd_codec<float>,
+          &make_powersgd_codec<double>};
+}
+
 }  // namespace dtsim::models::compression_detail

@@ -69,4 +69,11 @@ template std::unique_ptr<Codec<float>> make_qsgd_codec(gpu::Ops<float>&, const s
 template std::unique_ptr<Codec<double>> make_qsgd_codec(gpu::Ops<double>&, const std::vector<TensorLayout>&,
                                                         const CompressionSettings&);
 
+CompressorDescriptor describe_qsgd() {
+  using S = CompressionSetting;
+  return {CompressorKind::Qsgd, "qsgd", CompressorFamily::Quantisation,
+          compressed_settings({S::QsgdLevels, S::QsgdBucket, S::Seed}), &make_qsgd_codec<float>,
+          &make_qsgd_codec<double>};
+}
+
 }  // namespace dtsim::models::compression_detail

@@ -5,6 +5,7 @@
 
 #include "models/compression/codec.hpp"
 #include "models/compression/compression.hpp"
+#include "models/compression/registry.hpp"
 #include "models/conv_layers.hpp"
 
 namespace dtsim::models {
@@ -12,8 +13,18 @@ namespace {
 
 [[noreturn]] void reject(const std::string& what) { throw std::invalid_argument("compression: " + what); }
 // "compression: <setting> <reason>".
-[[noreturn]] void reject_setting(const std::string& setting, const std::string& reason) {
-  throw CompressionSettingError(setting, "compression: " + setting + " " + reason);
+[[noreturn]] void reject_setting(CompressionSetting setting, const std::string& reason) {
+  const std::string name = to_string(setting);
+  throw CompressionSettingError(name, "compression: " + name + " " + reason);
+}
+
+// Refuses `setting`, set to a value that has an effect, for a kind that does not read it: "applies to sign and
+// signum, not topk", the kinds from the registry.
+void reject_unless_read(const CompressorDescriptor& compressor, CompressionSetting setting, bool set) {
+  if (!set || compressor.reads(setting)) return;
+  std::vector<std::string> readers;
+  for (const CompressorKind k : compressors_reading(setting)) readers.push_back(to_string(k));
+  reject_setting(setting, "applies to " + join_names(readers, ", ", " and ") + ", not " + compressor.name);
 }
 
 std::string show(double value) {
@@ -22,72 +33,46 @@ std::string show(double value) {
   return text;
 }
 
-bool is_cast(CompressorKind k) { return k == CompressorKind::Fp16 || k == CompressorKind::Bf16; }
-
 }  // namespace
 
 CompressorKind parse_compressor_kind(const std::string& text) {
-  static const std::pair<const char*, CompressorKind> names[] = {
-      {"none", CompressorKind::None},         {"fp16", CompressorKind::Fp16},
-      {"bf16", CompressorKind::Bf16},         {"topk", CompressorKind::TopK},
-      {"randomk", CompressorKind::RandomK},   {"qsgd", CompressorKind::Qsgd},
-      {"sign", CompressorKind::Sign},         {"scaled-sign", CompressorKind::ScaledSign},
-      {"signum", CompressorKind::Signum},     {"powersgd", CompressorKind::PowerSgd}};
-  for (const auto& [name, kind] : names)
-    if (text == name) return kind;
-  reject("unknown compressor '" + text +
-         "' (expected none, fp16, bf16, topk, randomk, qsgd, sign, scaled-sign, signum or powersgd)");
+  if (const auto kind = compressor_kind_table().parse(text)) return *kind;
+  reject("unknown compressor '" + text + "' (expected " + compressor_kind_table().or_list() + ")");
 }
 
-const char* to_string(CompressorKind kind) {
-  switch (kind) {
-    case CompressorKind::None: return "none";
-    case CompressorKind::Fp16: return "fp16";
-    case CompressorKind::Bf16: return "bf16";
-    case CompressorKind::TopK: return "topk";
-    case CompressorKind::RandomK: return "randomk";
-    case CompressorKind::Qsgd: return "qsgd";
-    case CompressorKind::Sign: return "sign";
-    case CompressorKind::ScaledSign: return "scaled-sign";
-    case CompressorKind::Signum: return "signum";
-    case CompressorKind::PowerSgd: return "powersgd";
-  }
-  return "?";
-}
+const char* to_string(CompressorKind kind) { return compressor_kind_table().name(kind); }
 
 IndexEncoding parse_index_encoding(const std::string& text) {
-  if (text == "bits") return IndexEncoding::Bits;
-  if (text == "int32") return IndexEncoding::Int32;
-  reject("unknown index encoding '" + text + "' (expected bits or int32)");
+  if (const auto encoding = index_encoding_table().parse(text)) return *encoding;
+  reject("unknown index encoding '" + text + "' (expected " + index_encoding_table().or_list() + ")");
 }
 
-const char* to_string(IndexEncoding encoding) { return encoding == IndexEncoding::Bits ? "bits" : "int32"; }
+const char* to_string(IndexEncoding encoding) { return index_encoding_table().name(encoding); }
 
-const char* to_string(Collective collective) {
-  return collective == Collective::Allreduce ? "allreduce" : "allgather";
-}
+const char* to_string(Collective collective) { return collective_table().name(collective); }
 
 void validate(const CompressionSettings& s) {
+  using S = CompressionSetting;
   // Comparisons are written so that NaN fails them.
-  if (!(s.ratio > 0.0 && s.ratio <= 1.0)) reject_setting("ratio", "must be in (0, 1], got " + show(s.ratio));
+  if (!(s.ratio > 0.0 && s.ratio <= 1.0)) reject_setting(S::Ratio, "must be in (0, 1], got " + show(s.ratio));
   if (s.qsgd_levels < 1 || s.qsgd_levels > (1 << 24))
-    reject_setting("qsgd_levels", "must be in [1, 2^24], got " + std::to_string(s.qsgd_levels));
-  if (s.powersgd_rank < 1) reject_setting("powersgd_rank", "must be at least 1, got " + std::to_string(s.powersgd_rank));
+    reject_setting(S::QsgdLevels, "must be in [1, 2^24], got " + std::to_string(s.qsgd_levels));
+  if (s.powersgd_rank < 1)
+    reject_setting(S::PowerSgdRank, "must be at least 1, got " + std::to_string(s.powersgd_rank));
   if (!(s.signum_momentum >= 0.0 && s.signum_momentum < 1.0))
-    reject_setting("signum_momentum", "must be in [0, 1), got " + show(s.signum_momentum));
-  if (s.start_step < 0) reject_setting("start_step", "must be at least 0, got " + std::to_string(s.start_step));
-  const std::string kind = to_string(s.kind);
-  if (s.majority_vote && s.kind != CompressorKind::Sign && s.kind != CompressorKind::Signum)
-    reject_setting("majority_vote", "applies to sign and signum, not " + kind);
-  if (s.predivide && !is_cast(s.kind)) reject_setting("predivide", "applies to fp16 and bf16, not " + kind);
-  if (s.sampled_threshold && s.kind != CompressorKind::TopK) reject_setting("sampled_threshold", "applies to topk, not " + kind);
-  if (s.unbiased && s.kind != CompressorKind::RandomK) reject_setting("unbiased", "applies to randomk, not " + kind);
+    reject_setting(S::SignumMomentum, "must be in [0, 1), got " + show(s.signum_momentum));
+  if (s.start_step < 0) reject_setting(S::StartStep, "must be at least 0, got " + std::to_string(s.start_step));
+  // Options switched on for a compressor that does not read them.
+  const CompressorDescriptor& compressor = compressor_descriptor(s.kind);
+  reject_unless_read(compressor, S::MajorityVote, s.majority_vote);
+  reject_unless_read(compressor, S::Predivide, s.predivide);
+  reject_unless_read(compressor, S::SampledThreshold, s.sampled_threshold);
+  reject_unless_read(compressor, S::Unbiased, s.unbiased);
   if (!(s.momentum_correction >= 0.0 && s.momentum_correction < 1.0))
-    reject_setting("momentum_correction", "must be in [0, 1), got " + show(s.momentum_correction));
-  if (s.momentum_correction > 0.0 && s.kind != CompressorKind::TopK && s.kind != CompressorKind::RandomK)
-    reject_setting("momentum_correction", "applies to topk and randomk, not " + kind);
+    reject_setting(S::MomentumCorrection, "must be in [0, 1), got " + show(s.momentum_correction));
+  reject_unless_read(compressor, S::MomentumCorrection, s.momentum_correction > 0.0);
   if (s.momentum_correction > 0.0 && !s.error_feedback)
-    reject_setting("momentum_correction", "needs error_feedback (the residual is DGC's accumulated velocity)");
+    reject_setting(S::MomentumCorrection, "needs error_feedback (the residual is DGC's accumulated velocity)");
 }
 
 std::vector<TensorLayout> vector_layouts(const std::vector<ParamTensor>& tensors) {

@@ -93,4 +93,21 @@ template std::unique_ptr<Codec<float>> make_sign_codec(gpu::Ops<float>&, const s
 template std::unique_ptr<Codec<double>> make_sign_codec(gpu::Ops<double>&, const std::vector<TensorLayout>&,
                                                         const CompressionSettings&);
 
+CompressorDescriptor describe_sign() {
+  return {CompressorKind::Sign, "sign", CompressorFamily::Sign, compressed_settings({CompressionSetting::MajorityVote}),
+          &make_sign_codec<float>, &make_sign_codec<double>};
+}
+
+CompressorDescriptor describe_scaled_sign() {
+  return {CompressorKind::ScaledSign, "scaled-sign", CompressorFamily::Sign, compressed_settings({}),
+          &make_sign_codec<float>, &make_sign_codec<double>};
+}
+
+CompressorDescriptor describe_signum() {
+  using S = CompressionSetting;
+  return {CompressorKind::Signum, "signum", CompressorFamily::Sign,
+          compressed_settings({S::SignumMomentum, S::MajorityVote}), &make_sign_codec<float>,
+          &make_sign_codec<double>};
+}
+
 }  // namespace dtsim::models::compression_detail

@@ -179,4 +179,20 @@ template std::unique_ptr<Codec<float>> make_sparse_codec(gpu::Ops<float>&, const
 template std::unique_ptr<Codec<double>> make_sparse_codec(gpu::Ops<double>&, const std::vector<TensorLayout>&,
                                                           const CompressionSettings&);
 
+// topk reads `seed` for DGC's sample only; randomk reads `indices` only without shared indices (which are not
+// sent). Momentum correction is DGC's, for these two.
+CompressorDescriptor describe_topk() {
+  using S = CompressionSetting;
+  return {CompressorKind::TopK, "topk", CompressorFamily::Sparsification,
+          compressed_settings({S::Ratio, S::SampledThreshold, S::MomentumCorrection, S::Indices, S::Seed}),
+          &make_sparse_codec<float>, &make_sparse_codec<double>};
+}
+
+CompressorDescriptor describe_randomk() {
+  using S = CompressionSetting;
+  return {CompressorKind::RandomK, "randomk", CompressorFamily::Sparsification,
+          compressed_settings({S::Ratio, S::Unbiased, S::SharedIndices, S::MomentumCorrection, S::Indices, S::Seed}),
+          &make_sparse_codec<float>, &make_sparse_codec<double>};
+}
+
 }  // namespace dtsim::models::compression_detail
