@@ -26,6 +26,8 @@ class Conv2d final : public Layer<T> {
   int output_size() const override { return out_.size(); }
   ImageShape output_shape() const { return out_; }
   size_t param_count() const override { return weight_count() + out_.channels; }
+  // out_channels × (in_channels · kernel_h · kernel_w)
+  size_t weight_rows() const override { return static_cast<size_t>(out_.channels); }
   std::vector<ParamTensor> param_tensors(const std::string& prefix) const override;
   // He (Kaiming) uniform with fan_in = channels · kernel_h · kernel_w; zero biases.
   void init_params(T* params, Rng& rng) const override;

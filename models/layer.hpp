@@ -43,6 +43,9 @@ class Layer {
   virtual bool input_is_ids() const { return false; }
 
   virtual size_t param_count() const { return 0; }
+  // The rows of the layer's weight read as a matrix (the shape PowerSGD compresses), its columns being the
+  // weight's size / rows; 0 when the weight has no matrix shape (or the layer has no weight).
+  virtual size_t weight_rows() const { return 0; }
   virtual std::vector<ParamTensor> param_tensors(const std::string& prefix) const { (void)prefix; return {}; }
   // Writes initial values into this layer's slice (host memory).
   virtual void init_params(T* params, Rng& rng) const { (void)params; (void)rng; }
@@ -72,6 +75,7 @@ class Dense final : public Layer<T> {
   std::string kind() const override { return "dense"; }
   int input_size() const override { return in_; }
   int output_size() const override { return out_; }
+  size_t weight_rows() const override { return static_cast<size_t>(in_); }  // inputs × outputs
   size_t param_count() const override { return static_cast<size_t>(in_) * out_ + out_; }
   std::vector<ParamTensor> param_tensors(const std::string& prefix) const override;
   // He (Kaiming) uniform for the weights, suited to ReLU; zero biases.
@@ -177,6 +181,7 @@ class Embedding final : public Layer<T> {
   int output_size() const override { return tokens_ * dim_; }
   bool input_is_ids() const override { return true; }
   size_t param_count() const override { return static_cast<size_t>(vocab_) * dim_; }
+  size_t weight_rows() const override { return static_cast<size_t>(vocab_); }  // vocab × dim
   std::vector<ParamTensor> param_tensors(const std::string& prefix) const override;
   // Standard normal entries, as torch.nn.Embedding.
   void init_params(T* params, Rng& rng) const override;

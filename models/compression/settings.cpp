@@ -6,7 +6,6 @@
 #include "models/compression/codec.hpp"
 #include "models/compression/compression.hpp"
 #include "models/compression/registry.hpp"
-#include "models/conv_layers.hpp"
 
 namespace dtsim::models {
 namespace {
@@ -90,17 +89,7 @@ std::vector<TensorLayout> tensor_layouts(const Network<T>& network) {
     size_t owner = 0;
     for (size_t i = 0; i < network.num_layers(); ++i)
       if (network.layer(i).param_count() > 0 && network.layer_param_offset(i) <= l.tensor.offset) owner = i;
-    const Layer<T>& layer = network.layer(owner);
-    const std::string kind = layer.kind();
-    size_t rows = 0;
-    if (kind == "dense") {
-      rows = static_cast<size_t>(layer.input_size());
-    } else if (kind == "conv") {
-      rows = static_cast<size_t>(dynamic_cast<const Conv2d<T>&>(layer).output_shape().channels);
-    } else if (kind == "embedding") {
-      const size_t dim = static_cast<size_t>(layer.output_size() / layer.input_size());
-      rows = l.tensor.size / dim;  // vocab
-    }
+    const size_t rows = network.layer(owner).weight_rows();
     if (rows == 0 || l.tensor.size % rows != 0) continue;  // no known matrix shape: a vector
     l.rows = rows;
     l.cols = l.tensor.size / rows;
