@@ -48,7 +48,8 @@ namespace dtsim::models {
 enum class CompressorKind { None, Fp16, Bf16, TopK, RandomK, Qsgd, Sign, ScaledSign, Signum, PowerSgd };
 
 // "none" | "fp16" | "bf16" | "topk" | "randomk" | "qsgd" | "sign" | "scaled-sign" | "signum" | "powersgd";
-// throws std::invalid_argument naming the accepted values.
+// throws std::invalid_argument naming the accepted values. The names, and what each compressor reads, are
+// in compressor_registry() (models/compression/registry.hpp), with the choices list compressor_kind_names().
 CompressorKind parse_compressor_kind(const std::string& text);
 const char* to_string(CompressorKind kind);
 
@@ -103,7 +104,8 @@ class CompressionSettingError : public std::invalid_argument {
 
 // Throws CompressionSettingError when a value is out of range or is set for a kind it does not apply to
 // (majority_vote outside sign/signum, predivide outside fp16/bf16, sampled_threshold outside topk, unbiased
-// outside randomk, momentum_correction outside topk/randomk or without error feedback).
+// outside randomk, momentum_correction outside topk/randomk or without error feedback). Which kinds a setting
+// applies to comes from the compressors' descriptors (CompressorDescriptor::settings).
 void validate(const CompressionSettings& settings);
 
 enum class Collective { Allreduce, AllGather };
