@@ -17,7 +17,7 @@
 
 #include <cstdint>
 
-#include "sim/collectives/types.hpp"
+#include "sim/config/collective_types.hpp"
 
 namespace dtsim::sim {
 

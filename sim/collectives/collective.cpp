@@ -6,8 +6,8 @@
 #include "sim/collectives/algorithms.hpp"
 #include "sim/collectives/executor.hpp"
 #include "sim/collectives/plans.hpp"
-#include "sim/errors.hpp"
-#include "sim/platform.hpp"
+#include "sim/scenario/errors.hpp"
+#include "sim/world/platform.hpp"
 
 namespace dtsim::sim {
 

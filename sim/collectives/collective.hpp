@@ -12,7 +12,7 @@
 #include <string>
 
 #include "sim/collectives/closed_form.hpp"
-#include "sim/collectives/types.hpp"
+#include "sim/config/collective_types.hpp"
 
 namespace dtsim::sim {
 

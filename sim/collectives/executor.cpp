@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "sim/platform.hpp"
+#include "sim/world/platform.hpp"
 
 namespace dtsim::sim {
 namespace sg4 = simgrid::s4u;

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "sim/collectives/closed_form.hpp"
-#include "sim/platform.hpp"
+#include "sim/world/platform.hpp"
 
 namespace dtsim::sim {
 namespace sg4 = simgrid::s4u;

@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "sim/collectives/types.hpp"
+#include "sim/config/collective_types.hpp"
 
 namespace dtsim::sim {
 

@@ -1,4 +1,4 @@
-#include "ini_file.hpp"
+#include "sim/scenario/ini_file.hpp"
 
 #include <boost/program_options.hpp>
 #include <filesystem>
@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "sim/errors.hpp"
+#include "sim/scenario/errors.hpp"
 #include "sim/scenario/keys.hpp"
 #include "sim/scenario/text.hpp"
 
@@ -62,12 +62,12 @@ IniFile scan_lines(const std::string& path, const std::string& content) {
 
 }  // namespace
 
-IniFile parse_ini(const std::string& path, const std::string& content) {
+IniFile parse_ini(const std::string& path, const std::string& content, const std::vector<KeySpec>& keys) {
   IniFile ini = scan_lines(path, content);
 
   // Boost does the actual key/value parsing; its result must agree with the scan, entry by entry.
   po::options_description schema;
-  for (const KeySpec& k : all_keys()) schema.add_options()(k.name.c_str(), po::value<std::string>());
+  for (const KeySpec& k : keys) schema.add_options()(k.name.c_str(), po::value<std::string>());
   std::istringstream in(content);
   po::parsed_options parsed(&schema);
   try {
@@ -99,8 +99,8 @@ std::string read_text_file(const std::string& path, const std::string& what) {
   return content.str();
 }
 
-IniFile read_ini(const std::string& path, const std::string& what) {
-  return parse_ini(path, read_text_file(path, what));
+IniFile read_ini(const std::string& path, const std::string& what, const std::vector<KeySpec>& keys) {
+  return parse_ini(path, read_text_file(path, what), keys);
 }
 
 }  // namespace dtsim::sim

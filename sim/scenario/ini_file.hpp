@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/scenario/keys.hpp"
+
 namespace dtsim::sim {
 
 struct IniEntry {
@@ -25,13 +27,14 @@ struct IniFile {
 };
 
 // Parses INI text. Throws InputError for syntax errors (with the line), for keys outside any section and
-// for a key given twice. Does not check key names: that is the caller's schema.
-IniFile parse_ini(const std::string& path, const std::string& content);
+// for a key given twice. Does not check key names: that is the caller's job; `keys` are the names Boost is
+// told about.
+IniFile parse_ini(const std::string& path, const std::string& content, const std::vector<KeySpec>& keys);
 
 // The whole content of a text file; a missing or unreadable file is an InputError naming it.
 std::string read_text_file(const std::string& path, const std::string& what);
 
 // Reads a file from disk and parses it; a missing or unreadable file is an InputError naming it.
-IniFile read_ini(const std::string& path, const std::string& what);
+IniFile read_ini(const std::string& path, const std::string& what, const std::vector<KeySpec>& keys);
 
 }  // namespace dtsim::sim

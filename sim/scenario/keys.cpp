@@ -1,4 +1,4 @@
-#include "keys.hpp"
+#include "sim/scenario/keys.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "sim/scenario/key_registry.hpp"
 #include "sim/scenario/text.hpp"
 
 namespace dtsim::sim {
@@ -82,27 +81,22 @@ std::string KeySpec::type_name() const {
 
 std::string KeySpec::unit() const { return type == ValueType::Quantity ? base_unit(dim) : ""; }
 
-// ---- registry -----------------------------------------------------------------------------------------------
-const std::vector<KeySpec>& all_keys() {
-  static const std::vector<KeySpec> keys = build_key_registry();
-  return keys;
-}
-
-const KeySpec* find_key(const std::string& name) {
-  for (const KeySpec& k : all_keys())
+// ---- KeySchema -----------------------------------------------------------------------------------------------
+const KeySpec* KeySchema::find(const std::string& name) const {
+  for (const KeySpec& k : keys_)
     if (k.name == name) return &k;
   return nullptr;
 }
 
-std::vector<std::string> known_sections() {
+std::vector<std::string> KeySchema::sections() const {
   std::vector<std::string> out;
-  for (const KeySpec& k : all_keys())
+  for (const KeySpec& k : keys_)
     if (std::find(out.begin(), out.end(), k.section()) == out.end()) out.push_back(k.section());
   return out;
 }
 
-bool is_known_section(const std::string& section) {
-  const auto s = known_sections();
+bool KeySchema::has_section(const std::string& section) const {
+  const auto s = sections();
   return std::find(s.begin(), s.end(), section) != s.end();
 }
 
@@ -199,20 +193,20 @@ std::string suggest_among(const std::string& word, const std::vector<std::string
   return best;
 }
 
-std::string suggest_key(const std::string& name) {
+std::string KeySchema::suggest(const std::string& name) const {
   // The right field in the wrong section ("[training] workers" → cluster.workers) is the likeliest slip.
   const std::string field = name.substr(name.find('.') + 1);
-  for (const KeySpec& k : all_keys())
+  for (const KeySpec& k : keys_)
     if (k.field() == field) return k.name;
   std::vector<std::string> names;
-  for (const KeySpec& k : all_keys()) names.push_back(k.name);
+  for (const KeySpec& k : keys_) names.push_back(k.name);
   std::string near = suggest_among(name, names);
   if (!near.empty()) return near;
   std::vector<std::string> fields;
-  for (const KeySpec& k : all_keys()) fields.push_back(k.field());
+  for (const KeySpec& k : keys_) fields.push_back(k.field());
   near = suggest_among(field, fields);
   if (near.empty()) return "";
-  for (const KeySpec& k : all_keys())
+  for (const KeySpec& k : keys_)
     if (k.field() == near) return k.name;
   return "";
 }

@@ -39,11 +39,21 @@ struct KeySpec {
   std::string unit() const;       // base unit of a quantity, else ""
 };
 
-// Every key dtsim knows, in documentation order.
-const std::vector<KeySpec>& all_keys();
-const KeySpec* find_key(const std::string& name);
-bool is_known_section(const std::string& section);
-std::vector<std::string> known_sections();
+// A table of keys, in documentation order. The scenario language knows no key of its own: the config layer
+// builds dtsim's table (sim/config/schema.hpp) and hands it to the parser.
+class KeySchema {
+ public:
+  explicit KeySchema(std::vector<KeySpec> keys) : keys_(std::move(keys)) {}
+  const std::vector<KeySpec>& keys() const { return keys_; }
+  const KeySpec* find(const std::string& name) const;
+  std::vector<std::string> sections() const;  // in order of first appearance
+  bool has_section(const std::string& section) const;
+  // The closest known key to `name` (the same field in another section, or the nearest by edit distance), or "".
+  std::string suggest(const std::string& name) const;
+
+ private:
+  std::vector<KeySpec> keys_;
+};
 
 // Checks `text` against the spec; throws ValueError (reason and hint) when it does not fit.
 void validate_value(const KeySpec& spec, const std::string& text);
@@ -54,8 +64,7 @@ double parse_real(const std::string& text);
 bool parse_bool(const std::string& text);
 std::vector<int64_t> parse_int_list(const std::string& text);
 
-// The closest known key to `name` (edit distance, or the same field in another section), or "".
-std::string suggest_key(const std::string& name);
+// The closest of `candidates` to `word` by edit distance (case-insensitive), or "" when none is close.
 std::string suggest_among(const std::string& word, const std::vector<std::string>& candidates);
 
 }  // namespace dtsim::sim

@@ -1,4 +1,4 @@
-#include "scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -19,8 +19,8 @@ namespace {
 // Sections whose fields can come from a profile file named by "<section>.profile".
 const char* const kProfileSections[] = {"gpu", "fabric"};
 
-std::string unknown_key_hint(const std::string& key) {
-  const std::string near = suggest_key(key);
+std::string unknown_key_hint(const KeySchema& schema, const std::string& key) {
+  const std::string near = schema.suggest(key);
   return near.empty() ? "run 'dtsim keys' to list the valid keys" : "did you mean '" + near + "'?";
 }
 
@@ -68,18 +68,18 @@ std::string resolve_profile_path(const std::string& section, const std::string& 
 // Reads the profile `name` of `section` (see resolve_profile_path) and writes its entries into `values`.
 // A template only because the value type is Scenario's private one.
 template <class Value>
-void apply_profile(std::map<std::string, Value>& values, const std::string& section, const std::string& name, const Origin& where,
+void apply_profile(const KeySchema& schema, std::map<std::string, Value>& values, const std::string& section, const std::string& name, const Origin& where,
                    const std::string& key, const std::string& scenario_dir, const std::string& profile_dir) {
   const std::string profile_key = section + ".profile";
   const std::string file = resolve_profile_path(section, name, where, key, scenario_dir, profile_dir);
-  const IniFile profile = read_ini(file, section + " profile");
+  const IniFile profile = read_ini(file, section + " profile", schema.keys());
   for (const IniSection& s : profile.sections)
     if (s.name != section)
       throw InputError(Origin::at(file, s.line), "[" + s.name + "]",
                        "a " + section + " profile holds only a [" + section + "] section");
   for (const IniEntry& e : profile.entries) {
     const Origin at = Origin::at(file, e.line);
-    if (!find_key(e.key)) throw InputError(at, e.key, "unknown key", unknown_key_hint(e.key));
+    if (!schema.find(e.key)) throw InputError(at, e.key, "unknown key", unknown_key_hint(schema, e.key));
     if (e.key == profile_key) throw InputError(at, e.key, "a profile cannot name another profile");
     values[e.key] = {e.value, at};
   }
@@ -104,35 +104,36 @@ std::string default_profile_dir() {
   return DTSIM_SOURCE_PROFILE_DIR;
 }
 
-Scenario Scenario::load(const std::string& path, const std::vector<std::string>& overrides,
+Scenario Scenario::load(const KeySchema& schema, const std::string& path, const std::vector<std::string>& overrides,
                         const std::string& profile_dir) {
-  return parse(path, read_text_file(path, "scenario file"), overrides, profile_dir);
+  return parse(schema, path, read_text_file(path, "scenario file"), overrides, profile_dir);
 }
 
-Scenario Scenario::parse(const std::string& name, const std::string& content, const std::vector<std::string>& overrides,
-                         const std::string& profile_dir) {
+Scenario Scenario::parse(const KeySchema& schema, const std::string& name, const std::string& content,
+                         const std::vector<std::string>& overrides, const std::string& profile_dir) {
   Scenario sc;
+  sc.schema_ = &schema;
   sc.path_ = name;
   sc.profile_dir_ = profile_dir;
-  const IniFile ini = parse_ini(name, content);
+  const IniFile ini = parse_ini(name, content, schema.keys());
 
   for (const IniSection& s : ini.sections) {
-    if (!is_known_section(s.name)) {
-      const std::string near = suggest_among(s.name, known_sections());
+    if (!schema.has_section(s.name)) {
+      const std::string near = suggest_among(s.name, schema.sections());
       throw InputError(Origin::at(name, s.line), "[" + s.name + "]", "unknown section",
                        near.empty() ? "run 'dtsim keys' to list the sections" : "did you mean [" + near + "]?");
     }
   }
 
   // 1. built-in defaults
-  for (const KeySpec& k : all_keys())
+  for (const KeySpec& k : schema.keys())
     if (!k.default_text.empty() || k.optional) sc.values_[k.name] = {k.default_text, Origin::default_value()};
 
   // 2. the scenario file and 3. the command line, checked for names now and for values once merged
   std::map<std::string, Value> explicit_values;
   for (const IniEntry& e : ini.entries) {
     const Origin where = Origin::at(name, e.line);
-    if (!find_key(e.key)) throw InputError(where, e.key, "unknown key", unknown_key_hint(e.key));
+    if (!schema.find(e.key)) throw InputError(where, e.key, "unknown key", unknown_key_hint(schema, e.key));
     explicit_values[e.key] = {e.value, where};
   }
   for (const std::string& item : overrides) {
@@ -140,7 +141,8 @@ Scenario Scenario::parse(const std::string& name, const std::string& content, co
     const std::string key = trim(item.substr(0, eq));
     if (eq == std::string::npos || key.find('.') == std::string::npos)
       throw InputError(Origin::from_command_line(), key, "expected --set section.key=value, got '" + item + "'");
-    if (!find_key(key)) throw InputError(Origin::from_command_line(), key, "unknown key", unknown_key_hint(key));
+    if (!schema.find(key))
+      throw InputError(Origin::from_command_line(), key, "unknown key", unknown_key_hint(schema, key));
     explicit_values[key] = {trim(item.substr(eq + 1)), Origin::from_command_line()};
   }
 
@@ -151,12 +153,12 @@ Scenario Scenario::parse(const std::string& name, const std::string& content, co
     const auto it = explicit_values.find(profile_key);
     const Value chosen = it != explicit_values.end() ? it->second : sc.values_.at(profile_key);
     if (trim(chosen.text).empty()) continue;
-    apply_profile(sc.values_, section, trim(chosen.text), chosen.origin, profile_key, scenario_dir, profile_dir);
+    apply_profile(schema, sc.values_, section, trim(chosen.text), chosen.origin, profile_key, scenario_dir, profile_dir);
   }
   for (auto& [key, v] : explicit_values) sc.values_[key] = v;
 
   // Every value checked against the schema; every key without a default must have been given.
-  for (const KeySpec& k : all_keys()) {
+  for (const KeySpec& k : schema.keys()) {
     const auto it = sc.values_.find(k.name);
     if (it == sc.values_.end()) throw InputError(Origin::at(name, 0), k.name, "has no value", missing_value_hint(k));
     check_value(k, it->second.text, it->second.origin);
@@ -182,7 +184,7 @@ std::vector<int64_t> Scenario::int_list(const std::string& key) const { return p
 const Origin& Scenario::origin(const std::string& key) const { return value(key).origin; }
 
 double Scenario::quantity(const std::string& key) const {
-  const KeySpec* spec = find_key(key);
+  const KeySpec* spec = schema_->find(key);
   if (!spec || spec->type != ValueType::Quantity) throw std::logic_error("'" + key + "' is not a quantity key");
   return parse_quantity(text(key), spec->dim);
 }
@@ -197,7 +199,7 @@ Scenario Scenario::with_profile(const std::string& section, const std::string& n
   if (!is_profile_section(section)) throw std::logic_error("'" + section + "' has no profiles");
   const Origin& where = origin(key);
   Scenario out = *this;
-  for (const KeySpec& k : all_keys()) {
+  for (const KeySpec& k : schema_->keys()) {
     if (k.section() != section) continue;
     if (!k.default_text.empty() || k.optional)
       out.values_[k.name] = {k.default_text, Origin::default_value()};
@@ -205,8 +207,8 @@ Scenario Scenario::with_profile(const std::string& section, const std::string& n
       out.values_.erase(k.name);
   }
   out.values_[section + ".profile"] = {name, where};
-  apply_profile(out.values_, section, trim(name), where, key, fs::path(path_).parent_path().string(), profile_dir_);
-  for (const KeySpec& k : all_keys()) {
+  apply_profile(*schema_, out.values_, section, trim(name), where, key, fs::path(path_).parent_path().string(), profile_dir_);
+  for (const KeySpec& k : schema_->keys()) {
     if (k.section() != section) continue;
     const auto it = out.values_.find(k.name);
     if (it == out.values_.end())
@@ -219,7 +221,7 @@ Scenario Scenario::with_profile(const std::string& section, const std::string& n
 
 nlohmann::json Scenario::to_json() const {
   nlohmann::json out = nlohmann::json::object();
-  for (const KeySpec& k : all_keys()) {
+  for (const KeySpec& k : schema_->keys()) {
     const std::string& t = text(k.name);
     nlohmann::json& slot = out[k.section()][k.field()];
     switch (k.type) {

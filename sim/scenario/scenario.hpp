@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/errors.hpp"
+#include "sim/scenario/errors.hpp"
 #include "sim/scenario/keys.hpp"
 
 namespace dtsim::sim {
@@ -20,11 +20,16 @@ std::string default_profile_dir();
 class Scenario {
  public:
   // Throws InputError naming the file, line and key of the first problem found.
-  static Scenario load(const std::string& path, const std::vector<std::string>& overrides,
+  // `schema` must outlive the scenario (dtsim's is sim/config/schema.hpp's scenario_schema(), and
+  // load_scenario() there passes it).
+  static Scenario load(const KeySchema& schema, const std::string& path, const std::vector<std::string>& overrides,
                        const std::string& profile_dir = default_profile_dir());
   // Same, for scenario text held in memory (`name` stands in for the file name in messages).
-  static Scenario parse(const std::string& name, const std::string& content, const std::vector<std::string>& overrides,
+  static Scenario parse(const KeySchema& schema, const std::string& name, const std::string& content,
+                        const std::vector<std::string>& overrides,
                         const std::string& profile_dir = default_profile_dir());
+
+  const KeySchema& schema() const { return *schema_; }
 
   const std::string& path() const { return path_; }
 
@@ -58,6 +63,7 @@ class Scenario {
   };
   const Value& value(const std::string& key) const;
 
+  const KeySchema* schema_ = nullptr;
   std::string path_;
   std::string profile_dir_;
   std::map<std::string, Value> values_;

@@ -1,4 +1,4 @@
-#include "units.hpp"
+#include "sim/scenario/units.hpp"
 
 #include <cmath>
 #include <cstdio>

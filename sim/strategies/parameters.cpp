@@ -1,7 +1,7 @@
-#include "parameters.hpp"
+#include "sim/strategies/parameters.hpp"
 
-#include "sim/numerics_setup.hpp"
-#include "sim/training.hpp"
+#include "sim/config/numerics_setup.hpp"
+#include "sim/strategies/training.hpp"
 
 namespace dtsim::sim {
 

@@ -12,7 +12,7 @@
 #include "models/mixed_precision.hpp"
 #include "models/network.hpp"
 #include "models/optimizer.hpp"
-#include "sim/metrics.hpp"
+#include "sim/strategies/metrics.hpp"
 
 namespace dtsim::sim {
 

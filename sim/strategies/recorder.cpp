@@ -1,9 +1,9 @@
-#include "recorder.hpp"
+#include "sim/strategies/recorder.hpp"
 
 #include <algorithm>
 #include <limits>
 
-#include "sim/training.hpp"
+#include "sim/strategies/training.hpp"
 
 namespace dtsim::sim {
 

@@ -8,7 +8,7 @@
 
 #include "models/compression/compression.hpp"
 #include "models/network.hpp"
-#include "sim/metrics.hpp"
+#include "sim/strategies/metrics.hpp"
 
 namespace dtsim::sim {
 

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/collectives/collective.hpp"
-#include "sim/platform.hpp"
+#include "sim/world/platform.hpp"
 #include "tests/subprocess.hpp"
 
 namespace dtsim::sim {

@@ -4,10 +4,11 @@
 // how the model is split over shards.
 #include <gtest/gtest.h>
 
-#include "sim/config.hpp"
-#include "sim/outputs.hpp"
+#include "sim/config/run_config.hpp"
+#include "sim/app/outputs.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/strategies/ps_partition.hpp"
+#include "sim/strategies/ps/ps_partition.hpp"
 #include "tests/sim/async_ps_support.hpp"
 #include "tests/sim/topology_support.hpp"
 
@@ -128,7 +129,7 @@ TEST(AsyncParameterServerFaults, FailureAtTimeZeroAndReturn) {
 // ---- keys ------------------------------------------------------------------------------------------------
 
 TEST(AsyncParameterServerKeys, AreReadIntoTheConfiguration) {
-  const RunConfig c = make_run_config(Scenario::parse(
+  const RunConfig c = make_run_config(parse_scenario(
       "test.ini",
       "[training]\nstrategy = async-ps\n[ps]\nservers = 2\nstaleness_bound = 3\nstaleness_lr = hinge\n"
       "staleness_exponent = 2\nstaleness_threshold = 1.5\n[faults]\nevents = worker 1 down at 1s up at 2s\n",
@@ -140,7 +141,7 @@ TEST(AsyncParameterServerKeys, AreReadIntoTheConfiguration) {
   EXPECT_EQ(c.ps.staleness_exponent, 2.0);
   EXPECT_EQ(c.ps.staleness_threshold, 1.5);
   EXPECT_EQ(server_hosts(c), 2);
-  EXPECT_EQ(server_hosts(make_run_config(Scenario::parse("test.ini", "[ps]\nservers = 2\n", {}, testing::kProfiles))),
+  EXPECT_EQ(server_hosts(make_run_config(parse_scenario("test.ini", "[ps]\nservers = 2\n", {}, testing::kProfiles))),
             0)
       << "synchronous data parallelism gets no server hosts";
   EXPECT_EQ(server_hosts("federated", 4), 1) << "federated learning gets one aggregator";

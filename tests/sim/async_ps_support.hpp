@@ -10,7 +10,7 @@
 
 #include "gpu/backend.hpp"
 #include "models/network.hpp"
-#include "sim/run.hpp"
+#include "sim/app/run.hpp"
 #include "tests/subprocess.hpp"
 
 namespace dtsim::sim::ps_testing {

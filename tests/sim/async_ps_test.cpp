@@ -11,8 +11,8 @@
 #include "models/objective.hpp"
 #include "models/optimizer.hpp"
 #include "models/staleness.hpp"
-#include "sim/heterogeneity_parse.hpp"
-#include "sim/numerics_setup.hpp"
+#include "sim/config/heterogeneity_parse.hpp"
+#include "sim/config/numerics_setup.hpp"
 #include "tests/sim/async_ps_support.hpp"
 
 namespace dtsim::sim {

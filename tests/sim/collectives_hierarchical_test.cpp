@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "sim/collectives/collective.hpp"
-#include "sim/errors.hpp"
-#include "sim/platform.hpp"
+#include "sim/scenario/errors.hpp"
+#include "sim/world/platform.hpp"
 #include "tests/sim/collectives_support.hpp"
 #include "tests/subprocess.hpp"
 

@@ -11,7 +11,7 @@
 
 #include "gpu/cpu_ops.hpp"
 #include "models/objective.hpp"
-#include "sim/run.hpp"
+#include "sim/app/run.hpp"
 #include "tests/sim/federated_support.hpp"
 #include "tests/subprocess.hpp"
 

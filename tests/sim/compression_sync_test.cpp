@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.hpp"
-#include "sim/errors.hpp"
+#include "sim/config/run_config.hpp"
+#include "sim/scenario/errors.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/sim/collectives_support.hpp"
 #include "tests/sim/topology_support.hpp"
@@ -189,7 +190,7 @@ TEST(SyncCompressionTiming, ACompressedStepCostsTheCollectiveOfItsBytes) {
 }
 
 TEST(CompressionKeys, AreReadIntoTheSettings) {
-  const RunConfig c = make_run_config(Scenario::parse(
+  const RunConfig c = make_run_config(parse_scenario(
       "test.ini",
       "[compression]\nkind = topk\nratio = 0.05\nerror_feedback = true\nstart_step = 10\nstart_epoch = 2\n"
       "min_tensor_size = 300\nindices = int32\nsampled_threshold = true\n",
@@ -203,7 +204,7 @@ TEST(CompressionKeys, AreReadIntoTheSettings) {
   EXPECT_EQ(c.compression.settings.indices, models::IndexEncoding::Int32);
   EXPECT_EQ(c.compression.resolved(100).start_step, 200) << "the later of 10 steps and 2 epochs of 100 steps";
   EXPECT_EQ(c.compression.resolved(3).start_step, 10);
-  EXPECT_FALSE(make_run_config(Scenario::parse("test.ini", "", {}, testing::kProfiles)).compression.active());
+  EXPECT_FALSE(make_run_config(parse_scenario("test.ini", "", {}, testing::kProfiles)).compression.active());
 }
 
 TEST(CompressionKeys, BadCombinationsAreErrorsAtTheKey) {

@@ -1,7 +1,7 @@
 // Cost, energy and time-to-target accounting against hand computations.
 #include <gtest/gtest.h>
 
-#include "sim/cost.hpp"
+#include "sim/app/cost.hpp"
 
 namespace dtsim::sim {
 namespace {

@@ -6,8 +6,8 @@
 #include <functional>
 #include <vector>
 
-#include "sim/heterogeneity.hpp"
-#include "sim/platform.hpp"
+#include "sim/world/heterogeneity.hpp"
+#include "sim/world/platform.hpp"
 #include "tests/subprocess.hpp"
 
 namespace dtsim::sim {

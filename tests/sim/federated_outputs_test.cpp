@@ -10,9 +10,10 @@
 
 #include "gpu/cpu_ops.hpp"
 #include "models/objective.hpp"
-#include "sim/run.hpp"
+#include "sim/app/run.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/strategies/federated_plan.hpp"
+#include "sim/strategies/federated/federated_plan.hpp"
 #include "tests/subprocess.hpp"
 
 namespace dtsim::sim {
@@ -29,7 +30,7 @@ std::string run_scenario(uint64_t seed) {
         "fl.straggler_policy=partial", "fl.availability=0.8", "fl.overcommit=0.3",
         "fl.deadline=150us",     "fl.sampling=weighted",    "fl.local_epochs=2",
         "run.seed=" + std::to_string(seed)};
-    const Scenario s = Scenario::load(std::string(DTSIM_SOURCE_DIR) + "/scenarios/fedprox_synthetic.ini", sets,
+    const Scenario s = load_scenario(std::string(DTSIM_SOURCE_DIR) + "/scenarios/fedprox_synthetic.ini", sets,
                                       std::string(DTSIM_SOURCE_DIR) + "/network_profiles");
     const RunInputs in = prepare_run(s);
     const fs::path dir = fs::temp_directory_path() / ("dtsim-fl-" + std::to_string(::getpid()));

@@ -5,10 +5,10 @@
 #include <cmath>
 #include <numeric>
 
-#include "sim/config.hpp"
+#include "sim/config/run_config.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/strategies/federated_plan.hpp"
-#include "sim/strategies/federated_secagg.hpp"
+#include "sim/strategies/federated/federated_plan.hpp"
+#include "sim/strategies/federated/federated_secagg.hpp"
 #include "tests/sim/topology_support.hpp"
 
 namespace dtsim::sim {

@@ -18,7 +18,7 @@
 
 #include "gpu/cpu_ops.hpp"
 #include "models/objective.hpp"
-#include "sim/run.hpp"
+#include "sim/app/run.hpp"
 #include "tests/subprocess.hpp"
 
 namespace dtsim::sim {

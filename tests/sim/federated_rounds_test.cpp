@@ -10,8 +10,8 @@
 
 #include "gpu/cpu_ops.hpp"
 #include "models/objective.hpp"
-#include "sim/run.hpp"
-#include "sim/strategies/federated_secagg.hpp"
+#include "sim/app/run.hpp"
+#include "sim/strategies/federated/federated_secagg.hpp"
 #include "tests/sim/federated_support.hpp"
 #include "tests/subprocess.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "sim/run.hpp"
+#include "sim/app/run.hpp"
 
 namespace dtsim::sim::testing {
 

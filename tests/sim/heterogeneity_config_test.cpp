@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <set>
 
-#include "sim/config.hpp"
-#include "sim/faults.hpp"
-#include "sim/heterogeneity_parse.hpp"
+#include "sim/config/run_config.hpp"
+#include "sim/world/faults.hpp"
+#include "sim/config/heterogeneity_parse.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace dtsim::sim {
@@ -16,7 +17,7 @@ namespace {
 const std::string kProfiles = std::string(DTSIM_SOURCE_DIR) + "/network_profiles";
 
 HeterogeneityConfig config_of(const std::string& text) {
-  return make_run_config(Scenario::parse("h.ini", "[cluster]\nworkers = 8\n" + text, {}, kProfiles)).heterogeneity;
+  return make_run_config(parse_scenario("h.ini", "[cluster]\nworkers = 8\n" + text, {}, kProfiles)).heterogeneity;
 }
 
 // The InputError's message, or "" when there is none.

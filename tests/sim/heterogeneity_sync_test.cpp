@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/run.hpp"
-#include "sim/stragglers.hpp"
+#include "sim/app/run.hpp"
+#include "sim/world/stragglers.hpp"
 #include "tests/subprocess.hpp"
 
 namespace dtsim::sim {

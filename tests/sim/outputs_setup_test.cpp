@@ -4,8 +4,9 @@
 
 #include <string>
 
-#include "sim/config.hpp"
-#include "sim/outputs.hpp"
+#include "sim/config/run_config.hpp"
+#include "sim/app/outputs.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/sim/topology_support.hpp"
 
@@ -14,7 +15,7 @@ namespace {
 
 std::string setup_of(const std::string& text) {
   RunInputs in;
-  in.config = make_run_config(Scenario::parse("setup.ini", text, {}, testing::kProfiles));
+  in.config = make_run_config(parse_scenario("setup.ini", text, {}, testing::kProfiles));
   return describe_setup(in);
 }
 
@@ -37,7 +38,7 @@ TEST(SetupLine, NamesEachStrategy) {
 
 TEST(Summary, EpochsAndThroughputFollowTheStrategy) {
   RunInputs in;
-  in.config = make_run_config(Scenario::parse("setup.ini", "[cluster]\nworkers = 4\n[training]\nbatch_per_worker = 8\n",
+  in.config = make_run_config(parse_scenario("setup.ini", "[cluster]\nworkers = 4\n[training]\nbatch_per_worker = 8\n",
                                               {}, testing::kProfiles));
   RunResult r;
   r.steps = 50;

@@ -9,9 +9,10 @@
 #include <fstream>
 #include <map>
 
-#include "sim/hardware_config.hpp"
-#include "sim/profiles_command.hpp"
+#include "sim/config/hardware_config.hpp"
+#include "sim/app/profiles_command.hpp"
 #include "sim/scenario/keys.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace dtsim::sim {
@@ -23,7 +24,7 @@ const std::string kProfiles = std::string(DTSIM_SOURCE_DIR) + "/network_profiles
 
 // A scenario that names one shipped profile the way a user does (by name, found in the profile folder).
 Scenario with_profile(const std::string& section, const std::string& name, const std::vector<std::string>& sets = {}) {
-  return Scenario::parse("test.ini", "[" + section + "]\nprofile = " + name + "\n", sets, kProfiles);
+  return parse_scenario("test.ini", "[" + section + "]\nprofile = " + name + "\n", sets, kProfiles);
 }
 
 std::vector<std::string> names_in(const std::string& section) {
@@ -209,7 +210,7 @@ TEST(ProfileErrors, OlderProfilesWithoutTheNewKeysStillLoad) {
                                         "peak_bf16 = 4TFLOPS\nmemory = 8GB\nefficiency = 0.5\n";
   std::ofstream(dir / "old-fabric.ini") << "[fabric]\nname = Old\nbandwidth = 10Gbps\nlink_latency = 1us\n"
                                            "switch_latency = 100ns\nefficiency = 0.9\n";
-  const Scenario s = Scenario::parse("old.ini",
+  const Scenario s = parse_scenario("old.ini",
                                      "[gpu]\nprofile = " + (dir / "old-gpu.ini").string() + "\n[fabric]\nprofile = " +
                                          (dir / "old-fabric.ini").string() + "\n",
                                      {}, kProfiles);

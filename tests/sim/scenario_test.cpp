@@ -5,7 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/config.hpp"
+#include "sim/config/run_config.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace dtsim::sim {
@@ -14,7 +15,7 @@ namespace {
 const std::string kProfiles = std::string(DTSIM_SOURCE_DIR) + "/network_profiles";
 
 Scenario parse(const std::string& text, const std::vector<std::string>& sets = {}) {
-  return Scenario::parse("test.ini", text, sets, kProfiles);
+  return parse_scenario("test.ini", text, sets, kProfiles);
 }
 
 // The message of the InputError that parsing `text` raises ("" if it does not raise).
@@ -165,7 +166,7 @@ TEST(ScenarioErrors, ProfileFilesAreCheckedLikeScenarios) {
 
 TEST(ScenarioErrors, MissingScenarioFile) {
   try {
-    Scenario::load("/nonexistent/scenario.ini", {}, kProfiles);
+    load_scenario("/nonexistent/scenario.ini", {}, kProfiles);
     FAIL();
   } catch (const InputError& e) {
     EXPECT_TRUE(contains(e.what(), "/nonexistent/scenario.ini")) << e.what();

@@ -1,6 +1,6 @@
 // Random per-step slowdowns: the same seed gives the same multipliers whatever order they are asked in, and
 // their statistics match the documented distributions within tolerances derived from the sample size.
-#include "sim/stragglers.hpp"
+#include "sim/world/stragglers.hpp"
 
 #include <gtest/gtest.h>
 

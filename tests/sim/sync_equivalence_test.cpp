@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "models/network.hpp"
-#include "sim/collectives.hpp"
-#include "sim/run.hpp"
+#include "sim/collectives/collective.hpp"
+#include "sim/app/run.hpp"
 #include "tests/sim/training_support.hpp"
 
 namespace dtsim::sim {
@@ -73,7 +73,8 @@ TEST(SyncDataParallel, TimeAndBytesAddUpToClosedForms) {
   const double ring_per_step = 2.0 * (workers - 1) * (alpha + grad_bytes / (workers * 25e9));
 
   EXPECT_EQ(steps, kSteps);
-  EXPECT_EQ(bytes, kSteps * static_cast<double>(RingAllreduce::total_bytes(static_cast<uint64_t>(grad_bytes), workers)));
+  // A ring allreduce of S bytes: 2(N−1) steps in which every rank sends S/N, so 2(N−1)·S over all ranks.
+  EXPECT_EQ(bytes, kSteps * 2.0 * (workers - 1) * grad_bytes);
   // One evaluation before training, then one per epoch (32 steps) and one at the end.
   EXPECT_EQ(v[5], 3.0);
   EXPECT_NEAR(sim_time, kSteps * (compute_per_step + ring_per_step), 1e-3 * sim_time);

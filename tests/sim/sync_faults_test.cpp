@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/heterogeneity_config.hpp"
-#include "sim/heterogeneity_parse.hpp"
+#include "sim/config/heterogeneity_config.hpp"
+#include "sim/config/heterogeneity_parse.hpp"
 #include "tests/sim/training_support.hpp"
 
 namespace dtsim::sim {

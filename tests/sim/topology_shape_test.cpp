@@ -2,7 +2,7 @@
 // for every shape that cannot be built.
 #include <gtest/gtest.h>
 
-#include "sim/topology/layout.hpp"
+#include "sim/config/cluster_layout.hpp"
 #include "tests/sim/topology_support.hpp"
 
 namespace dtsim::sim {

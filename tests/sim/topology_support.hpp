@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.hpp"
-#include "sim/platform.hpp"
+#include "sim/config/run_config.hpp"
+#include "sim/world/platform.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/subprocess.hpp"
 
@@ -54,7 +55,7 @@ inline const std::string& test_profile_dir() {
 inline std::string profile(const std::string& name) { return test_profile_dir() + "/" + name + ".ini"; }
 
 inline RunConfig config_of(const std::string& text, const std::vector<std::string>& sets = {}) {
-  return make_run_config(Scenario::parse("topology_test.ini", text, sets, kProfiles));
+  return make_run_config(parse_scenario("topology_test.ini", text, sets, kProfiles));
 }
 
 // The message of the InputError that loading `text` raises ("" if none).

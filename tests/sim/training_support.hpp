@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/run.hpp"
+#include "sim/app/run.hpp"
 #include "tests/subprocess.hpp"
 
 namespace dtsim::testing {

@@ -1,0 +1,35 @@
+# Fails when a source file of one layer includes a header of a layer above it.
+# Called at build time by dtsim_layer() (sim/CMakeLists.txt) as
+#   cmake -DLAYER=<name> -DDIR=<folder> -DALLOWED=<a;b;...> -DFORBIDDEN=<c;d;...> -DSTAMP=<file> -P check_layering.cmake
+# ALLOWED and FORBIDDEN are include prefixes such as "sim/config/" or "models/"; an include that starts with a
+# forbidden prefix is an error unless it also starts with an allowed one (a layer may include itself).
+file(GLOB_RECURSE sources "${DIR}/*.cpp" "${DIR}/*.hpp" "${DIR}/*.cu" "${DIR}/*.cuh")
+set(problems "")
+foreach(source IN LISTS sources)
+  file(STRINGS "${source}" includes REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+  foreach(line IN LISTS includes)
+    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]*)\".*" "\\1" header "${line}")
+    set(allowed FALSE)
+    foreach(prefix IN LISTS ALLOWED)
+      string(FIND "${header}" "${prefix}" at)
+      if(at EQUAL 0)
+        set(allowed TRUE)
+      endif()
+    endforeach()
+    if(allowed)
+      continue()
+    endif()
+    foreach(prefix IN LISTS FORBIDDEN)
+      string(FIND "${header}" "${prefix}" at)
+      if(at EQUAL 0)
+        file(RELATIVE_PATH shown "${CMAKE_CURRENT_LIST_DIR}/.." "${source}")
+        string(APPEND problems "  ${shown} includes \"${header}\", which belongs to a higher layer\n")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+if(problems)
+  message(FATAL_ERROR "layering: the ${LAYER} layer must not include a higher layer:\n${problems}"
+                      "Move the shared piece down a layer, or pass it in through an interface.")
+endif()
+file(WRITE "${STAMP}" "ok\n")

@@ -1,0 +1,208 @@
+#include "sim/app/cli.hpp"
+
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "sim/app/collective_command.hpp"
+#include "sim/scenario/errors.hpp"
+#include "sim/app/outputs.hpp"
+#include "sim/app/profiles_command.hpp"
+#include "sim/app/run.hpp"
+#include "sim/scenario/keys.hpp"
+#include "sim/config/schema.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace dtsim::sim {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitInternal = 1;
+constexpr int kExitBadInput = 2;
+
+const char* const kUsage =
+    "usage: dtsim run SCENARIO.ini [--out DIR] [--set section.key=value]... [--quiet]\n"
+    "       dtsim check SCENARIO.ini [--set section.key=value]...\n"
+    "       dtsim keys\n"
+    "       dtsim profiles [DIR]\n"
+    "       dtsim collective [--profile P] [--topology T] [--ranks N] [--algorithm A] [--sizes MIN:MAX] [--op OP]\n"
+    "                        [--fidelity F] [--gpus-per-node G] [--warmup W] [--iters N] [--set section.key=value]...\n"
+    "       dtsim --version | --help\n"
+    "\n"
+    "  run     simulate the scenario and write metrics.csv and summary.json to DIR (default out/<run.name>)\n"
+    "  check   validate the scenario, its profiles and its dataset without running it\n"
+    "  keys    list every scenario key with its type, unit, default and meaning\n"
+    "  profiles  list the GPU and fabric profiles in DIR (default: the profile folder) with their main numbers\n"
+    "  collective  time one collective at doubling sizes, printed like nccl-tests (see dtsim collective --help)\n"
+    "\n"
+    "options:\n"
+    "  --out DIR               output folder of 'run'\n"
+    "  --set section.key=value override a scenario key (repeatable)\n"
+    "  --quiet                 print nothing but errors\n"
+    "\n"
+    "exit status: 0 success, 2 bad input, 1 internal error\n";
+
+struct CommandLine {
+  std::string command;
+  std::string scenario;
+  std::string out;
+  std::vector<std::string> sets;
+  bool quiet = false;
+  bool help = false;
+  bool version = false;
+};
+
+CommandLine parse_command_line(int argc, char** argv) {
+  po::options_description named;
+  named.add_options()("out", po::value<std::string>())("set", po::value<std::vector<std::string>>()->composing())(
+      "quiet", po::bool_switch())("help,h", po::bool_switch())("version", po::bool_switch());
+  po::options_description hidden;
+  hidden.add_options()("command", po::value<std::string>())("scenario", po::value<std::string>())(
+      "extra", po::value<std::vector<std::string>>());
+  po::options_description all;
+  all.add(named).add(hidden);
+  po::positional_options_description positional;
+  positional.add("command", 1).add("scenario", 1).add("extra", -1);
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError("command line", "", e.what(), "run 'dtsim --help'");
+  }
+  CommandLine cl;
+  if (vm.count("command")) cl.command = vm["command"].as<std::string>();
+  if (vm.count("scenario")) cl.scenario = vm["scenario"].as<std::string>();
+  if (vm.count("out")) cl.out = vm["out"].as<std::string>();
+  if (vm.count("set")) cl.sets = vm["set"].as<std::vector<std::string>>();
+  cl.quiet = vm["quiet"].as<bool>();
+  cl.help = vm["help"].as<bool>();
+  cl.version = vm["version"].as<bool>();
+  if (vm.count("extra"))
+    throw InputError("command line", "", "unexpected argument '" + vm["extra"].as<std::vector<std::string>>().front() + "'",
+                     "run 'dtsim --help'");
+  return cl;
+}
+
+void require_scenario(const CommandLine& cl) {
+  if (cl.scenario.empty())
+    throw InputError("command line", "", "'dtsim " + cl.command + "' needs a scenario file",
+                     "e.g. dtsim " + cl.command + " scenarios/quickstart.ini");
+}
+
+int command_keys() {
+  std::printf("%-28s %-10s %-7s %-36s %s\n", "KEY", "TYPE", "UNIT", "DEFAULT", "MEANING");
+  for (const KeySpec& k : all_keys()) {
+    std::string def = k.default_text.empty() ? (k.optional ? "(empty)" : "(from profile)") : k.default_text;
+    std::string meaning = k.help;
+    if (k.type == ValueType::Choice) {
+      std::string list;
+      for (const auto& c : k.choices) list += (list.empty() ? "" : "|") + c;
+      meaning += "; one of " + list;
+    } else if ((k.type == ValueType::Int || k.type == ValueType::Real || k.type == ValueType::Quantity) &&
+               k.range.bounded()) {
+      meaning += "; range " + k.range.describe();
+    }
+    std::printf("%-28s %-10s %-7s %-36s %s\n", k.name.c_str(), k.type_name().c_str(), k.unit().c_str(), def.c_str(),
+                meaning.c_str());
+  }
+  return kExitOk;
+}
+
+int command_check(const CommandLine& cl) {
+  require_scenario(cl);
+  const Scenario scenario = load_scenario(cl.scenario, cl.sets);
+  const RunInputs inputs = prepare_run(scenario);
+  if (!cl.quiet) std::printf("%s: ok (%s)\n", cl.scenario.c_str(), describe_setup(inputs).c_str());
+  return kExitOk;
+}
+
+// Creates the output folder before anything runs, so a bad --out fails fast and nothing is half-written.
+std::string prepare_output_dir(const CommandLine& cl, const RunInputs& inputs) {
+  const std::string dir = cl.out.empty() ? "out/" + inputs.config.name : cl.out;
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw InputError("command line", "--out", "'" + dir + "' exists and is not a folder", "choose another --out");
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError("command line", "--out", "cannot create folder '" + dir + "': " + ec.message());
+  return dir;
+}
+
+int command_run(const CommandLine& cl) {
+  require_scenario(cl);
+  const auto wall_start = std::chrono::steady_clock::now();
+  const Scenario scenario = load_scenario(cl.scenario, cl.sets);
+  const RunInputs inputs = prepare_run(scenario);
+  const std::string dir = prepare_output_dir(cl, inputs);
+
+  gpu::BackendChoice backend = gpu::make_backend(gpu::parse_device(inputs.config.device));
+  if (!cl.quiet) {
+    std::printf("dtsim %s  %s\nbackend: %s\n", dtsim_version(), describe_setup(inputs).c_str(),
+                backend.description.c_str());
+    std::fflush(stdout);
+  }
+  MetricsLog metrics((fs::path(dir) / "metrics.csv").string(), [&cl](const EvalPoint& p) {
+    if (!cl.quiet) {
+      std::printf("%s\n", progress_line(p).c_str());
+      std::fflush(stdout);
+    }
+  });
+  RunResult result;
+  try {
+    result = run_training(inputs, metrics, backend);
+  } catch (const std::exception& e) {
+    // Leave a machine-readable trace of the failure next to the metrics measured so far.
+    const nlohmann::json failed = {{"status", "failed"}, {"error", e.what()}, {"dtsim_version", dtsim_version()}};
+    write_file_atomically(dir, "summary.json", failed.dump(2) + "\n");
+    throw;
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  write_file_atomically(dir, "summary.json", make_summary(inputs, result, wall).dump(2) + "\n");
+  if (inputs.config.save_model) write_model(dir, result.final_params);
+  if (!cl.quiet) std::printf("%s", human_summary(inputs, result, wall, dir).c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+int dtsim_main(int argc, char** argv) {
+  try {
+    if (argc > 1 && std::string(argv[1]) == "collective") return command_collective(argc - 1, argv + 1);
+    const CommandLine cl = parse_command_line(argc, argv);
+    if (cl.version) {
+      std::printf("dtsim %s\n", dtsim_version());
+      return kExitOk;
+    }
+    if (cl.help || cl.command.empty()) {
+      std::fputs(kUsage, cl.help ? stdout : stderr);
+      return cl.help ? kExitOk : kExitBadInput;
+    }
+    if (cl.command == "run") return command_run(cl);
+    if (cl.command == "check") return command_check(cl);
+    if (cl.command == "keys") return command_keys();
+    if (cl.command == "profiles") return command_profiles(cl.scenario.empty() ? default_profile_dir() : cl.scenario);
+    const std::string near = suggest_among(cl.command, {"run", "check", "keys", "profiles", "collective"});
+    throw InputError("command line", "", "unknown command '" + cl.command + "'",
+                     near.empty() ? "run 'dtsim --help'" : "did you mean '" + near + "'?");
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "dtsim: error: %s\n", e.what());
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dtsim: internal error: %s\n", e.what());
+    return kExitInternal;
+  } catch (...) {
+    std::fprintf(stderr, "dtsim: internal error: unknown exception\n");
+    return kExitInternal;
+  }
+}
+
+}  // namespace dtsim::sim

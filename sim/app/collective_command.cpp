@@ -1,0 +1,221 @@
+#include "sim/app/collective_command.hpp"
+
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "sim/collectives/collective.hpp"
+#include "sim/config/run_config.hpp"
+#include "sim/scenario/errors.hpp"
+#include "sim/world/platform.hpp"
+#include "sim/scenario/keys.hpp"
+#include "sim/config/schema.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/units.hpp"
+
+namespace po = boost::program_options;
+
+namespace dtsim::sim {
+
+namespace {
+
+const char* const kHelp =
+    "usage: dtsim collective [options]\n"
+    "\n"
+    "Simulates one collective at doubling sizes and prints a table in the layout of nccl-tests:\n"
+    "size (B), count (float elements), type, time (us), algbw = size/time and busbw = algbw x factor (GB/s,\n"
+    "10^9 B/s; factor 2(N-1)/N for allreduce, (N-1)/N for reduce_scatter and all_gather, 1 for broadcast and\n"
+    "reduce), the wall-clock seconds the size took to simulate, and the alpha-beta prediction (us).\n"
+    "\n"
+    "  --profile P         fabric profile (fabric.profile; default ib-hdr-200)\n"
+    "  --topology T        cluster.topology (default star)\n"
+    "  --ranks N           cluster.workers (default 8)\n"
+    "  --algorithm A       ring | tree | halving-doubling | hierarchical (default ring)\n"
+    "  --sizes MIN:MAX     sizes doubling from MIN up to MAX (default 8B:128MiB; GB = 10^9 B, GiB = 2^30 B)\n"
+    "  --op OP             allreduce | reduce_scatter | all_gather | broadcast | reduce (default allreduce)\n"
+    "  --fidelity F        auto | stepwise | aggregated | analytic (default auto)\n"
+    "  --gpus-per-node G   GPUs per node (cluster.gpus_per_node, for topologies with multi-GPU nodes)\n"
+    "  --warmup W          untimed collectives before each size (default 0; the first call of a size builds its\n"
+    "                      plan and mailboxes, which a warm-up keeps out of wall(s))\n"
+    "  --iters N           timed collectives per size; time and wall are their means (default 1)\n"
+    "  --set k=v           any scenario key, e.g. --set fabric.bandwidth=300GB/s (repeatable)\n"
+    "\n"
+    "All sizes run one after another in one simulation; each starts when every rank finished the previous one.\n";
+
+struct Flags {
+  std::vector<std::string> sets;  // the flags as scenario keys, then the user's --set
+  CollectiveKind op = CollectiveKind::Allreduce;
+  std::vector<unsigned long long> sizes;
+  int warmup = 0;
+  int iters = 1;
+  bool help = false;
+};
+
+// A flag that stands for a scenario key: checked against the key's schema so the error names the flag.
+void add_key_flag(Flags& f, const po::variables_map& vm, const char* flag, const std::string& key) {
+  if (!vm.count(flag)) return;
+  const std::string value = vm[flag].as<std::string>();
+  const KeySpec* spec = find_key(key);
+  if (!spec)
+    throw InputError("command line", std::string("--") + flag,
+                     "this build has no scenario key " + key + " (no topology with multi-GPU nodes yet)",
+                     "leave it out, or use a topology that takes it");
+  try {
+    validate_value(*spec, value);
+  } catch (const ValueError& e) {
+    throw InputError("command line", std::string("--") + flag, e.what(), e.hint());
+  }
+  f.sets.push_back(key + "=" + value);
+}
+
+Flags parse_flags(int argc, char** argv) {
+  po::options_description opts;
+  opts.add_options()("profile", po::value<std::string>())("topology", po::value<std::string>())(
+      "ranks", po::value<std::string>())("algorithm", po::value<std::string>())("sizes", po::value<std::string>())(
+      "op", po::value<std::string>())("fidelity", po::value<std::string>())("gpus-per-node", po::value<std::string>())(
+      "set", po::value<std::vector<std::string>>()->composing())("help,h", po::bool_switch())(
+      "warmup", po::value<std::string>())("iters", po::value<std::string>())(
+      "extra", po::value<std::vector<std::string>>());
+  po::positional_options_description positional;
+  positional.add("extra", -1);
+  po::variables_map vm;
+  try {  // argv[0] is "collective", which the parser skips
+    po::store(po::command_line_parser(argc, argv).options(opts).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError("command line", "", e.what(), "run 'dtsim collective --help'");
+  }
+  if (vm.count("extra"))
+    throw InputError("command line", "", "unexpected argument '" + vm["extra"].as<std::vector<std::string>>().front() + "'",
+                     "run 'dtsim collective --help'");
+  Flags f;
+  f.help = vm["help"].as<bool>();
+  add_key_flag(f, vm, "profile", "fabric.profile");
+  add_key_flag(f, vm, "topology", "cluster.topology");
+  add_key_flag(f, vm, "ranks", "cluster.workers");
+  add_key_flag(f, vm, "algorithm", "collective.algorithm");
+  add_key_flag(f, vm, "fidelity", "collective.fidelity");
+  add_key_flag(f, vm, "gpus-per-node", "cluster.gpus_per_node");
+  if (vm.count("set"))
+    for (const std::string& s : vm["set"].as<std::vector<std::string>>()) f.sets.push_back(s);
+  if (vm.count("op") && !parse_collective_kind(vm["op"].as<std::string>(), f.op)) {
+    const std::string near = suggest_among(vm["op"].as<std::string>(), collective_kind_names());
+    throw InputError("command line", "--op", "unknown collective '" + vm["op"].as<std::string>() + "'",
+                     near.empty() ? "use allreduce, reduce_scatter, all_gather, broadcast or reduce"
+                                  : "did you mean '" + near + "'?");
+  }
+  f.sizes = parse_size_range(vm.count("sizes") ? vm["sizes"].as<std::string>() : "8B:128MiB");
+  const auto count = [&](const char* flag, int lowest, int fallback) {
+    if (!vm.count(flag)) return fallback;
+    const std::string text = vm[flag].as<std::string>();
+    try {
+      size_t used = 0;
+      const int v = std::stoi(text, &used);
+      if (used == text.size() && v >= lowest && v <= 1000000) return v;
+    } catch (const std::exception&) {
+    }
+    throw InputError("command line", std::string("--") + flag, "'" + text + "' is not a whole number >= " + std::to_string(lowest));
+  };
+  f.warmup = count("warmup", 0, 0);
+  f.iters = count("iters", 1, 1);
+  return f;
+}
+
+struct Row {
+  double start = 0.0, end = 0.0, wall = 0.0;
+};
+
+void print_row(uint64_t size, const Row& r, double factor, double model_s) {
+  const double t = r.end - r.start;
+  const double algbw = t > 0.0 ? static_cast<double>(size) / t / 1e9 : 0.0;
+  std::printf("%13llu %13llu %7s %12.2f %12.3f %12.3f %10.4f %12.2f\n", static_cast<unsigned long long>(size),
+              static_cast<unsigned long long>(size / 4), "float", t * 1e6, algbw, algbw * factor, r.wall,
+              model_s * 1e6);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+std::vector<unsigned long long> parse_size_range(const std::string& text) {
+  const size_t colon = text.find(':');
+  const auto parse = [&](const std::string& part) {
+    try {
+      const double v = parse_quantity(part, Dimension::Bytes);
+      if (v < 1.0 || v > 1e15 || std::floor(v) != v) throw ValueError("'" + part + "' is not a whole number of bytes", "");
+      return static_cast<unsigned long long>(v);
+    } catch (const ValueError& e) {
+      throw InputError("command line", "--sizes", e.what(), "write e.g. --sizes 8B:1GiB");
+    }
+  };
+  const unsigned long long lo = parse(text.substr(0, colon));
+  const unsigned long long hi = colon == std::string::npos ? lo : parse(text.substr(colon + 1));
+  if (hi < lo) throw InputError("command line", "--sizes", "'" + text + "' ends below its start", "write MIN:MAX");
+  std::vector<unsigned long long> sizes;
+  for (unsigned long long s = lo; s <= hi; s *= 2) sizes.push_back(s);
+  return sizes;
+}
+
+int command_collective(int argc, char** argv) {
+  const Flags flags = parse_flags(argc, argv);
+  if (flags.help) {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
+  const Scenario scenario = parse_scenario("dtsim collective", "", flags.sets);
+  const RunConfig cfg = make_run_config(scenario);
+  if (!is_supported(flags.op, cfg.collectives.algorithm))
+    throw InputError("command line", "--algorithm",
+                     std::string("'") + to_string(cfg.collectives.algorithm) + "' does not implement " + to_string(flags.op),
+                     "use ring for reduce_scatter, all_gather, broadcast and reduce");
+
+  auto engine = create_engine(network_settings(cfg));
+  const Platform platform = build_platform(*engine, cfg);
+  const std::unique_ptr<Collective> collective =
+      make_collective(flags.op, cfg.collectives.algorithm, cfg.collectives.fidelity, platform, "collective",
+                      cfg.collectives.options(cfg.fabric.efficiency));
+  const int n = platform.num_workers();
+  const double factor = bus_bandwidth_factor(flags.op, n);
+
+  std::printf("# dtsim collective: %s\n", collective->describe().c_str());
+  std::printf("# platform: %s; fabric: %s, %s per port, link latency %s, switch latency %s, efficiency %.3g\n",
+              platform.description.c_str(), cfg.fabric.name.c_str(),
+              format_quantity(cfg.fabric.bandwidth, Dimension::Bandwidth).c_str(),
+              format_quantity(cfg.fabric.link_latency, Dimension::Time).c_str(),
+              format_quantity(cfg.fabric.switch_latency, Dimension::Time).c_str(), cfg.fabric.efficiency);
+  std::printf("# busbw = algbw x %.6g; sizes run one after another in one simulation, %d untimed + %d timed per size\n#\n",
+              factor, flags.warmup, flags.iters);
+  std::printf("#%12s %13s %7s %12s %12s %12s %10s %12s\n", "size", "count", "type", "time(us)", "algbw(GB/s)",
+              "busbw(GB/s)", "wall(s)", "model(us)");
+  std::fflush(stdout);
+
+  std::vector<Row> rows(flags.sizes.size());
+  const auto between_sizes = simgrid::s4u::Barrier::create(static_cast<unsigned>(n));
+  for (int r = 0; r < n; ++r) {
+    simgrid::s4u::Actor::create("rank" + std::to_string(r), platform.workers[r], [&, r] {
+      for (size_t i = 0; i < flags.sizes.size(); ++i) {
+        for (int w = 0; w < flags.warmup; ++w) {
+          between_sizes->wait();
+          collective->run(r, flags.sizes[i]);
+        }
+        between_sizes->wait();
+        const auto wall_start = std::chrono::steady_clock::now();
+        const double start = simgrid::s4u::Engine::get_clock();
+        for (int k = 0; k < flags.iters; ++k) {
+          collective->run(r, flags.sizes[i]);
+          between_sizes->wait();  // each iteration ends when the last rank is done
+        }
+        if (r != 0) continue;
+        rows[i].start = start;
+        rows[i].end = start + (simgrid::s4u::Engine::get_clock() - start) / flags.iters;
+        rows[i].wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count() / flags.iters;
+        print_row(flags.sizes[i], rows[i], factor, collective->predicted_seconds(flags.sizes[i]));
+      }
+    });
+  }
+  engine->run();
+  return 0;
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,64 @@
+#include "sim/app/cost.hpp"
+
+#include <algorithm>
+
+namespace dtsim::sim {
+
+std::vector<GpuSpec> gpu_of_each_worker(const RunConfig& c) {
+  if (c.layout.groups.empty()) return std::vector<GpuSpec>(c.workers, c.gpu);
+  std::vector<GpuSpec> gpus;
+  for (const NodeGroup& g : c.layout.groups) {
+    const int per_node = g.gpus_per_node > 0 ? g.gpus_per_node : c.layout.gpus_per_node;
+    gpus.insert(gpus.end(), static_cast<size_t>(g.nodes) * per_node, g.gpu);
+  }
+  gpus.resize(c.workers, c.gpu);  // the groups describe every worker; this only guards the length
+  return gpus;
+}
+
+CostReport price_run(const RunConfig& config, const std::vector<WorkerTime>& time, double seconds) {
+  CostReport r;
+  const std::vector<GpuSpec> gpus = gpu_of_each_worker(config);
+  const double hours = seconds / 3600.0;
+  r.gpu_hours = hours * static_cast<double>(gpus.size());
+  r.priced = !gpus.empty();
+  r.energy_known = !gpus.empty();
+  for (size_t w = 0; w < gpus.size(); ++w) {
+    const GpuSpec& g = gpus[w];
+    if (!g.has_price() || (!r.currency.empty() && g.price_currency != r.currency)) r.priced = false;
+    if (r.currency.empty()) r.currency = g.price_currency;
+    if (std::find(r.regions.begin(), r.regions.end(), g.price_region) == r.regions.end() && !g.price_region.empty())
+      r.regions.push_back(g.price_region);
+    r.low += hours * g.price_low;
+    r.mid += hours * g.price_mid();
+    r.high += hours * g.price_high;
+    if (!g.has_power()) r.energy_known = false;
+    const double busy = w < time.size() ? std::min(time[w].compute, seconds) : 0.0;
+    r.energy_joules += busy * g.power_busy + (seconds - busy) * g.power_idle;
+  }
+  return r;
+}
+
+nlohmann::json CostReport::to_json() const {
+  nlohmann::json j;
+  j["gpu_hours"] = gpu_hours;
+  if (priced) {
+    j["currency"] = currency;
+    j["regions"] = regions;
+    j["low"] = low;
+    j["mid"] = mid;
+    j["high"] = high;
+  } else {
+    j["currency"] = nullptr;  // some GPU has no price (or prices in different currencies)
+  }
+  j["energy_kwh"] = energy_known ? nlohmann::json(energy_joules / 3.6e6) : nlohmann::json(nullptr);
+  return j;
+}
+
+const EvalPoint* first_reaching(const std::vector<EvalPoint>& points, double target) {
+  if (target <= 0) return nullptr;
+  for (const EvalPoint& p : points)
+    if (p.test_accuracy >= target) return &p;
+  return nullptr;
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,201 @@
+#include "sim/app/outputs.hpp"
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "sim/app/cost.hpp"
+#include "sim/scenario/units.hpp"
+
+#ifndef DTSIM_VERSION
+#define DTSIM_VERSION "unknown"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace dtsim::sim {
+namespace {
+
+std::string format(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+std::string percent(double fraction) { return format("%.2f %%", 100.0 * fraction); }
+
+std::string seconds(double s) { return format_quantity(s, Dimension::Time); }
+
+std::vector<size_t> shard_sizes(const models::Partition& p) {
+  std::vector<size_t> sizes;
+  for (const auto& shard : p.shards) sizes.push_back(shard.size());
+  return sizes;
+}
+
+}  // namespace
+
+const char* dtsim_version() { return DTSIM_VERSION; }
+
+nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double wall_time_s) {
+  const RunConfig& c = inputs.config;
+  const WorkerTime mean = r.mean_time();
+  nlohmann::json s;
+  s["status"] = "completed";
+  s["final_test_accuracy"] = r.final_accuracy();
+  s["best_test_accuracy"] = r.best_accuracy();
+  s["final_test_loss"] = r.points.empty() ? 0.0 : r.points.back().test_loss;
+  s["simulated_time_s"] = r.simulated_time_s;
+  s["wall_time_s"] = wall_time_s;
+  s["time_breakdown_s"] = {{"compute", mean.compute}, {"communication", mean.communication}, {"idle", mean.idle}};
+  s["bytes_sent"] = r.bytes_sent;
+  s["steps"] = r.steps;
+  // Epochs of training data consumed: federated learning counts its clients' local epochs itself (its steps
+  // are rounds); the others consume one global batch per step.
+  const double epochs = r.strategy_details.contains("epochs") ? r.strategy_details["epochs"].get<double>()
+                        : r.steps_per_epoch > 0 ? static_cast<double>(r.steps) / r.steps_per_epoch
+                                                : 0.0;
+  s["epochs"] = epochs;
+  s["samples_per_simulated_second"] =
+      r.simulated_time_s > 0 ? epochs * r.steps_per_epoch * c.global_batch() / r.simulated_time_s : 0.0;
+  s["seed"] = c.seed;
+  s["dtsim_version"] = dtsim_version();
+  s["backend"] = r.backend;
+  s["backend_description"] = r.backend_description;
+  s["workers"] = c.workers;
+  s["platform"] = r.platform_description;
+  s["global_batch"] = c.global_batch();
+  s["model"] = {{"description", r.model_description},
+                {"parameters", r.num_params},
+                {"forward_flops_per_sample", r.forward_flops_per_sample},
+                {"backward_flops_per_sample", r.backward_flops_per_sample}};
+  s["dataset"] = {{"name", c.dataset},
+                  {"train_samples", inputs.train.num_samples},
+                  {"test_samples", inputs.test.num_samples},
+                  {"train_hash", inputs.train.content_hash},
+                  {"test_hash", inputs.test.content_hash}};
+  if (inputs.partition)
+    s["partition"] = {{"kind", c.data.partition}, {"hash", inputs.partition->hash}, {"shard_sizes", shard_sizes(*inputs.partition)}};
+  else
+    s["partition"] = {{"kind", "none"}};
+  s["precision"] = {{"weights", c.precision.weights},
+                    {"activations", c.precision.activations},
+                    {"gradients", c.precision.gradients},
+                    {"loss_scaling", c.precision.loss_scaling},
+                    {"final_loss_scale", r.precision.final_loss_scale},
+                    {"overflows", r.precision.overflows},
+                    {"skipped_steps", r.precision.skipped_steps},
+                    {"scale_growths", r.precision.scale_growths}};
+  s["optimizer"] = c.optimizer.name;
+  s["strategy"] = r.strategy_details;
+  if (r.strategy_details.contains("compression")) s["compression"] = r.strategy_details["compression"];
+  if (r.strategy_details.contains("mean_staleness")) s["mean_staleness"] = r.strategy_details["mean_staleness"];
+  s["strategy"]["name"] = r.strategy;
+  const CostReport cost = price_run(c, r.worker_time, r.simulated_time_s);
+  s["cost"] = cost.to_json();
+  if (const EvalPoint* hit = first_reaching(r.points, c.target_accuracy)) {
+    const CostReport to_target = price_run(c, r.worker_time, hit->sim_time_s);
+    s["target"] = {{"accuracy", c.target_accuracy}, {"reached", true}, {"step", hit->step},
+                   {"simulated_time_s", hit->sim_time_s}, {"cost_mid", to_target.priced ? nlohmann::json(to_target.mid) : nlohmann::json(nullptr)}};
+  } else if (c.target_accuracy > 0) {
+    s["target"] = {{"accuracy", c.target_accuracy}, {"reached", false}};
+  }
+  s["scenario_file"] = c.scenario_path;
+  s["scenario"] = c.scenario_json;
+  return s;
+}
+
+void write_file_atomically(const std::string& dir, const std::string& name, const std::string& content) {
+  const fs::path target = fs::path(dir) / name;
+  const fs::path temp = fs::path(dir) / ("." + name + ".tmp");
+  {
+    std::ofstream f(temp, std::ios::binary | std::ios::trunc);
+    if (!f) throw std::runtime_error("cannot write " + temp.string());
+    f << content;
+    if (!f) throw std::runtime_error("failed writing " + temp.string());
+  }
+  fs::rename(temp, target);
+}
+
+void write_model(const std::string& dir, const std::vector<float>& params) {
+  // x86-64 and aarch64 are little-endian, so the in-memory bytes are the file format.
+  std::string bytes(reinterpret_cast<const char*>(params.data()), params.size() * sizeof(float));
+  write_file_atomically(dir, "model.bin", bytes);
+}
+
+std::string describe_setup(const RunInputs& in) {
+  const RunConfig& c = in.config;
+  std::ostringstream o;
+  o << c.name << ": " << c.workers << " × " << c.gpu.name << " (" << to_string(c.math) << " "
+    << format_quantity(c.gpu.peak(c.math), Dimension::FlopRate) << " × " << c.gpu.efficiency << ") on "
+    << c.fabric.name << " (" << format("%.4g Gb/s", c.fabric.bandwidth * 8 / 1e9)
+    << ", " << c.layout.topology << "), ";
+  if (c.strategy == "async-ps") {
+    o << "asynchronous parameter server (" << c.ps.servers << (c.ps.servers == 1 ? " shard" : " shards") << ", "
+      << (c.ps.bounded() ? "staleness bound " + std::to_string(c.ps.staleness_bound) : std::string("unbounded staleness"))
+      << "), batch " << c.batch_per_worker << " per worker";
+  } else if (c.strategy == "federated") {
+    o << "federated " << models::to_string(c.fl.algorithm) << ", " << c.fl.clients_per_round << " of " << c.workers
+      << " clients per round for " << c.fl.rounds << " rounds, batch " << c.batch_per_worker;
+  } else if (c.strategy == "local") {
+    o << "local SGD averaging every " << c.sync.local_steps << " steps with " << c.collective
+      << " allreduce, global batch " << c.global_batch();
+  } else {
+    o << "synchronous data parallel with " << c.collective << " allreduce, global batch " << c.global_batch();
+  }
+  if (c.compression.active()) {
+    const models::CompressionSettings& k = c.compression.settings;
+    o << ", " << models::to_string(k.kind) << " compression";
+    if (k.kind == models::CompressorKind::TopK || k.kind == models::CompressorKind::RandomK)
+      o << " " << format("%.3g %%", 100.0 * k.ratio);
+    if (k.kind == models::CompressorKind::PowerSgd) o << " rank " << k.powersgd_rank;
+    if (k.kind == models::CompressorKind::Qsgd) o << " " << k.qsgd_levels << " levels";
+    o << (k.error_feedback ? " with error feedback" : "");
+  }
+  return o.str();
+}
+
+std::string progress_line(const EvalPoint& p) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "  step %7" PRId64 "  epoch %6.2f  sim %10s  train loss %8s  test loss %.4f  test acc %6.2f %%",
+                p.step, p.epoch, seconds(p.sim_time_s).c_str(),
+                std::isnan(p.train_loss) ? "-" : format("%.4f", p.train_loss).c_str(), p.test_loss,
+                100.0 * p.test_accuracy);
+  return buf;
+}
+
+std::string human_summary(const RunInputs& in, const RunResult& r, double wall_time_s, const std::string& out_dir) {
+  const WorkerTime t = r.mean_time();
+  const double busy = t.compute + t.communication + t.idle;
+  const auto share = [busy](double x) { return busy > 0 ? format(" (%.1f %%)", 100.0 * x / busy) : std::string(); };
+  std::ostringstream o;
+  o << "Summary of " << in.config.name << " (" << r.model_description << ", " << r.num_params << " parameters)\n";
+  o << "  platform              " << r.platform_description << "\n";
+  o << "  backend               " << r.backend_description << "\n";
+  o << "  final test accuracy   " << percent(r.final_accuracy()) << "   (best " << percent(r.best_accuracy()) << ")\n";
+  o << "  simulated time        " << seconds(r.simulated_time_s) << " for " << r.steps << " steps\n";
+  o << "    compute             " << seconds(t.compute) << share(t.compute) << "\n";
+  o << "    communication       " << seconds(t.communication) << share(t.communication) << "\n";
+  o << "    idle                " << seconds(t.idle) << share(t.idle) << "\n";
+  const CostReport cost = price_run(in.config, r.worker_time, r.simulated_time_s);
+  o << "  GPU time              " << format("%.4g GPU-hours", cost.gpu_hours);
+  if (cost.priced)
+    o << ", " << format("%.4g", cost.mid) << " " << cost.currency << " (" << format("%.4g", cost.low) << "–"
+      << format("%.4g", cost.high) << ")";
+  if (cost.energy_known) o << ", " << format("%.4g Wh", cost.energy_joules / 3600.0);
+  o << "\n";
+  if (const EvalPoint* hit = first_reaching(r.points, in.config.target_accuracy))
+    o << "  target " << percent(in.config.target_accuracy) << "      reached at " << seconds(hit->sim_time_s)
+      << " (step " << hit->step << ")\n";
+  else if (in.config.target_accuracy > 0)
+    o << "  target " << percent(in.config.target_accuracy) << "      not reached\n";
+  o << "  bytes sent            " << format_quantity(static_cast<double>(r.bytes_sent), Dimension::Bytes) << "\n";
+  o << "  wall time             " << format("%.1f s", wall_time_s) << "\n";
+  if (!out_dir.empty()) o << "  outputs               " << out_dir << "/{metrics.csv,summary.json}\n";
+  return o.str();
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,29 @@
+// What a run leaves behind: summary.json, the optional model.bin, and the summary printed for a person.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "sim/app/run.hpp"
+
+namespace dtsim::sim {
+
+const char* dtsim_version();
+
+nlohmann::json make_summary(const RunInputs& inputs, const RunResult& result, double wall_time_s);
+
+// Writes `content` to dir/name through a temporary file and a rename, so a reader never sees half a file.
+void write_file_atomically(const std::string& dir, const std::string& name, const std::string& content);
+
+// The final parameters as little-endian float32, in the network's flat order.
+void write_model(const std::string& dir, const std::vector<float>& params);
+
+// One line describing the run's setup, printed before it starts.
+std::string describe_setup(const RunInputs& inputs);
+// The short summary printed when a run ends.
+std::string human_summary(const RunInputs& inputs, const RunResult& result, double wall_time_s,
+                          const std::string& out_dir);
+// One progress line per evaluation point.
+std::string progress_line(const EvalPoint& p);
+
+}  // namespace dtsim::sim

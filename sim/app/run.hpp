@@ -1,0 +1,53 @@
+// One dtsim run from a scenario: load the data, build the simulated cluster, train, and report.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <optional>
+
+#include "gpu/backend.hpp"
+#include <nlohmann/json.hpp>
+
+#include "models/objective.hpp"
+#include "sim/config/run_inputs.hpp"
+#include "sim/strategies/metrics.hpp"
+
+namespace dtsim::sim {
+
+struct RunResult {
+  std::string backend;              // "cpu" or "cuda"
+  std::string backend_description;  // which device, or why CUDA was not used
+  std::string platform_description;  // the simulated cluster, in one line
+  std::string strategy;
+  std::string model_description;
+  size_t num_params = 0;
+  double forward_flops_per_sample = 0;
+  double backward_flops_per_sample = 0;
+  int steps_per_epoch = 0;
+
+  std::vector<EvalPoint> points;
+  std::vector<WorkerTime> worker_time;
+  double simulated_time_s = 0.0;
+  uint64_t bytes_sent = 0;
+  int64_t steps = 0;
+  PrecisionOutcome precision;
+  nlohmann::json strategy_details = nlohmann::json::object();
+  std::vector<float> final_params;
+
+  WorkerTime mean_time() const;
+  double final_accuracy() const { return points.empty() ? 0.0 : points.back().test_accuracy; }
+  double best_accuracy() const;
+};
+
+// Runs the simulation on the compute backend `backend` (see gpu/backend.hpp), or on the one compute.device
+// selects. Evaluation points go to `metrics` as they happen. One per process: SimGrid does not support a
+// second engine in the same process.
+RunResult run_training(const RunInputs& inputs, MetricsLog& metrics, gpu::BackendChoice& backend);
+RunResult run_training(const RunInputs& inputs, MetricsLog& metrics);
+// Same, training `objective` (a network on the inputs' data, or e.g. the validation quadratic) on `ops`.
+RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::Ops<float>& ops,
+                            models::Objective<float>& objective);
+
+}  // namespace dtsim::sim

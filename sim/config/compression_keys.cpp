@@ -1,0 +1,57 @@
+// Scenario keys: gradient compression (models/compression), for every strategy.
+#include "sim/config/schema.hpp"
+#include "sim/scenario/key_builders.hpp"
+
+namespace dtsim::sim {
+
+using namespace key_builders;
+
+void add_compression_keys(std::vector<KeySpec>& keys) {
+  const std::vector<KeySpec> mine = {
+      choice("compression.kind", "none",
+             {"none", "fp16", "bf16", "topk", "randomk", "qsgd", "sign", "scaled-sign", "signum", "powersgd"},
+             "What a worker sends instead of its fp32 gradient (sync: the bucket allreduces; async-ps: each push; "
+             "federated: each upload); the bytes of the actual encoding drive the simulated network"),
+      real("compression.ratio", "0.01", fraction_open_closed(),
+           "topk, randomk: fraction k/d of each tensor's values sent (k = max(1, round(ratio*d)))"),
+      boolean("compression.sampled_threshold", "false",
+              "topk: Deep Gradient Compression's threshold estimated from a sample instead of an exact selection "
+              "(the message size then varies per worker; the all-gather pads to the largest)"),
+      boolean("compression.unbiased", "false", "randomk: scale the kept values by d/k, so that E[C(g)] = g"),
+      boolean("compression.shared_indices", "true",
+              "randomk: every worker draws the same indices from a shared seed, so none are sent and the values "
+              "can be allreduced; false = own indices, all-gathered like topk"),
+      integer("compression.qsgd_levels", "7", between(1, 16777216),
+              "qsgd: s magnitude levels; a value costs a sign bit and ceil(log2(s+1)) bits (7 = 4 bits per value)"),
+      integer("compression.qsgd_bucket", "0", at_least(0), "qsgd: values per norm; 0 = one norm per tensor"),
+      integer("compression.rank", "1", between(1, 1e6),
+              "powersgd: rank r of the P (m x r) and Q (n x r) factors of each weight matrix (biases go uncompressed)"),
+      real("compression.signum_momentum", "0.9", fraction_closed_open(),
+           "signum: beta of the momentum m = beta*m + (1-beta)*g whose sign is sent"),
+      boolean("compression.majority_vote", "false",
+              "sign, signum, training.strategy = sync or local: the update is the sign of the sum of the workers' signs "
+              "(signSGD with majority vote)"),
+      boolean("compression.predivide", "false",
+              "fp16, bf16, training.strategy = sync or local: divide by the number of workers before the narrow-format "
+              "sum, so that it cannot overflow"),
+      boolean("compression.error_feedback", "false",
+              "Each worker keeps what compression dropped and adds it to its next gradient (EF-SGD)"),
+      real("compression.momentum_correction", "0", fraction_closed_open(),
+           "topk, randomk with error_feedback: Deep Gradient Compression's momentum correction with momentum "
+           "factor masking, beta (0 = off); each worker applies the momentum before sparsifying, so "
+           "training.momentum must be 0"),
+      integer("compression.start_step", "0", at_least(0),
+              "Steps before this one go uncompressed (PowerSGD's start_powerSGD_iter, 1-bit Adam's freeze_step)"),
+      integer("compression.start_epoch", "0", at_least(0),
+              "Like start_step, in epochs (the later of the two wins); federated: in rounds"),
+      integer("compression.min_tensor_size", "0", at_least(0),
+              "Layer filter: tensors with fewer values (biases, small layers) go uncompressed"),
+      choice("compression.indices", "bits", {"bits", "int32"},
+             "Sparse messages' index encoding: ceil(log2 d) bits per index, or a 4-byte int32 each"),
+      boolean("compression.downloads", "false",
+              "federated: compress the server's model download to each client too (no error feedback there)"),
+  };
+  keys.insert(keys.end(), mine.begin(), mine.end());
+}
+
+}  // namespace dtsim::sim

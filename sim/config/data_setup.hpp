@@ -1,0 +1,29 @@
+// Loading or generating a run's datasets and splitting the training set over the workers.
+#pragma once
+
+#include <optional>
+
+#include "models/dataset.hpp"
+#include "models/partition.hpp"
+#include "sim/config/run_config.hpp"
+
+namespace dtsim::sim {
+
+class Scenario;
+
+struct TrainingData {
+  models::Dataset train;
+  models::Dataset test;
+  // Each worker's own shard of the training set; empty when workers cut every global batch of one shared
+  // shuffled order (data.partition = none), which is what centralised training sees.
+  std::optional<models::Partition> partition;
+};
+
+// Every user-fixable problem (a missing dataset file, a partition that cannot be made) is an InputError at
+// the responsible key.
+TrainingData prepare_data(const Scenario& scenario, const RunConfig& config);
+
+// Number of training samples the workers draw from (those in some shard when the data is partitioned).
+int usable_training_samples(const TrainingData& data);
+
+}  // namespace dtsim::sim

@@ -1,0 +1,111 @@
+#include "sim/config/numerics_setup.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "sim/scenario/scenario.hpp"
+
+namespace dtsim::sim {
+
+RunLength run_length(const RunConfig& c, int usable_training_samples) {
+  RunLength length;
+  // At least one: a federated round can draw more samples than one pass (many clients, small shards).
+  length.steps_per_epoch = std::max(1, usable_training_samples / c.global_batch());
+  length.total_steps = static_cast<int64_t>(c.epochs) * length.steps_per_epoch;
+  if (c.max_steps > 0) length.total_steps = std::min(length.total_steps, c.max_steps);
+  return length;
+}
+
+models::NetworkSpec network_spec(const RunConfig& c, const models::Dataset& train) {
+  models::NetworkSpec spec;
+  spec.arch = c.arch;
+  spec.channels = train.channels;
+  spec.height = train.height;
+  spec.width = train.width;
+  spec.classes = train.num_classes;
+  if (c.arch == "mlp") spec.hidden = c.hidden;  // the other architectures have fixed shapes
+  spec.activation = c.activation == "gelu"   ? models::Activation::Gelu
+                    : c.activation == "tanh" ? models::Activation::Tanh
+                                             : models::Activation::Relu;
+  return spec;
+}
+
+models::OptimizerSettings optimizer_settings(const RunConfig& c) {
+  models::OptimizerSettings s;
+  s.kind = models::parse_optimizer_kind(c.optimizer.name);
+  s.momentum = c.momentum;
+  s.nesterov = c.nesterov;
+  s.weight_decay = c.weight_decay;
+  s.beta1 = c.optimizer.beta1;
+  s.beta2 = c.optimizer.beta2;
+  s.eps = c.optimizer.eps;
+  s.trust_coefficient = c.optimizer.trust_coefficient;
+  return s;
+}
+
+models::LrScheduleSettings schedule_settings(const RunConfig& c, const RunLength& length) {
+  const ScheduleConfig& sc = c.schedule;
+  const auto epochs_to_steps = [&](double epochs) {
+    return static_cast<int64_t>(std::llround(epochs * static_cast<double>(length.steps_per_epoch)));
+  };
+  models::LrScheduleSettings s;
+  s.base_lr = c.lr;
+  s.global_batch = c.global_batch();
+  s.base_batch = sc.base_batch > 0 ? sc.base_batch : s.global_batch;
+  s.scaling = models::parse_lr_scaling(sc.scaling);
+  s.warmup_steps = sc.warmup_steps > 0 ? sc.warmup_steps : epochs_to_steps(sc.warmup_epochs);
+  s.decay = models::parse_lr_decay(sc.decay);
+  s.step_every = std::max<int64_t>(1, epochs_to_steps(sc.decay_every_epochs));
+  s.step_gamma = sc.decay_gamma;
+  s.total_steps = length.total_steps;
+  s.min_lr = sc.min_lr;
+  return s;
+}
+
+models::LossScalerSettings loss_scaler_settings(const RunConfig& c) {
+  models::LossScalerSettings s;
+  s.mode = models::parse_loss_scale_mode(c.precision.loss_scaling);
+  s.init_scale = s.mode == models::LossScaleMode::None ? 1.0 : c.precision.loss_scale;
+  s.growth_interval = c.precision.growth_interval;
+  return s;
+}
+
+models::PrecisionSettings precision_settings(const RunConfig& c) {
+  models::PrecisionSettings s;
+  s.weights = models::parse_number_format(c.precision.weights);
+  s.activations = models::parse_number_format(c.precision.activations);
+  s.gradients = models::parse_number_format(c.precision.gradients);
+  return s;
+}
+
+void check_numerics(const Scenario& scenario, const RunConfig& c, const RunLength& length,
+                    const models::Dataset& train) {
+  try {
+    (void)models::make_network<float>(network_spec(c, train));
+  } catch (const std::invalid_argument& e) {
+    scenario.fail("model.arch", e.what());
+  }
+  if (length.total_steps < 1)
+    scenario.fail("training.batch_per_worker", "the run would take no optimizer step",
+                  "use a smaller batch, fewer workers or more data");
+  try {
+    models::validate(optimizer_settings(c));
+  } catch (const std::invalid_argument& e) {
+    scenario.fail("training.optimizer", e.what());
+  }
+  try {
+    const models::LrSchedule schedule(schedule_settings(c, length));
+    (void)schedule;
+  } catch (const std::invalid_argument& e) {
+    scenario.fail("training.decay", e.what());
+  }
+  try {
+    const models::LossScaler scaler(loss_scaler_settings(c));
+    (void)scaler;
+  } catch (const std::invalid_argument& e) {
+    scenario.fail("precision.loss_scale", e.what());
+  }
+}
+
+}  // namespace dtsim::sim

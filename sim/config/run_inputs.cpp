@@ -1,0 +1,37 @@
+#include "sim/config/run_inputs.hpp"
+
+#include "gpu/cuda_device.hpp"
+#include "sim/config/data_setup.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace dtsim::sim {
+
+RunInputs prepare_run(const Scenario& scenario) {
+  RunInputs in;
+  in.config = make_run_config(scenario);
+  const RunConfig& c = in.config;
+  TrainingData data = prepare_data(scenario, c);
+  const int usable = usable_training_samples(data);
+  // Federated clients each draw batches from their own shard: only one client's batch must fit.
+  const int batch = c.strategy == "federated" ? c.batch_per_worker : c.global_batch();
+  if (batch > usable)
+    scenario.fail("training.batch_per_worker",
+                  (c.strategy == "federated" ? "batch " + std::to_string(batch)
+                                              : "global batch " + std::to_string(batch) + " (" +
+                                                    std::to_string(c.workers) + " workers × " +
+                                                    std::to_string(c.batch_per_worker) + ")") +
+                      " exceeds the " + std::to_string(usable) + " training samples",
+                  "lower it, or use fewer workers or more data");
+  in.length = run_length(c, usable);
+  check_numerics(scenario, c, in.length, data.train);
+  if (c.device == "cuda") {
+    const gpu::CudaStatus cuda = gpu::probe_cuda();
+    if (!cuda.usable) scenario.fail("compute.device", "cannot use CUDA: " + cuda.reason, "use auto or cpu");
+  }
+  in.train = std::move(data.train);
+  in.test = std::move(data.test);
+  in.partition = std::move(data.partition);
+  return in;
+}
+
+}  // namespace dtsim::sim

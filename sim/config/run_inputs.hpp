@@ -1,0 +1,29 @@
+// What a run starts from: its typed configuration, its datasets and their split over the workers, and
+// its length in steps. Strategies read it; the app layer prepares it.
+#pragma once
+
+#include <optional>
+
+#include "models/dataset.hpp"
+#include "models/partition.hpp"
+#include "sim/config/numerics_setup.hpp"
+#include "sim/config/run_config.hpp"
+
+namespace dtsim::sim {
+
+class Scenario;
+
+struct RunInputs {
+  RunConfig config;
+  models::Dataset train;
+  models::Dataset test;
+  std::optional<models::Partition> partition;  // per-worker shards, when data.partition is not none
+  RunLength length;
+};
+
+// Builds the run configuration, loads or generates its datasets, partitions them and checks the numerics
+// settings. Every user-fixable problem (a missing dataset file, a batch larger than the data, settings the
+// optimizer rejects) is an InputError pointing at the responsible key.
+RunInputs prepare_run(const Scenario& scenario);
+
+}  // namespace dtsim::sim

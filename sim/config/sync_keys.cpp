@@ -1,0 +1,35 @@
+// Scenario keys: synchronous data parallel and local SGD.
+#include "sim/config/schema.hpp"
+#include "sim/scenario/key_builders.hpp"
+
+namespace dtsim::sim {
+
+using namespace key_builders;
+
+void add_sync_keys(std::vector<KeySpec>& keys) {
+  const std::vector<KeySpec> mine = {
+      quantity("sync.bucket_size", Dimension::Bytes, "25MB", positive(),
+               "Gradient bucket size: consecutive layers' gradients (in backward order) are allreduced together"),
+      boolean("sync.overlap", "true",
+              "Start a bucket's allreduce as soon as backward has produced it (else after the whole backward)"),
+      integer("sync.accumulation_steps", "1", between(1, 100000),
+              "Micro-batches of batch_per_worker accumulated per optimizer step (the global batch grows with it)"),
+      choice("sync.fault_reaction", "elastic", {"elastic", "restart"},
+             "After a worker fails: elastic = the survivors continue without it; restart = the job restarts from "
+             "its last checkpoint on a replacement node"),
+      quantity("sync.fault_timeout", Dimension::Time, "60s", positive(),
+               "How long the other workers wait on a lost peer before they give up on it"),
+      integer("sync.checkpoint_every", "0", at_least(0), "restart: optimizer steps between checkpoints; 0 = once an epoch"),
+      quantity("sync.checkpoint_bandwidth", Dimension::Bandwidth, "2GB/s", positive(),
+               "restart: rate at which a checkpoint is written and read back (storage)"),
+      quantity("sync.restart_time", Dimension::Time, "60s", at_least(0),
+               "restart: time to bring the job back up on a replacement node"),
+      integer("local.local_steps", "4", between(1, 1000000),
+              "Local SGD: local optimizer steps between two model averagings (H)"),
+      integer("local.sync_until_step", "0", at_least(0),
+              "Post-local SGD: steps trained synchronously before local steps begin; 0 = local from the start"),
+  };
+  keys.insert(keys.end(), mine.begin(), mine.end());
+}
+
+}  // namespace dtsim::sim

@@ -1,3 +1,0 @@
-#include "sim/cli.hpp"
-
-int main(int argc, char** argv) { return dtsim::sim::dtsim_main(argc, argv); }

@@ -1,0 +1,31 @@
+#include "sim/scenario/errors.hpp"
+
+namespace dtsim::sim {
+namespace {
+
+std::string render(const std::string& where, const std::string& key, const std::string& reason,
+                   const std::string& hint) {
+  std::string msg;
+  if (!where.empty()) msg += where + ": ";
+  if (!key.empty()) msg += key + ": ";
+  msg += reason;
+  if (!hint.empty()) msg += "; " + hint;
+  return msg;
+}
+
+}  // namespace
+
+std::string Origin::describe() const {
+  if (command_line) return "command line (--set)";
+  if (file.empty()) return "default";
+  return line > 0 ? file + ":" + std::to_string(line) : file;
+}
+
+InputError::InputError(const Origin& where, const std::string& key, const std::string& reason, const std::string& hint)
+    : std::runtime_error(render(where.describe(), key, reason, hint)), key_(key) {}
+
+InputError::InputError(const std::string& where, const std::string& key, const std::string& reason,
+                       const std::string& hint)
+    : std::runtime_error(render(where, key, reason, hint)), key_(key) {}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,280 @@
+#include "sim/strategies/sync/sync_dp.hpp"
+
+#include <algorithm>
+
+#include "sim/scenario/errors.hpp"
+
+namespace dtsim::sim {
+
+SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
+    : ctx_(ctx),
+      local_(ctx.config().strategy == "local"),
+      micro_batches_(ctx.config().sync.accumulation_steps),
+      total_steps_(ctx.inputs.length.total_steps),
+      flops_per_micro_batch_(ctx.objective.flops_per_gradient(0)),
+      forward_flops_(ctx.objective.forward_flops(0)),
+      recorder_(ctx, evaluation_interval(ctx), ctx.inputs.length.total_steps,
+                static_cast<double>(ctx.inputs.length.steps_per_epoch)),
+      mean_(ctx.ops, ctx.objective.num_params()),
+      scratch_(ctx.ops, ctx.objective.num_params()) {
+  const RunConfig& cfg = ctx.config();
+  const size_t n = ctx.objective.num_params();
+  replicas_.push_back(std::make_unique<TrainableParameters>(ctx));
+  // Local replicas start as exact copies and receive identical updates until they diverge.
+  for (int r = 1; local_ && r < cfg.workers; ++r)
+    replicas_.push_back(std::make_unique<TrainableParameters>(ctx, replicas_[0]->master()));
+  for (int r = 0; r < cfg.workers; ++r) {
+    Worker w;
+    w.grads = gpu::Buffer<float>(ctx.ops, n);
+    if (micro_batches_ > 1) w.micro = gpu::Buffer<float>(ctx.ops, n);
+    workers_.push_back(std::move(w));
+  }
+  for (int r = 0; r < cfg.workers; ++r) active_.push_back(r);
+  if (cfg.compression.active()) compression_ = std::make_unique<SyncGradientCompression>(ctx, cfg.workers);
+  if (!ctx.heterogeneity.faults().empty()) watch_faults();
+}
+
+void SyncDataParallel::spawn() {
+  // The starting point, before any training.
+  recorder_.record(0, evaluated_params(), replicas_[0]->numerics().activations, replicas_[0]->lr(0), 0);
+  launch(0);
+}
+
+void SyncDataParallel::launch(int64_t first_step) {
+  const RunConfig& cfg = ctx_.config();
+  group_ = worker_group(ctx_.platform, active_);
+  const size_t n = ctx_.objective.num_params();
+  const double bytes_per_value = static_cast<double>(replicas_[0]->wire_bytes()) / static_cast<double>(n);
+  const std::string prefix = "sync/" + std::to_string(incarnation_) + "/";
+  const int incarnation = incarnation_;
+  // Kept by the streams, which make a bucket's all-gather when compression first needs it.
+  const auto make = [this, prefix, incarnation, group = group_](CollectiveKind kind, const std::string& name) {
+    const RunConfig& cfg = ctx_.config();
+    // Compression's all-gathers: ring, the one algorithm that implements them.
+    const Algorithm algorithm = kind == CollectiveKind::Allreduce ? cfg.collectives.algorithm : Algorithm::Ring;
+    try {
+      return make_collective(kind, algorithm, cfg.collectives.fidelity, group, prefix + name,
+                             cfg.collectives.options(cfg.fabric.efficiency));
+    } catch (const InputError&) {
+      if (incarnation == 0) throw;
+      // A survivor group the algorithm cannot serve (a hierarchical allreduce over unequal nodes): ring.
+      return make_collective(kind, Algorithm::Ring, cfg.collectives.fidelity, group, prefix + name,
+                             cfg.collectives.options(cfg.fabric.efficiency));
+    }
+  };
+  if (streams_) {
+    collective_bytes_retired_ += streams_->bytes_sent();
+    retired_streams_.push_back(std::move(streams_));
+  }
+  BucketWire wire;
+  if (compression_)
+    wire = [this](const Bucket& bucket, int64_t step) { return compression_->messages(bucket, step); };
+  streams_ = std::make_unique<BucketStreams>(
+      group_, plan_buckets(ctx_.objective.gradient_segments(0), cfg.sync.bucket_bytes, bytes_per_value),
+      bytes_per_value, make, wire);
+  if (local_) param_allreduce_ = make(CollectiveKind::Allreduce, "params");
+  actors_.clear();
+  for (size_t slot = 0; slot < active_.size(); ++slot) {
+    const int r = active_[slot];
+    const int s = static_cast<int>(slot);
+    actors_.push_back(streams_->start(s, "stream" + std::to_string(r)));
+    actors_.push_back(sg4::Actor::create("worker" + std::to_string(r), ctx_.platform.workers[r],
+                                         [this, r, s, first_step] { failure_.guard([&] { worker(r, s, first_step); }); }));
+  }
+}
+
+bool SyncDataParallel::gradient_averaging(int64_t step) const {
+  return !local_ || step < ctx_.config().sync.sync_until_step || ctx_.config().sync.local_steps == 1;
+}
+
+bool SyncDataParallel::model_averaging_after(int64_t step) const {
+  const int64_t local_index = step + 1 - ctx_.config().sync.sync_until_step;
+  return local_index % ctx_.config().sync.local_steps == 0 || step + 1 == total_steps_;
+}
+
+void SyncDataParallel::worker(int rank, int slot, int64_t first_step) {
+  const StragglerModel& stragglers = ctx_.heterogeneity.stragglers();
+  try {
+    for (int64_t step = first_step; step < total_steps_; ++step) {
+      compute_gradient(rank, step, replica(rank));
+      if (compression_ && gradient_averaging(step))
+        compression_->contribute(rank, workers_[rank].grads.data(), step, static_cast<int>(active_.size()));
+      // Slow hosts are slower hosts already; this adds the per-step draws.
+      const double multiplier = stragglers.compute_multiplier(rank, step);
+      const double start = sg4::Engine::get_clock();
+      // Every micro-batch but the last runs forward and backward without communicating (DDP's no_sync).
+      if (micro_batches_ > 1) sg4::this_actor::execute((micro_batches_ - 1) * flops_per_micro_batch_ * multiplier);
+      sg4::this_actor::execute(forward_flops_ * multiplier);
+      if (gradient_averaging(step))
+        synchronous_step(rank, slot, step, multiplier, start);
+      else
+        local_step(rank, step, multiplier, start);
+      checkpoint_if_due(step + 1);
+    }
+  } catch (const simgrid::NetworkFailureException&) {
+    if (!recovering_) throw;  // a peer's failure: the recovery actor restarts the job
+  } catch (const simgrid::CancelException&) {
+    if (!recovering_) throw;
+  }
+}
+
+void SyncDataParallel::compute_gradient(int rank, int64_t step, const TrainableParameters& params) {
+  Worker& w = workers_[rank];
+  const size_t n = params.size();
+  double loss = 0.0;
+  for (int j = 0; j < micro_batches_; ++j) {
+    float* target = j == 0 ? w.grads.data() : w.micro.data();
+    loss += ctx_.objective.gradient(rank, step * micro_batches_ + j, params.forward(), target, params.numerics());
+    if (j > 0) ctx_.ops.axpy(1.0f, w.micro.data(), w.grads.data(), n);
+  }
+  if (micro_batches_ > 1) ctx_.ops.scale(1.0f / static_cast<float>(micro_batches_), w.grads.data(), n);
+  w.batch_loss = loss / micro_batches_;
+}
+
+void SyncDataParallel::synchronous_step(int rank, int slot, int64_t step, double multiplier, double start) {
+  Worker& w = workers_[rank];
+  const bool overlap = ctx_.config().sync.overlap;
+  for (int b = 0; b < streams_->size(); ++b) {
+    sg4::this_actor::execute(streams_->bucket(b).backward_flops * multiplier);
+    if (overlap) streams_->hand(slot, b, step);
+  }
+  w.compute_end = sg4::Engine::get_clock();
+  w.time.compute += w.compute_end - start;
+  if (!overlap)
+    for (int b = 0; b < streams_->size(); ++b) streams_->hand(slot, b, step);
+  streams_->wait_all(slot);
+  // The first worker out of the allreduce applies the step: by then every worker's gradient exists and
+  // no worker can have started the next step.
+  if (applied_steps_ == step) apply_gradient_average(step);
+  account_wait(w);
+}
+
+void SyncDataParallel::local_step(int rank, int64_t step, double multiplier, double start) {
+  Worker& w = workers_[rank];
+  double backward = 0.0;
+  for (int b = 0; b < streams_->size(); ++b) backward += streams_->bucket(b).backward_flops;
+  sg4::this_actor::execute(backward * multiplier);
+  w.compute_end = sg4::Engine::get_clock();
+  w.time.compute += w.compute_end - start;
+  replica(rank).apply(w.grads.data(), step);
+  w.loss_sum += w.batch_loss;
+  ++w.loss_count;
+  if (!model_averaging_after(step)) return;
+  param_allreduce_->run(rank, replica(rank).wire_bytes());
+  if (applied_steps_ <= step) apply_model_average(step);
+  account_wait(w);
+}
+
+void SyncDataParallel::account_wait(Worker& w) {
+  const double now = sg4::Engine::get_clock();
+  w.time.idle += last_ready_ - w.compute_end;
+  w.time.communication += now - last_ready_;
+}
+
+void SyncDataParallel::apply_gradient_average(int64_t step) {
+  last_ready_ = 0.0;
+  for (const int r : active_) last_ready_ = std::max(last_ready_, workers_[r].compute_end);
+
+  // Average in rank order, whatever order the simulated transfers finished in.
+  const size_t n = replicas_[0]->size();
+  if (compression_) {
+    for (int b = 0; b < streams_->size(); ++b)
+      bytes_so_far_ += streams_->bytes_of(b, compression_->messages(streams_->bucket(b), step));
+    compression_->combine(step, mean_.data(), recorder_);
+  } else {
+    ctx_.ops.copy(mean_.data(), workers_[active_[0]].grads.data(), n);
+    for (size_t i = 1; i < active_.size(); ++i) ctx_.ops.axpy(1.0f, workers_[active_[i]].grads.data(), mean_.data(), n);
+    if (active_.size() > 1) ctx_.ops.scale(1.0f / static_cast<float>(active_.size()), mean_.data(), n);
+    bytes_so_far_ += streams_->bytes_per_step();
+  }
+  if (replicas_.size() == 1) {
+    replicas_[0]->apply(mean_.data(), step);
+  } else {
+    for (auto& r : replicas_) {  // the same update on every local replica (apply() rounds its input in place)
+      ctx_.ops.copy(scratch_.data(), mean_.data(), n);
+      r->apply(scratch_.data(), step);
+    }
+  }
+  for (const int r : active_) recorder_.add_train_loss(workers_[r].batch_loss);
+  applied_steps_ = step + 1;
+  if (applied_steps_ == step_at_failure_) {  // back where a restart started from: what it cost in all
+    nlohmann::json& report = fault_reports_[report_waiting_catch_up_ - 1];
+    report["caught_up_at_s"] = sg4::Engine::get_clock();
+    report["time_lost_s"] = sg4::Engine::get_clock() - report["failed_at_s"].get<double>();
+    step_at_failure_ = -1;
+  }
+  record_if_due(applied_steps_, step);
+}
+
+void SyncDataParallel::apply_model_average(int64_t step) {
+  last_ready_ = 0.0;
+  for (const Worker& w : workers_) last_ready_ = std::max(last_ready_, w.compute_end);
+  const float* average = evaluated_params();
+  for (auto& r : replicas_) r->assign(average);
+  for (Worker& w : workers_) {
+    if (w.loss_count > 0) recorder_.add_train_loss(w.loss_sum / static_cast<double>(w.loss_count));
+    w.loss_sum = 0.0;
+    w.loss_count = 0;
+  }
+  bytes_so_far_ += param_allreduce_->bytes_per_call(replicas_[0]->wire_bytes());
+  ++model_averagings_;
+  applied_steps_ = step + 1;
+  record_if_due(applied_steps_, step);
+}
+
+void SyncDataParallel::record_if_due(int64_t applied, int64_t step) {
+  // Local SGD records only at averagings: an evaluation point is due when one was passed since the last.
+  bool due = recorder_.due(applied);
+  for (int64_t s = last_recorded_ + 1; !due && s < applied; ++s) due = recorder_.due(s);
+  if (!due) return;
+  recorder_.record(applied, evaluated_params(), replicas_[0]->numerics().activations, replicas_[0]->lr(step),
+                   bytes_so_far_);
+  last_recorded_ = applied;
+}
+
+const float* SyncDataParallel::evaluated_params() {
+  if (replicas_.size() == 1) return replicas_[0]->forward();
+  const size_t n = replicas_[0]->size();
+  ctx_.ops.copy(mean_.data(), replicas_[0]->master(), n);
+  for (size_t r = 1; r < replicas_.size(); ++r) ctx_.ops.axpy(1.0f, replicas_[r]->master(), mean_.data(), n);
+  ctx_.ops.scale(1.0f / static_cast<float>(replicas_.size()), mean_.data(), n);
+  return mean_.data();
+}
+
+StrategyOutcome SyncDataParallel::outcome() const {
+  failure_.rethrow_if_failed();
+  StrategyOutcome out;
+  out.precision = replicas_[0]->precision_outcome();
+  out.steps = applied_steps_;
+  out.bytes_sent = collective_bytes_retired_ + streams_->bytes_sent() +
+                  (param_allreduce_ ? param_allreduce_->bytes_sent() : 0);
+  for (const Worker& w : workers_) out.worker_time.push_back(w.time);
+  out.final_params = replicas_[0]->download();
+  const double steps = std::max<double>(1.0, static_cast<double>(applied_steps_));
+  WorkerTime mean;
+  for (const Worker& w : workers_) {
+    mean.compute += w.time.compute;
+    mean.communication += w.time.communication;
+    mean.idle += w.time.idle;
+  }
+  const double per = 1.0 / (steps * static_cast<double>(workers_.size()));
+  out.details["per_step_mean_s"] = {{"compute", mean.compute * per},
+                                    {"exposed_communication", mean.communication * per},
+                                    {"waiting_for_slowest", mean.idle * per}};
+  out.details["buckets"] = streams_->size();
+  out.details["micro_batches"] = micro_batches_;
+  if (compression_) out.details["compression"] = recorder_.compression_totals();
+  if (!fault_reports_.empty() || checkpoints_written_ > 0) {
+    out.details["faults"] = fault_reports_;
+    out.details["checkpoints_written"] = checkpoints_written_;
+    out.details["workers_at_end"] = active_.size();
+  }
+  if (local_) {
+    out.details["local_steps"] = ctx_.config().sync.local_steps;
+    out.details["sync_until_step"] = ctx_.config().sync.sync_until_step;
+    out.details["model_averagings"] = model_averagings_;
+  }
+  return out;
+}
+
+}  // namespace dtsim::sim

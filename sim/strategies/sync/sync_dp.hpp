@@ -1,0 +1,116 @@
+// Synchronous data parallel and local SGD.
+//
+// sync: every step each worker computes the gradient of its batch (optionally accumulated over
+//   micro-batches); backward hands the gradient to the worker's communication stream bucket by bucket, so
+//   allreduces overlap with the rest of backward; once every bucket is reduced, one update is applied to the
+//   single shared copy of the parameters (all replicas are identical, so one copy serves every worker).
+// local: each worker keeps its own model and takes H local optimizer steps on it between two model
+//   averagings (an allreduce of the parameters). Post-local SGD trains synchronously for the first
+//   local.sync_until_step steps. With H = 1 averaging after every step is synchronous SGD, and it runs as
+//   such (gradients averaged before the update), so the two are identical bit for bit.
+//
+// Compression (sync_compression.hpp): with compression.kind set, each worker encodes its gradient as soon as
+// it exists, the bucket streams carry the encoding's bytes, and the update uses the group's decoded average.
+// Local SGD's model averages travel uncompressed.
+//
+// Failures (sync only; sync_recovery.cpp): when a worker's host or link fails, the others notice after
+// sync.fault_timeout; then either the survivors continue without it (elastic) or the job restarts from its
+// last checkpoint once the node is back (restart), checkpoints having cost their write time all along.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "sim/collectives/collective.hpp"
+#include "sim/strategies/sync/buckets.hpp"
+#include "sim/strategies/parameters.hpp"
+#include "sim/strategies/recorder.hpp"
+#include "sim/strategies/sync/sync_compression.hpp"
+#include "sim/strategies/training.hpp"
+
+namespace dtsim::sim {
+
+class SyncDataParallel final : public Strategy {
+ public:
+  explicit SyncDataParallel(const TrainingContext& ctx);
+
+  std::string name() const override { return local_ ? "local" : "sync"; }
+  void spawn() override;
+  StrategyOutcome outcome() const override;
+
+ private:
+  struct Worker {
+    gpu::Buffer<float> grads;
+    gpu::Buffer<float> micro;  // one micro-batch's gradient, when accumulating
+    double batch_loss = 0.0;   // mean loss of this worker's batch in the current step
+    double compute_end = 0.0;  // simulated time its current step's compute finished
+    double loss_sum = 0.0;     // local SGD: losses since the last averaging
+    int64_t loss_count = 0;
+    WorkerTime time;
+  };
+
+  // rank's loop from `first_step` on, in the current incarnation of the job (`slot`: its position in active_).
+  void worker(int rank, int slot, int64_t first_step);
+  // Starts an incarnation: the group of active workers, its collectives and actors, from `first_step`.
+  void launch(int64_t first_step);
+  // sync_recovery.cpp: the fault listener, the actor that handles a failure, and checkpoints.
+  void watch_faults();
+  void on_failure(int rank);
+  void recover();
+  void checkpoint_if_due(int64_t applied);
+  // The real gradient of rank's batch for `step` (all micro-batches) at `params`.
+  void compute_gradient(int rank, int64_t step, const TrainableParameters& params);
+  // A gradient-averaging step: backward in buckets handed to the stream, then the update.
+  void synchronous_step(int rank, int slot, int64_t step, double multiplier, double start);
+  // A local step: backward, the worker's own update, and a model average when one is due.
+  void local_step(int rank, int64_t step, double multiplier, double start);
+  void apply_gradient_average(int64_t step);  // once per step, in the first worker out of the allreduce
+  void apply_model_average(int64_t step);     // once per averaging, likewise
+  void account_wait(Worker& w);               // idle and communication time after a collective
+  void record_if_due(int64_t applied, int64_t step);
+  bool gradient_averaging(int64_t step) const;
+  bool model_averaging_after(int64_t step) const;
+  TrainableParameters& replica(int rank) { return *replicas_[local_ ? rank : 0]; }
+  // Evaluated model: the shared one, or the average of the local ones.
+  const float* evaluated_params();
+
+  TrainingContext ctx_;
+  bool local_;
+  int micro_batches_;
+  int64_t total_steps_;
+  double flops_per_micro_batch_;
+  double forward_flops_;
+  std::vector<std::unique_ptr<TrainableParameters>> replicas_;  // one (sync) or one per worker (local)
+  TrainingRecorder recorder_;
+  gpu::Buffer<float> mean_;  // averaged gradient or parameters
+  gpu::Buffer<float> scratch_;
+  std::vector<Worker> workers_;
+  std::unique_ptr<BucketStreams> streams_;
+  std::unique_ptr<Collective> param_allreduce_;  // local SGD's model averaging
+  std::unique_ptr<SyncGradientCompression> compression_;  // when compression.kind is not none
+  std::vector<double> bucket_bytes_per_value_;   // wire width, for rebuilding the streams
+
+  // Membership and failures.
+  std::vector<int> active_;           // ranks of the current incarnation, ascending
+  Platform group_;                    // the active workers as a platform of their own (collectives run on it)
+  std::vector<std::unique_ptr<BucketStreams>> retired_streams_;  // old incarnations' (their actors are gone)
+  std::vector<sg4::ActorPtr> actors_;  // the current incarnation's workers and streams
+  int incarnation_ = 0;
+  bool recovering_ = false;
+  std::vector<int> failed_;           // workers lost since the last recovery began
+  std::unique_ptr<TrainableParameters> checkpoint_;
+  int64_t checkpoint_step_ = 0;
+  int64_t checkpoints_written_ = 0;
+  nlohmann::json fault_reports_ = nlohmann::json::array();
+  int64_t step_at_failure_ = -1;      // restart: the step to catch up with after the rollback
+  size_t report_waiting_catch_up_ = 0;
+  uint64_t collective_bytes_retired_ = 0;
+  int64_t applied_steps_ = 0;      // steps every worker has completed and whose update exists
+  int64_t last_recorded_ = 0;
+  uint64_t bytes_so_far_ = 0;
+  double last_ready_ = 0.0;        // when the slowest worker of the current step finished computing
+  int64_t model_averagings_ = 0;
+  ActorFailure failure_;
+};
+
+}  // namespace dtsim::sim

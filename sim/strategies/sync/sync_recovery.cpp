@@ -1,0 +1,117 @@
+// How synchronous training survives a failed worker: the fault listener, the recovery actor, checkpoints.
+//
+// A failure takes a worker's host or link down at time t; its actors die there and then, and the transfers
+// of its peers fail or hang. The survivors give up on it after sync.fault_timeout (NCCL's watchdog); then:
+// - elastic: the job goes on with the survivors from the step that was in progress (its gradients are
+//   lost); the failed worker's data is no longer seen and the global batch shrinks with the group;
+// - restart: the job waits for the node (at least sync.restart_time), reads back its last checkpoint and
+//   redoes the steps since then. Checkpoints cost every worker their write time all along. If the node
+//   never comes back, the job continues elastically instead and the report says so.
+// Every recovery is reported in summary.json: when it failed, was detected and resumed, how many workers
+// remain, steps rolled back, and test accuracy just before the failure and on resuming.
+#include <algorithm>
+
+#include "sim/strategies/sync/sync_dp.hpp"
+
+namespace dtsim::sim {
+
+void SyncDataParallel::watch_faults() {
+  if (ctx_.config().sync.fault_reaction == "restart") {
+    checkpoint_ = std::make_unique<TrainableParameters>(ctx_);
+    checkpoint_->copy_from(*replicas_[0]);  // the initial state is the first checkpoint, already on disk
+  }
+  ctx_.heterogeneity.on_fault([this](const FaultTransition& t) {
+    if (!t.down || applied_steps_ >= total_steps_) return;
+    if (std::find(active_.begin(), active_.end(), t.worker) == active_.end()) return;
+    on_failure(t.worker);
+  });
+}
+
+void SyncDataParallel::on_failure(int rank) {
+  // Called in SimGrid's kernel context at the failure's exact time: only flags and a new actor here.
+  if (std::find(failed_.begin(), failed_.end(), rank) == failed_.end()) failed_.push_back(rank);
+  if (recovering_) return;
+  recovering_ = true;
+  streams_->tolerate_failures();
+  sg4::Host* host = nullptr;
+  const double now = sg4::Engine::get_clock();
+  for (const int r : active_)
+    if (r != rank && ctx_.heterogeneity.faults().reachable(r, now)) {
+      host = ctx_.platform.workers[r];
+      break;
+    }
+  if (!host) host = ctx_.platform.workers[rank];  // everyone is down: the job waits for someone to return
+  sg4::Actor::create("recovery" + std::to_string(incarnation_), host, [this] { recover(); });
+}
+
+void SyncDataParallel::recover() {
+  const double failed_at = sg4::Engine::get_clock();
+  streams_->abandon();
+  if (param_allreduce_) param_allreduce_->abandon();
+  for (const sg4::ActorPtr& a : actors_)
+    if (const sg4::ActorPtr alive = sg4::Actor::by_pid(a->get_pid())) alive->kill();
+  actors_.clear();
+  const double accuracy_before = ctx_.metrics.points().empty() ? 0.0 : ctx_.metrics.points().back().test_accuracy;
+  const int64_t step_at_failure = applied_steps_;
+  const SyncConfig& cfg = ctx_.config().sync;
+  sg4::this_actor::sleep_for(cfg.fault_timeout_s);
+
+  nlohmann::json report;
+  report["workers"] = failed_;
+  report["failed_at_s"] = failed_at;
+  report["detected_at_s"] = sg4::Engine::get_clock();
+  report["step"] = step_at_failure;
+  std::string reaction = cfg.fault_reaction;
+  if (reaction == "restart") {
+    double back = sg4::Engine::get_clock();
+    for (const int r : failed_)
+      back = std::max({back, ctx_.heterogeneity.faults().worker_up_at(r, back),
+                       ctx_.heterogeneity.faults().link_up_at(r, back)});
+    if (back == kNever) {
+      reaction = "elastic";
+      report["note"] = "the failed node never returns: continued without it";
+    } else {
+      sg4::this_actor::sleep_until(std::max(back, sg4::Engine::get_clock() + cfg.restart_s));
+      sg4::this_actor::sleep_for(static_cast<double>(checkpoint_->checkpoint_bytes()) / cfg.checkpoint_bandwidth);
+      replicas_[0]->copy_from(*checkpoint_);
+      applied_steps_ = checkpoint_step_;
+      last_recorded_ = std::min(last_recorded_, applied_steps_);
+      step_at_failure_ = step_at_failure;
+      report_waiting_catch_up_ = fault_reports_.size() + 1;
+      report["steps_rolled_back"] = step_at_failure - checkpoint_step_;
+    }
+  }
+  if (reaction == "elastic") {
+    for (const int r : failed_) active_.erase(std::remove(active_.begin(), active_.end(), r), active_.end());
+    report["steps_rolled_back"] = 0;
+  }
+  report["reaction"] = reaction;
+  report["resumed_at_s"] = sg4::Engine::get_clock();
+  report["workers_after"] = active_.size();
+  report["accuracy_before"] = accuracy_before;
+  report["accuracy_on_resuming"] =
+      ctx_.objective.evaluate(replicas_[0]->forward(), replicas_[0]->numerics().activations).accuracy;
+  report["time_lost_s"] = sg4::Engine::get_clock() - failed_at;  // restart: updated once caught up
+  fault_reports_.push_back(report);
+  failed_.clear();
+  recovering_ = false;
+  ++incarnation_;
+  if (active_.empty()) return;  // nobody left to train
+  launch(applied_steps_);
+}
+
+void SyncDataParallel::checkpoint_if_due(int64_t applied) {
+  const SyncConfig& cfg = ctx_.config().sync;
+  if (!checkpoint_) return;
+  const int64_t every = cfg.checkpoint_every > 0 ? cfg.checkpoint_every : ctx_.inputs.length.steps_per_epoch;
+  if (every <= 0 || applied % every != 0 || applied >= total_steps_) return;
+  // The first worker past the step saves the state; every worker spends the write time (a synchronous save).
+  if (checkpoint_step_ < applied) {
+    checkpoint_->copy_from(*replicas_[0]);
+    checkpoint_step_ = applied;
+    ++checkpoints_written_;
+  }
+  sg4::this_actor::sleep_for(static_cast<double>(checkpoint_->checkpoint_bytes()) / cfg.checkpoint_bandwidth);
+}
+
+}  // namespace dtsim::sim
