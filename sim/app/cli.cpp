@@ -28,8 +28,8 @@ constexpr int kExitInternal = 1;
 constexpr int kExitBadInput = 2;
 
 const char* const kUsage =
-    "usage: dtsim run SCENARIO.ini [--out DIR] [--set section.key=value]... [--quiet]\n"
-    "       dtsim check SCENARIO.ini [--set section.key=value]...\n"
+    "usage: dtsim run SCENARIO.ini [--out DIR] [--set section.key=value]... [--strict] [--quiet]\n"
+    "       dtsim check SCENARIO.ini [--set section.key=value]... [--strict]\n"
     "       dtsim keys\n"
     "       dtsim profiles [DIR]\n"
     "       dtsim collective [--profile P] [--topology T] [--ranks N] [--algorithm A] [--sizes MIN:MAX] [--op OP]\n"
@@ -45,6 +45,7 @@ const char* const kUsage =
     "options:\n"
     "  --out DIR               output folder of 'run'\n"
     "  --set section.key=value override a scenario key (repeatable)\n"
+    "  --strict                a key that has no effect in this run is an error, not a warning\n"
     "  --quiet                 print nothing but errors\n"
     "\n"
     "exit status: 0 success, 2 bad input, 1 internal error\n";
@@ -55,6 +56,7 @@ struct CommandLine {
   std::string out;
   std::vector<std::string> sets;
   bool quiet = false;
+  bool strict = false;
   bool help = false;
   bool version = false;
 };
@@ -62,7 +64,7 @@ struct CommandLine {
 CommandLine parse_command_line(int argc, char** argv) {
   po::options_description named;
   named.add_options()("out", po::value<std::string>())("set", po::value<std::vector<std::string>>()->composing())(
-      "quiet", po::bool_switch())("help,h", po::bool_switch())("version", po::bool_switch());
+      "quiet", po::bool_switch())("strict", po::bool_switch())("help,h", po::bool_switch())("version", po::bool_switch());
   po::options_description hidden;
   hidden.add_options()("command", po::value<std::string>())("scenario", po::value<std::string>())(
       "extra", po::value<std::vector<std::string>>());
@@ -84,6 +86,7 @@ CommandLine parse_command_line(int argc, char** argv) {
   if (vm.count("out")) cl.out = vm["out"].as<std::string>();
   if (vm.count("set")) cl.sets = vm["set"].as<std::vector<std::string>>();
   cl.quiet = vm["quiet"].as<bool>();
+  cl.strict = vm["strict"].as<bool>();
   cl.help = vm["help"].as<bool>();
   cl.version = vm["version"].as<bool>();
   if (vm.count("extra"))
@@ -117,10 +120,25 @@ int command_keys() {
   return kExitOk;
 }
 
+// Keys the user set that this run does not read: one warning line each on stderr (even with --quiet, like
+// errors), or with --strict an error at the first of them.
+void report_ignored_keys(const CommandLine& cl, const RunInputs& inputs) {
+  const std::vector<IgnoredKey>& ignored = inputs.ignored_keys;
+  if (ignored.empty()) return;
+  if (cl.strict) {
+    const IgnoredKey& first = ignored.front();
+    const std::string more =
+        ignored.size() > 1 ? " (and " + std::to_string(ignored.size() - 1) + " more such keys)" : std::string();
+    throw InputError(first.where, first.key, first.reason + more, "remove it, or run without --strict");
+  }
+  for (const IgnoredKey& k : ignored) std::fprintf(stderr, "dtsim: warning: %s\n", k.describe().c_str());
+}
+
 int command_check(const CommandLine& cl) {
   require_scenario(cl);
   const Scenario scenario = load_scenario(cl.scenario, cl.sets);
   const RunInputs inputs = prepare_run(scenario);
+  report_ignored_keys(cl, inputs);
   if (!cl.quiet) std::printf("%s: ok (%s)\n", cl.scenario.c_str(), describe_setup(inputs).c_str());
   return kExitOk;
 }
@@ -141,6 +159,7 @@ int command_run(const CommandLine& cl) {
   const auto wall_start = std::chrono::steady_clock::now();
   const Scenario scenario = load_scenario(cl.scenario, cl.sets);
   const RunInputs inputs = prepare_run(scenario);
+  report_ignored_keys(cl, inputs);
   const std::string dir = prepare_output_dir(cl, inputs);
 
   gpu::BackendChoice backend = gpu::make_backend(gpu::parse_device(inputs.config.device));

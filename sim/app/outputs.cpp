@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "sim/app/cost.hpp"
+#include "sim/strategies/training.hpp"
 #include "sim/scenario/units.hpp"
 
 #ifndef DTSIM_VERSION
@@ -94,6 +95,10 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
   if (r.strategy_details.contains("compression")) s["compression"] = r.strategy_details["compression"];
   if (r.strategy_details.contains("mean_staleness")) s["mean_staleness"] = r.strategy_details["mean_staleness"];
   s["strategy"]["name"] = r.strategy;
+  nlohmann::json ignored = nlohmann::json::array();
+  for (const IgnoredKey& k : inputs.ignored_keys)
+    ignored.push_back({{"key", k.key}, {"reason", k.reason}, {"where", k.where.describe()}});
+  s["ignored_keys"] = ignored;
   const CostReport cost = price_run(c, r.worker_time, r.simulated_time_s);
   s["cost"] = cost.to_json();
   if (const EvalPoint* hit = first_reaching(r.points, c.target_accuracy)) {
@@ -133,19 +138,7 @@ std::string describe_setup(const RunInputs& in) {
     << format_quantity(c.gpu.peak(c.math), Dimension::FlopRate) << " × " << c.gpu.efficiency << ") on "
     << c.fabric.name << " (" << format("%.4g Gb/s", c.fabric.bandwidth * 8 / 1e9)
     << ", " << c.layout.topology << "), ";
-  if (c.strategy == "async-ps") {
-    o << "asynchronous parameter server (" << c.ps.servers << (c.ps.servers == 1 ? " shard" : " shards") << ", "
-      << (c.ps.bounded() ? "staleness bound " + std::to_string(c.ps.staleness_bound) : std::string("unbounded staleness"))
-      << "), batch " << c.batch_per_worker << " per worker";
-  } else if (c.strategy == "federated") {
-    o << "federated " << models::to_string(c.fl.algorithm) << ", " << c.fl.clients_per_round << " of " << c.workers
-      << " clients per round for " << c.fl.rounds << " rounds, batch " << c.batch_per_worker;
-  } else if (c.strategy == "local") {
-    o << "local SGD averaging every " << c.sync.local_steps << " steps with " << c.collective
-      << " allreduce, global batch " << c.global_batch();
-  } else {
-    o << "synchronous data parallel with " << c.collective << " allreduce, global batch " << c.global_batch();
-  }
+  o << describe_strategy(c);
   if (c.compression.active()) {
     const models::CompressionSettings& k = c.compression.settings;
     o << ", " << models::to_string(k.kind) << " compression";

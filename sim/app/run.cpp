@@ -59,7 +59,7 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   HeterogeneityRuntime heterogeneity = apply_heterogeneity(*engine, platform, cfg);
 
   const TrainingContext ctx{inputs, platform, objective, ops, metrics, heterogeneity};
-  const std::unique_ptr<Strategy> strategy = make_strategy(ctx);
+  const std::unique_ptr<TrainingStrategy> strategy = make_strategy(ctx);
   strategy->spawn();
   engine->run();
   StrategyOutcome outcome = strategy->outcome();
@@ -68,7 +68,7 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   r.backend = ops.name();
   r.backend_description = ops.name();
   r.platform_description = platform.description;
-  r.strategy = strategy->name();
+  r.strategy = to_string(inputs.config.strategy);
   r.model_description = objective.description();
   r.num_params = objective.num_params();
   r.steps_per_epoch = static_cast<int>(inputs.length.steps_per_epoch);

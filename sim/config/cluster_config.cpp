@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/config/ps_config.hpp"
+#include "sim/config/strategy.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/text.hpp"
 #include "sim/config/cluster_layout.hpp"
@@ -119,7 +120,7 @@ ClusterConfig make_cluster_config(const Scenario& s) {
     const auto plan = topology::plan_nodes(c, static_cast<int>(s.integer("cluster.workers")), make_gpu_spec(s),
                                            MathMode::Fp32);
     topology::check_shapes(c, plan,
-                           server_hosts(s.text("training.strategy"), static_cast<int>(s.integer("ps.servers"))));
+                           server_hosts(parse_strategy(s.text("training.strategy")), static_cast<int>(s.integer("ps.servers"))));
   } catch (const topology::ShapeError& e) {
     s.fail(e.key(), e.what(), e.hint());
   }

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "models/random.hpp"
+#include "sim/config/strategy.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace dtsim::sim {
@@ -41,7 +42,8 @@ CompressionConfig make_compression_config(const Scenario& s) {
     s.fail("compression.momentum_correction",
            "the momentum is applied by each worker before sparsifying; the optimizer's would apply it twice",
            "set training.momentum = 0 (and give its value to compression.momentum_correction)");
-  if (c.downloads && s.text("training.strategy") != "federated")
+  const Strategy strategy = parse_strategy(s.text("training.strategy"));
+  if (c.downloads && !reads_section(strategy, "fl"))
     s.fail("compression.downloads", "applies to training.strategy = federated, not " + s.text("training.strategy"),
            "remove it, or set training.strategy = federated");
   if (!c.active() && m.error_feedback)
@@ -65,28 +67,28 @@ CompressionConfig make_compression_config(const Scenario& s) {
   // The asynchronous parameter server and federated learning decode every worker's message on its own (a
   // shard applies each push, the aggregator weighs each upload): there is no group step in which a vote could
   // be taken or a narrow-format sum could overflow, so these two settings would be silently ignored.
-  const std::string strategy = s.text("training.strategy");
-  if (strategy == "async-ps" || strategy == "federated") {
+  const StrategyDescriptor& traits = strategy_descriptor(strategy);
+  if (!traits.synchronous_group) {
     if (m.majority_vote)
       s.fail("compression.majority_vote",
-             "a majority vote needs a synchronous group; " + strategy + " decodes each worker's signs on their own",
+             std::string("a majority vote needs a synchronous group; ") + traits.name + " decodes each worker's signs on their own",
              "remove it (each message is then plain signs), or use training.strategy = sync");
     if (m.predivide)
       s.fail("compression.predivide",
-             "predivide scales a synchronous group's narrow-format sum; " + strategy + " has no such sum",
+             std::string("predivide scales a synchronous group's narrow-format sum; ") + traits.name + " has no such sum",
              "remove it, or use training.strategy = sync");
   }
   // Secure aggregation masks each upload with pairwise masks that cancel only in the sum of dense vectors of
   // one fixed length; compressed messages (sparse values at client-chosen indices, low-rank factors, signs
   // with a scale) are neither, and revealing which indices a client sends defeats the masking.
-  if (strategy == "federated" && s.boolean("fl.secure_aggregation"))
+  if (reads_section(strategy, "fl") && s.boolean("fl.secure_aggregation"))
     s.fail("compression.kind", "compressed uploads cannot be securely aggregated (the masks need dense vectors)",
            "set compression.kind = none, or fl.secure_aggregation = false");
 
   // Synchronous groups compress the gradients as backward leaves them: a loss-scaled one would carry the
   // scale (which changes as the scaler grows or backs off) into the residuals, and an overflowed step's
   // infinities would stay in them for good. (The parameter server unscales before compressing.)
-  const bool synchronous = strategy == "sync" || strategy == "local";
+  const bool synchronous = traits.synchronous_group;
   if (synchronous && s.text("precision.loss_scaling") != "none")
     s.fail("precision.loss_scaling", "loss scaling cannot be combined with gradient compression yet",
            "use precision.weights = bf16 (which needs no loss scaling), or compression.kind = none");

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "sim/scenario/keys.hpp"
+#include "sim/config/strategy.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/text.hpp"
 #include "sim/scenario/units.hpp"
@@ -118,7 +119,7 @@ std::vector<ClientAvailability> parse_availability_trace(const std::string& text
 
 FlConfig make_fl_config(const Scenario& s) {
   FlConfig c;
-  const bool federated = s.text("training.strategy") == "federated";
+  const bool federated = reads_section(parse_strategy(s.text("training.strategy")), "fl");
   const int workers = static_cast<int>(s.integer("cluster.workers"));
   c.algorithm = models::parse_fl_algorithm(s.text("fl.algorithm"));
   c.prox_mu = s.real("fl.prox_mu");

@@ -7,6 +7,7 @@
 
 #include "models/random.hpp"
 #include "sim/config/heterogeneity_parse.hpp"
+#include "sim/config/strategy.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace dtsim::sim {
@@ -15,7 +16,6 @@ namespace {
 // Training strategies that react to failures: synchronous DP (timeouts, elastic membership or restarts),
 // the parameter server (a lost worker is tolerated) and federated learning (a lost client is a straggler of
 // its round); a scenario that combines [faults] with local SGD is refused up front rather than aborting.
-const std::vector<std::string> kStrategiesThatSurviveFailures = {"sync", "async-ps", "federated"};
 
 template <class Parse>
 auto parse_at_key(const Scenario& s, const std::string& key, Parse&& parse) {
@@ -88,11 +88,9 @@ HeterogeneityConfig make_heterogeneity_config(const Scenario& s) {
   c.faults.events =
       parse_at_key(s, "faults.events", [&](const std::string& t) { return parse_fault_events(t, workers); });
 
-  const std::string strategy = s.text("training.strategy");
-  if (!c.faults.events.empty() &&
-      std::find(kStrategiesThatSurviveFailures.begin(), kStrategiesThatSurviveFailures.end(), strategy) ==
-          kStrategiesThatSurviveFailures.end())
-    s.fail("faults.events", "training.strategy '" + strategy + "' cannot survive failures yet",
+  const StrategyDescriptor& strategy = strategy_descriptor(parse_strategy(s.text("training.strategy")));
+  if (!c.faults.events.empty() && !strategy.survives_faults)
+    s.fail("faults.events", std::string("training.strategy '") + strategy.name + "' cannot survive failures yet",
            "it has no timeout, elastic membership or restart; leave [faults] empty with this strategy");
   return c;
 }

@@ -1,5 +1,6 @@
 // Scenario keys: what is computed (model, data, training, precision).
 #include "sim/config/schema.hpp"
+#include "sim/config/strategy.hpp"
 #include "sim/scenario/key_builders.hpp"
 
 namespace dtsim::sim {
@@ -39,7 +40,7 @@ void add_numerics_keys(std::vector<KeySpec>& keys) {
       text("data.label_groups", "", "Groups partition: 'name:labels:workers' items separated by ';', e.g. "
            "'medical:0-4:4; finance:5-9:4' (label sets must be disjoint)", true),
       // ---- training ---------------------------------------------------------------------------------------
-      choice("training.strategy", "sync", {"sync", "local", "async-ps", "federated"},
+      choice("training.strategy", "sync", strategy_names(),
              "Training strategy: sync = synchronous data parallel (gradients allreduced every step); local = local "
              "SGD (model averaging every H steps); async-ps = asynchronous parameter server; federated = rounds "
              "of client training and server aggregation"),

@@ -4,6 +4,7 @@
 
 #include "sim/config/run_config.hpp"
 #include "sim/config/heterogeneity_parse.hpp"
+#include "sim/config/strategy.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace dtsim::sim {
@@ -16,7 +17,7 @@ PsConfig make_ps_config(const Scenario& s) {
   c.staleness_lr = models::parse_staleness_rule(s.text("ps.staleness_lr"));  // a choice key: always valid
   c.staleness_exponent = s.real("ps.staleness_exponent");
   c.staleness_threshold = s.real("ps.staleness_threshold");
-  if (s.text("training.strategy") != "async-ps") return c;
+  if (!reads_section(parse_strategy(s.text("training.strategy")), "ps")) return c;
 
   // The bound's proof counts one update per gradient; with softsync a gradient can wait in a shard's buffer
   // for gradients that the bound itself holds back.
@@ -30,11 +31,6 @@ PsConfig make_ps_config(const Scenario& s) {
     s.fail("faults.events", "async-ps survives worker and node failures, not link failures",
            "fail the worker ('worker N down at …') instead of its link");
   return c;
-}
-
-int server_hosts(const std::string& strategy, int ps_servers) {
-  if (strategy == "async-ps") return ps_servers;
-  return strategy == "federated" ? 1 : 0;
 }
 
 int server_hosts(const RunConfig& config) { return server_hosts(config.strategy, config.ps.servers); }

@@ -27,7 +27,6 @@ PsConfig make_ps_config(const Scenario& scenario);
 
 // Extra hosts the platform needs for a strategy: the server shards of async-ps, federated learning's
 // aggregator, else none.
-int server_hosts(const std::string& strategy, int ps_servers);
 int server_hosts(const RunConfig& config);
 
 }  // namespace dtsim::sim

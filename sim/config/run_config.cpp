@@ -132,7 +132,7 @@ RunConfig make_run_config(const Scenario& s) {
     s.fail("data.label_groups", e.what(), e.hint());
   }
 
-  c.strategy = s.text("training.strategy");
+  c.strategy = parse_strategy(s.text("training.strategy"));
   c.sync = make_sync_config(s);
   c.ps = make_ps_config(s);
   c.fl = make_fl_config(s);

@@ -14,6 +14,7 @@
 #include "sim/config/hardware_config.hpp"
 #include "sim/config/heterogeneity_config.hpp"
 #include "sim/config/ps_config.hpp"
+#include "sim/config/strategy.hpp"
 #include "sim/config/sync_config.hpp"
 
 namespace dtsim::sim {
@@ -92,7 +93,7 @@ struct RunConfig {
   int test_samples = 0;
   DataConfig data;
 
-  std::string strategy = "sync";  // sync | local | async-ps | federated
+  Strategy strategy = Strategy::Sync;
   SyncConfig sync;                // sync and local (sync_config.hpp)
   PsConfig ps;                    // async-ps (ps_config.hpp)
   FlConfig fl;                    // federated (fl_config.hpp)
@@ -116,7 +117,8 @@ struct RunConfig {
 
   // Samples behind one optimizer step: every worker's batch, times the accumulated micro-batches.
   int global_batch() const {
-    const int micro = strategy == "sync" || strategy == "local" ? sync.accumulation_steps : 1;
+    // Accumulated micro-batches exist only where a group combines every step (sync.accumulation_steps).
+    const int micro = strategy_descriptor(strategy).synchronous_group ? sync.accumulation_steps : 1;
     return workers * batch_per_worker * micro;
   }
 };

@@ -9,14 +9,16 @@ namespace dtsim::sim {
 RunInputs prepare_run(const Scenario& scenario) {
   RunInputs in;
   in.config = make_run_config(scenario);
+  in.ignored_keys = find_ignored_keys(scenario, in.config);
   const RunConfig& c = in.config;
   TrainingData data = prepare_data(scenario, c);
   const int usable = usable_training_samples(data);
   // Federated clients each draw batches from their own shard: only one client's batch must fit.
-  const int batch = c.strategy == "federated" ? c.batch_per_worker : c.global_batch();
+  const bool own_batch = strategy_descriptor(c.strategy).per_worker_batch;
+  const int batch = own_batch ? c.batch_per_worker : c.global_batch();
   if (batch > usable)
     scenario.fail("training.batch_per_worker",
-                  (c.strategy == "federated" ? "batch " + std::to_string(batch)
+                  (own_batch ? "batch " + std::to_string(batch)
                                               : "global batch " + std::to_string(batch) + " (" +
                                                     std::to_string(c.workers) + " workers × " +
                                                     std::to_string(c.batch_per_worker) + ")") +

@@ -42,18 +42,21 @@ struct StrategyOutcome {
 };
 
 // A training strategy: actors on the platform that do real numerics in the order the simulation decides.
-class Strategy {
+class TrainingStrategy {
  public:
-  virtual ~Strategy() = default;
-  virtual std::string name() const = 0;
+  virtual ~TrainingStrategy() = default;
   // Creates the actors; call before Engine::run().
   virtual void spawn() = 0;
   // After Engine::run(): what happened (rethrows an error raised inside an actor).
   virtual StrategyOutcome outcome() const = 0;
 };
 
-// The strategy training.strategy names.
-std::unique_ptr<Strategy> make_strategy(const TrainingContext& ctx);
+// The strategy training.strategy names (sim/strategies/registry.cpp).
+std::unique_ptr<TrainingStrategy> make_strategy(const TrainingContext& ctx);
+
+// The setup line's description of the configured strategy, e.g. "synchronous data parallel with ring
+// allreduce, global batch 256" (each family writes its own; sim/strategies/registry.cpp dispatches).
+std::string describe_strategy(const RunConfig& config);
 
 // Runs `body` as an actor body: an exception is kept (the first one wins) and stops the simulation, so
 // that the caller can rethrow it after Engine::run() instead of SimGrid aborting the process.

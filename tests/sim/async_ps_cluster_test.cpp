@@ -29,7 +29,7 @@ TEST(AsyncParameterServer, ASlowNodeCostsItLessThroughputThanSynchronousTraining
   RunInputs slow = in;
   slow.config.heterogeneity.stragglers.slow_workers = {{2, 0.5}};
   RunInputs sync = in, sync_slow = slow;
-  sync.config.strategy = sync_slow.config.strategy = "sync";
+  sync.config.strategy = sync_slow.config.strategy = Strategy::Sync;
 
   const Outcome ps_nominal = ps_testing::run(in), ps_slowed = ps_testing::run(slow);
   const Outcome sync_nominal = ps_testing::run(sync), sync_slowed = ps_testing::run(sync_slow);
@@ -144,7 +144,7 @@ TEST(AsyncParameterServerKeys, AreReadIntoTheConfiguration) {
   EXPECT_EQ(server_hosts(make_run_config(parse_scenario("test.ini", "[ps]\nservers = 2\n", {}, testing::kProfiles))),
             0)
       << "synchronous data parallelism gets no server hosts";
-  EXPECT_EQ(server_hosts("federated", 4), 1) << "federated learning gets one aggregator";
+  EXPECT_EQ(server_hosts(Strategy::Federated, 4), 1) << "federated learning gets one aggregator";
 }
 
 TEST(AsyncParameterServerKeys, BadCombinationsAreErrorsAtTheKey) {
@@ -182,7 +182,7 @@ TEST(AsyncParameterServerKeys, MoreShardsThanTensorsIsAnErrorAtTheKey) {
 TEST(AsyncParameterServerKeys, MeanStalenessIsAtTheTopOfTheSummary) {
   const RunInputs in = ps_testing::mlp_run(2, 2);
   RunResult r;
-  r.strategy = "async-ps";
+  r.strategy = "async-ps";  // RunResult carries the name, as summary.json prints it
   r.strategy_details = {{"mean_staleness", 2.5}, {"updates", 4}};
   const nlohmann::json s = make_summary(in, r, 0.0);
   EXPECT_EQ(s["mean_staleness"], 2.5);

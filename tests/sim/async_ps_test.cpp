@@ -165,7 +165,7 @@ RunInputs quadratic_run(int workers, int rounds) {
   c.workers = workers;
   c.gpu = ps_testing::slow_gpu();
   c.fabric = ps_testing::zero_latency_fabric();
-  c.strategy = "async-ps";
+  c.strategy = Strategy::AsyncPs;
   c.lr = 0.3;
   c.momentum = 0.0;
   c.evals_per_epoch = 1;

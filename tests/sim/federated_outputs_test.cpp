@@ -78,7 +78,7 @@ TEST(FederatedOutputs, TheSimulatorTrainsTheClientsThePlanSelects) {
     c.workers = clients;
     c.gpu = {"test-gpu", 1e12, 1e12, 1e12, 40e9, 1.0};
     c.fabric = {"test-fabric", 1e9, 1e-6, 0.0, 1.0};
-    c.strategy = "federated";
+    c.strategy = Strategy::Federated;
     c.lr = 0.1;
     c.momentum = 0.0;
     c.fl = fl;

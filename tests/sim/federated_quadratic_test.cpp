@@ -34,7 +34,7 @@ RunInputs quadratic_run(models::FlAlgorithm algorithm, double mu, bool compensat
   c.workers = 2;
   c.gpu = {"test-gpu", 10e12, 10e12, 10e12, 40e9, 0.5};
   c.fabric = {"test-fabric", 25e9, 1e-6, 0.0, 1.0};
-  c.strategy = "federated";
+  c.strategy = Strategy::Federated;
   c.lr = 0.01;
   c.momentum = 0.0;
   c.batch_per_worker = 1;

@@ -16,7 +16,7 @@ inline RunInputs federated_star_run(const std::string& name, int clients, double
   c.workers = clients;
   c.gpu = {"test-gpu", 1e9, 1e9, 1e9, 40e9, 1.0};
   c.fabric = {"test-fabric", bandwidth, 1e-6, 0.0, 1.0};
-  c.strategy = "federated";
+  c.strategy = Strategy::Federated;
   c.lr = 0.01;
   c.momentum = 0.0;
   c.batch_per_worker = 1;

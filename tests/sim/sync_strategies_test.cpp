@@ -16,9 +16,9 @@ RunReport run(int workers, int batch, int64_t steps, const std::function<void(Ru
 }
 
 TEST(LocalSgd, OneLocalStepEqualsSyncDataParallelBitForBit) {
-  const RunReport sync = run(4, 16, 40, [](RunConfig& c) { c.strategy = "sync"; });
+  const RunReport sync = run(4, 16, 40, [](RunConfig& c) { c.strategy = Strategy::Sync; });
   const RunReport local = run(4, 16, 40, [](RunConfig& c) {
-    c.strategy = "local";
+    c.strategy = Strategy::Local;
     c.sync.local_steps = 1;
   });
   ASSERT_EQ(sync.params.size(), local.params.size());
@@ -27,9 +27,9 @@ TEST(LocalSgd, OneLocalStepEqualsSyncDataParallelBitForBit) {
 }
 
 TEST(LocalSgd, AveragesEveryHStepsAndSendsLessThanSync) {
-  const RunReport sync = run(4, 16, 40, [](RunConfig& c) { c.strategy = "sync"; });
+  const RunReport sync = run(4, 16, 40, [](RunConfig& c) { c.strategy = Strategy::Sync; });
   const RunReport local = run(4, 16, 40, [](RunConfig& c) {
-    c.strategy = "local";
+    c.strategy = Strategy::Local;
     c.sync.local_steps = 4;
   });
   // Parameters and gradients have the same size, so 4 local steps between averagings send a quarter.
@@ -38,7 +38,7 @@ TEST(LocalSgd, AveragesEveryHStepsAndSendsLessThanSync) {
   EXPECT_GT(relative_difference(local.params, sync.params), 1e-4) << "local steps change the numerics";
   // Post-local SGD: synchronous first, so the first 20 steps match sync exactly and the bytes add up.
   const RunReport post = run(4, 16, 40, [](RunConfig& c) {
-    c.strategy = "local";
+    c.strategy = Strategy::Local;
     c.sync.local_steps = 4;
     c.sync.sync_until_step = 20;
   });

@@ -254,4 +254,10 @@ StrategyOutcome FederatedLearning::outcome() const {
   return out;
 }
 
+std::string describe_federated_learning(const RunConfig& c) {
+  return std::string("federated ") + models::to_string(c.fl.algorithm) + ", " + std::to_string(c.fl.clients_per_round) +
+         " of " + std::to_string(c.workers) + " clients per round for " + std::to_string(c.fl.rounds) + " rounds, batch " +
+         std::to_string(c.batch_per_worker);
+}
+
 }  // namespace dtsim::sim

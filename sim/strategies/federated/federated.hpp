@@ -56,11 +56,10 @@
 
 namespace dtsim::sim {
 
-class FederatedLearning final : public Strategy {
+class FederatedLearning final : public TrainingStrategy {
  public:
   explicit FederatedLearning(const TrainingContext& ctx);
 
-  std::string name() const override { return "federated"; }
   void spawn() override;
   StrategyOutcome outcome() const override;
 
@@ -141,5 +140,8 @@ class FederatedLearning final : public Strategy {
   int64_t loss_count_ = 0;
   ActorFailure failure_;
 };
+
+// The setup line's words for federated (see describe_strategy).
+std::string describe_federated_learning(const RunConfig& config);
 
 }  // namespace dtsim::sim

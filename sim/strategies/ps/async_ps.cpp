@@ -373,4 +373,11 @@ nlohmann::json AsyncParameterServer::details(double end) const {
   return d;
 }
 
+std::string describe_async_parameter_server(const RunConfig& c) {
+  return "asynchronous parameter server (" + std::to_string(c.ps.servers) + (c.ps.servers == 1 ? " shard" : " shards") +
+         ", " +
+         (c.ps.bounded() ? "staleness bound " + std::to_string(c.ps.staleness_bound) : std::string("unbounded staleness")) +
+         "), batch " + std::to_string(c.batch_per_worker) + " per worker";
+}
+
 }  // namespace dtsim::sim

@@ -59,11 +59,10 @@
 
 namespace dtsim::sim {
 
-class AsyncParameterServer final : public Strategy {
+class AsyncParameterServer final : public TrainingStrategy {
  public:
   explicit AsyncParameterServer(const TrainingContext& ctx);
 
-  std::string name() const override { return "async-ps"; }
   void spawn() override;
   StrategyOutcome outcome() const override;
 
@@ -113,5 +112,8 @@ class AsyncParameterServer final : public Strategy {
   double end_time_ = 0.0;
   ActorFailure failure_;
 };
+
+// The setup line's words for async-ps (see describe_strategy).
+std::string describe_async_parameter_server(const RunConfig& config);
 
 }  // namespace dtsim::sim

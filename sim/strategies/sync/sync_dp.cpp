@@ -8,7 +8,7 @@ namespace dtsim::sim {
 
 SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
     : ctx_(ctx),
-      local_(ctx.config().strategy == "local"),
+      local_(reads_section(ctx.config().strategy, "local")),
       micro_batches_(ctx.config().sync.accumulation_steps),
       total_steps_(ctx.inputs.length.total_steps),
       flops_per_micro_batch_(ctx.objective.flops_per_gradient(0)),
@@ -275,6 +275,14 @@ StrategyOutcome SyncDataParallel::outcome() const {
     out.details["model_averagings"] = model_averagings_;
   }
   return out;
+}
+
+std::string describe_sync_data_parallel(const RunConfig& c) {
+  const std::string allreduce = std::string(to_string(c.collectives.algorithm)) + " allreduce, global batch " +
+                                std::to_string(c.global_batch());
+  if (reads_section(c.strategy, "local"))
+    return "local SGD averaging every " + std::to_string(c.sync.local_steps) + " steps with " + allreduce;
+  return "synchronous data parallel with " + allreduce;
 }
 
 }  // namespace dtsim::sim

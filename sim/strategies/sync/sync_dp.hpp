@@ -30,11 +30,10 @@
 
 namespace dtsim::sim {
 
-class SyncDataParallel final : public Strategy {
+class SyncDataParallel final : public TrainingStrategy {
  public:
   explicit SyncDataParallel(const TrainingContext& ctx);
 
-  std::string name() const override { return local_ ? "local" : "sync"; }
   void spawn() override;
   StrategyOutcome outcome() const override;
 
@@ -112,5 +111,8 @@ class SyncDataParallel final : public Strategy {
   int64_t model_averagings_ = 0;
   ActorFailure failure_;
 };
+
+// The setup line's words for sync and local (see describe_strategy).
+std::string describe_sync_data_parallel(const RunConfig& config);
 
 }  // namespace dtsim::sim

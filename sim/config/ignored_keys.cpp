@@ -1,0 +1,176 @@
+#include "sim/config/ignored_keys.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include "models/architectures.hpp"
+#include "models/compression/registry.hpp"
+#include "models/federated.hpp"
+#include "models/loss_scaler.hpp"
+#include "models/lr_schedule.hpp"
+#include "models/name_table.hpp"
+#include "models/optimizer.hpp"
+#include "models/staleness.hpp"
+#include "sim/config/schema.hpp"
+#include "sim/config/strategy.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace dtsim::sim {
+namespace {
+
+// Why `key` has no effect in `config`, or "" when it has one. Rules are tried in order; the first that
+// speaks for a key decides (a [fl] key under sync is reported for the strategy, not for the algorithm).
+using Rule = std::function<std::string(const std::string& key, const RunConfig& config)>;
+
+std::string section_of(const std::string& key) { return key.substr(0, key.find('.')); }
+
+template <class Enum>
+std::vector<std::string> names_of(const models::NameTable<Enum>& table, const std::vector<Enum>& values) {
+  std::vector<std::string> names;
+  for (const Enum v : values) names.push_back(table.name(v));
+  return names;
+}
+
+// [sync], [local], [ps], [fl]: read only by the strategies that own them (config/strategy.cpp).
+std::string strategy_sections(const std::string& key, const RunConfig& c) {
+  const std::string section = section_of(key);
+  const auto owned = strategy_owned_sections();
+  if (std::find(owned.begin(), owned.end(), section) == owned.end() || reads_section(c.strategy, section)) return "";
+  std::vector<std::string> readers;
+  for (const StrategyDescriptor& d : strategy_registry())
+    if (reads_section(d.strategy, section)) readers.push_back(d.name);
+  return std::string("has no effect with training.strategy = ") + to_string(c.strategy) + " (only " +
+         models::join_names(readers, ", ", " and ") + (readers.size() == 1 ? " reads [" : " read [") + section + "])";
+}
+
+// compression.*: nothing applies without a compressor; with one, a setting applies to the kinds whose
+// descriptor reads it (models/compression/registry.cpp).
+std::string compression_settings(const std::string& key, const RunConfig& c) {
+  if (section_of(key) != "compression" || key == "compression.kind") return "";
+  const models::CompressorKind kind = c.compression.settings.kind;
+  if (kind == models::CompressorKind::None) return "has no effect: compression.kind = none";
+  const std::string field = key.substr(key.find('.') + 1);
+  const std::string setting_name = field == "rank" ? "powersgd_rank" : field == "start_epoch" ? "start_step" : field;
+  const auto setting = models::compression_setting_table().parse(setting_name);
+  if (!setting || models::compressor_descriptor(kind).reads(*setting)) return "";
+  return std::string("has no effect with compression.kind = ") + models::to_string(kind) + " (it applies to " +
+         models::join_names(names_of(models::compressor_kind_table(), models::compressors_reading(*setting))) + ")";
+}
+
+// fl.prox_mu and the like: read by the federated algorithms whose descriptor says so (models/federated.cpp).
+std::string fl_algorithm_settings(const std::string& key, const RunConfig& c) {
+  if (section_of(key) != "fl") return "";
+  const auto setting = models::fl_setting_table().parse(key.substr(key.find('.') + 1));
+  if (!setting || models::fl_algorithm_descriptor(c.fl.algorithm).reads(*setting)) return "";
+  std::vector<std::string> readers;
+  for (const auto& d : models::fl_algorithm_registry())
+    if (d.reads(*setting)) readers.push_back(d.name);
+  return std::string("has no effect with fl.algorithm = ") + models::to_string(c.fl.algorithm) + " (it applies to " +
+         models::join_names(readers) + ")";
+}
+
+// model.hidden: only architectures that take hidden widths (models/architectures.cpp).
+std::string architecture_settings(const std::string& key, const RunConfig& c) {
+  if (key != "model.hidden") return "";
+  const auto& d = models::architecture_descriptor(models::parse_architecture(c.arch));
+  if (d.takes_hidden) return "";
+  std::vector<std::string> readers;
+  for (const auto& a : models::architecture_registry())
+    if (a.takes_hidden) readers.push_back(a.name);
+  return std::string("has no effect with model.arch = ") + d.name + " (only " + models::join_names(readers) +
+         (readers.size() == 1 ? " takes" : " take") + " hidden widths)";
+}
+
+// A key that only some values of a choice read: `choice_key`'s value is parsed with `table`, and `key` applies
+// when it is one of `readers`.
+template <class Enum>
+Rule read_by(std::string key, std::string choice_key, const models::NameTable<Enum>& table, std::vector<Enum> readers,
+             std::function<std::string(const RunConfig&)> choice_of) {
+  return [=, &table](const std::string& k, const RunConfig& c) -> std::string {
+    if (k != key) return "";
+    const std::string chosen = choice_of(c);
+    const auto value = table.parse(chosen);
+    if (value && std::find(readers.begin(), readers.end(), *value) != readers.end()) return "";
+    return "has no effect with " + choice_key + " = " + chosen + " (it applies to " +
+           models::join_names(names_of(table, readers)) + ")";
+  };
+}
+
+// The numerics module's table of which optimizer, schedule, loss-scaling, staleness rule and data partition
+// read which key (the models/ settings structs hold every field for every choice, so this is where it is said).
+std::vector<Rule> numerics_rules() {
+  using O = models::OptimizerKind;
+  using D = models::LrDecay;
+  using L = models::LossScaleMode;
+  using S = models::StalenessRule;
+  const auto optimizer = [](const RunConfig& c) { return c.optimizer.name; };
+  const auto decay = [](const RunConfig& c) { return c.schedule.decay; };
+  const auto scaling = [](const RunConfig& c) { return c.schedule.scaling; };
+  const auto loss_scaling = [](const RunConfig& c) { return c.precision.loss_scaling; };
+  const auto staleness = [](const RunConfig& c) { return std::string(models::to_string(c.ps.staleness_lr)); };
+  const auto& opt = models::optimizer_kind_table();
+  std::vector<Rule> rules = {
+      read_by("training.momentum", "training.optimizer", opt, {O::Sgd, O::Lars}, optimizer),
+      read_by("training.nesterov", "training.optimizer", opt, {O::Sgd, O::Lars}, optimizer),
+      read_by("training.beta1", "training.optimizer", opt, {O::Adam, O::AdamW, O::Lamb}, optimizer),
+      read_by("training.beta2", "training.optimizer", opt, {O::Adam, O::AdamW, O::Lamb}, optimizer),
+      read_by("training.eps", "training.optimizer", opt, {O::Adam, O::AdamW, O::Lamb}, optimizer),
+      read_by("training.trust_coefficient", "training.optimizer", opt, {O::Lars}, optimizer),
+      read_by("training.base_batch", "training.lr_scaling", models::lr_scaling_table(),
+              {models::LrScaling::Linear, models::LrScaling::Sqrt}, scaling),
+      read_by("training.decay_every_epochs", "training.decay", models::lr_decay_table(), {D::Step}, decay),
+      read_by("training.decay_gamma", "training.decay", models::lr_decay_table(), {D::Step}, decay),
+      read_by("training.min_lr", "training.decay", models::lr_decay_table(), {D::Cosine}, decay),
+      read_by("precision.loss_scale", "precision.loss_scaling", models::loss_scale_mode_table(),
+              {L::Static, L::Dynamic}, loss_scaling),
+      read_by("precision.growth_interval", "precision.loss_scaling", models::loss_scale_mode_table(), {L::Dynamic},
+              loss_scaling),
+      read_by("ps.staleness_exponent", "ps.staleness_lr", models::staleness_rule_table(),
+              {S::Polynomial, S::Hinge}, staleness),
+      read_by("ps.staleness_threshold", "ps.staleness_lr", models::staleness_rule_table(), {S::Hinge}, staleness),
+  };
+  // Partition parameters: each read by its own partition.
+  const std::pair<const char*, const char*> partition_keys[] = {{"data.dirichlet_alpha", "dirichlet"},
+                                                                {"data.labels_per_worker", "labels"},
+                                                                {"data.lognormal_sigma", "lognormal"},
+                                                                {"data.label_groups", "groups"}};
+  for (const auto& [key, partition] : partition_keys)
+    rules.push_back([key = std::string(key), partition = std::string(partition)](const std::string& k,
+                                                                                   const RunConfig& c) -> std::string {
+      if (k != key || c.data.partition == partition) return "";
+      return "has no effect with data.partition = " + c.data.partition + " (it applies to " + partition + ")";
+    });
+  return rules;
+}
+
+const std::vector<Rule>& rules() {
+  static const std::vector<Rule> all = [] {
+    std::vector<Rule> r = {strategy_sections, compression_settings, fl_algorithm_settings, architecture_settings};
+    for (Rule& n : numerics_rules()) r.push_back(std::move(n));
+    return r;
+  }();
+  return all;
+}
+
+}  // namespace
+
+std::string IgnoredKey::describe() const { return where.describe() + ": " + key + ": " + reason; }
+
+std::vector<IgnoredKey> find_ignored_keys(const Scenario& scenario, const RunConfig& config) {
+  std::vector<IgnoredKey> out;
+  for (const KeySpec& spec : scenario.schema().keys()) {
+    const Origin& where = scenario.origin(spec.name);
+    // Only what the user wrote: defaults apply by definition, and a profile describes hardware in full.
+    const bool set_by_user = where.command_line || (!where.file.empty() && where.file == scenario.path());
+    if (!set_by_user) continue;
+    for (const Rule& rule : rules()) {
+      const std::string reason = rule(spec.name, config);
+      if (reason.empty()) continue;
+      out.push_back({spec.name, reason, where});
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,31 @@
+// Keys a user set that have no effect in this run: a [ps] key under synchronous training, a top-k ratio with
+// sign compression, hidden widths for logistic regression, ... Each is reported with its reason; `dtsim run`
+// and `dtsim check` print one warning line each, summary.json lists them, and --strict makes them errors.
+//
+// Applicability comes from the registries (which sections a strategy reads, which settings a compressor or
+// a federated algorithm reads) and, for the numerics, from the config module's own table of which choice
+// reads which key (ignored_keys.cpp); no list of "ignored keys" is kept by hand.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/config/run_config.hpp"
+#include "sim/scenario/errors.hpp"
+
+namespace dtsim::sim {
+
+class Scenario;
+
+struct IgnoredKey {
+  std::string key;
+  std::string reason;  // e.g. "has no effect with training.strategy = sync (only async-ps reads [ps])"
+  Origin where;        // the file line or the command line that set it
+  std::string describe() const;  // "<where>: <key>: <reason>"
+};
+
+// The keys the scenario file or --set gave (defaults and profile values are never reported) that `config`
+// does not read, in schema order.
+std::vector<IgnoredKey> find_ignored_keys(const Scenario& scenario, const RunConfig& config);
+
+}  // namespace dtsim::sim

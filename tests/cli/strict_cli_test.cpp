@@ -1,0 +1,63 @@
+// Keys that have no effect, through the executable: a warning line each on stderr, summary.json's
+// ignored_keys, and --strict making the first of them an input error (exit 2) that writes nothing.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/cli/run_dtsim.hpp"
+
+namespace dtsim::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Folder {
+  fs::path path = fs::temp_directory_path() / ("dtsim_strict_" + std::to_string(::getpid()));
+  Folder() { fs::create_directories(path); }
+  ~Folder() { fs::remove_all(path); }
+};
+
+// A tiny synchronous run that sets one [ps] key (line 9) it does not read.
+std::string write_scenario(const fs::path& dir) {
+  const fs::path file = dir / "tiny.ini";
+  std::ofstream(file) << "[data]\ndataset = synthetic\n[model]\narch = logreg\n[training]\nstrategy = sync\n"
+                         "max_steps = 2\n[ps]\nservers = 3\n";
+  return file.string();
+}
+
+TEST(StrictCli, KeysWithoutEffectAreWarnedAboutAndListedInTheSummary) {
+  Folder f;
+  const std::string scenario = write_scenario(f.path);
+  const DtsimOutcome o = run_dtsim("run " + scenario + " --quiet --out " + (f.path / "out").string(), true);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.err, "dtsim: warning: " + scenario +
+                       ":9: ps.servers: has no effect with training.strategy = sync (only async-ps reads [ps])\n");
+  std::ifstream in(f.path / "out" / "summary.json");
+  const nlohmann::json summary = nlohmann::json::parse(in);
+  ASSERT_EQ(summary["ignored_keys"].size(), 1u);
+  EXPECT_EQ(summary["ignored_keys"][0]["key"], "ps.servers");
+  EXPECT_EQ(summary["ignored_keys"][0]["where"], scenario + ":9");
+}
+
+TEST(StrictCli, StrictMakesThemInputErrorsAndWritesNothing) {
+  Folder f;
+  const std::string scenario = write_scenario(f.path);
+  const fs::path out = f.path / "out";
+  const DtsimOutcome run = run_dtsim("run " + scenario + " --strict --out " + out.string(), true);
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "dtsim: error: " + scenario +
+                         ":9: ps.servers: has no effect with training.strategy = sync (only async-ps reads [ps]); "
+                         "remove it, or run without --strict\n");
+  EXPECT_FALSE(fs::exists(out));
+  const DtsimOutcome check = run_dtsim("check " + scenario + " --strict --set ps.staleness_bound=2", true);
+  EXPECT_EQ(check.exit_code, 2);
+  EXPECT_NE(check.err.find("(and 1 more such keys)"), std::string::npos) << check.err;
+  // Without the stray key, --strict passes.
+  EXPECT_EQ(run_dtsim("check " + scenario + " --strict --set training.strategy=async-ps --quiet").exit_code, 0);
+}
+
+}  // namespace
+}  // namespace dtsim::testing

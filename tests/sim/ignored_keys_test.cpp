@@ -1,0 +1,118 @@
+// Keys a user set that the run does not read: each is found with its reason, one per strategy family and per
+// compressor family, and keys that do apply (or that nobody set) are never reported.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/config/ignored_keys.hpp"
+#include "sim/config/run_config.hpp"
+#include "sim/config/schema.hpp"
+#include "sim/config/strategy.hpp"
+
+namespace dtsim::sim {
+namespace {
+
+std::vector<IgnoredKey> ignored_in(const std::string& text, const std::vector<std::string>& sets = {}) {
+  const Scenario s = parse_scenario("ignored.ini", text, sets);
+  return find_ignored_keys(s, make_run_config(s));
+}
+
+// The reason given for `key`, or "" when it is not reported.
+std::string reason_for(const std::vector<IgnoredKey>& ignored, const std::string& key) {
+  for (const IgnoredKey& k : ignored)
+    if (k.key == key) return k.reason;
+  return "";
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(IgnoredKeys, NothingIsReportedWhenEveryKeyApplies) {
+  EXPECT_TRUE(ignored_in("[training]\nstrategy = sync\nlr = 0.1\n[sync]\nbucket_size = 1MB\n").empty());
+  EXPECT_TRUE(ignored_in("[training]\nstrategy = async-ps\n[ps]\nservers = 2\n").empty());
+}
+
+TEST(IgnoredKeys, PsKeysUnderSyncNameTheStrategyThatReadsThem) {
+  const auto ignored = ignored_in("[training]\nstrategy = sync\n[ps]\nservers = 2\nstaleness_bound = 3\n");
+  ASSERT_EQ(ignored.size(), 2u);
+  EXPECT_EQ(ignored[0].key, "ps.servers");
+  EXPECT_EQ(ignored[0].reason, "has no effect with training.strategy = sync (only async-ps reads [ps])");
+  EXPECT_EQ(ignored[0].where.describe(), "ignored.ini:4");
+  EXPECT_EQ(ignored[1].key, "ps.staleness_bound");
+}
+
+TEST(IgnoredKeys, EveryStrategyFamilyReportsTheOthersSections) {
+  // Synchronous keys under federated learning and the parameter server, federated keys under sync.
+  EXPECT_TRUE(has(reason_for(ignored_in("[training]\nstrategy = federated\n[sync]\noverlap = true\n"), "sync.overlap"),
+                  "only sync and local read [sync]"));
+  EXPECT_TRUE(has(reason_for(ignored_in("[training]\nstrategy = async-ps\n[local]\nlocal_steps = 4\n"), "local.local_steps"),
+                  "with training.strategy = async-ps (only local reads [local])"));
+  EXPECT_TRUE(has(reason_for(ignored_in("[training]\nstrategy = sync\n[fl]\nrounds = 5\n"), "fl.rounds"),
+                  "only federated reads [fl]"));
+  // Local SGD reads both [sync] and [local].
+  EXPECT_TRUE(ignored_in("[training]\nstrategy = local\n[sync]\noverlap = true\n[local]\nlocal_steps = 4\n").empty());
+}
+
+TEST(IgnoredKeys, FromTheCommandLineToo) {
+  const auto ignored = ignored_in("[training]\nstrategy = sync\n", {"ps.servers=4"});
+  ASSERT_EQ(ignored.size(), 1u);
+  EXPECT_EQ(ignored[0].where.describe(), "command line (--set)");
+}
+
+TEST(IgnoredKeys, EveryCompressorFamilyReportsSettingsItDoesNotRead) {
+  // No compressor: nothing of [compression] applies.
+  EXPECT_EQ(reason_for(ignored_in("[compression]\nratio = 0.1\n"), "compression.ratio"),
+            "has no effect: compression.kind = none");
+  // Sign: a sparsifier's ratio; sparsification: QSGD's levels; quantisation: PowerSGD's rank; low rank: the
+  // top-k ratio; cast: the majority vote.
+  EXPECT_TRUE(has(reason_for(ignored_in("[compression]\nkind = sign\nratio = 0.1\n"), "compression.ratio"),
+                  "has no effect with compression.kind = sign (it applies to topk or randomk)"));
+  EXPECT_TRUE(has(reason_for(ignored_in("[compression]\nkind = topk\nqsgd_levels = 3\n"), "compression.qsgd_levels"),
+                  "with compression.kind = topk (it applies to qsgd)"));
+  EXPECT_TRUE(has(reason_for(ignored_in("[compression]\nkind = qsgd\nrank = 2\n"), "compression.rank"),
+                  "with compression.kind = qsgd (it applies to powersgd)"));
+  EXPECT_TRUE(has(reason_for(ignored_in("[compression]\nkind = powersgd\nratio = 0.1\n"), "compression.ratio"),
+                  "with compression.kind = powersgd"));
+  EXPECT_TRUE(has(reason_for(ignored_in("[compression]\nkind = fp16\nqsgd_bucket = 64\n"), "compression.qsgd_bucket"),
+                  "with compression.kind = fp16"));
+  // What a kind reads is never reported.
+  EXPECT_TRUE(ignored_in("[compression]\nkind = topk\nratio = 0.1\nerror_feedback = true\n").empty());
+  EXPECT_TRUE(ignored_in("[compression]\nkind = powersgd\nrank = 2\n").empty());
+}
+
+TEST(IgnoredKeys, FederatedAlgorithmsModelsAndOptimizers) {
+  // (fl.prox_mu with another algorithm is refused outright by the fl module, so it never gets here.)
+  EXPECT_EQ(reason_for(ignored_in("[training]\nstrategy = federated\n[fl]\nalgorithm = fedprox\nprox_mu = 0.1\n"),
+                       "fl.prox_mu"),
+            "");
+  EXPECT_TRUE(has(reason_for(ignored_in("[data]\ndataset = synthetic\n[model]\narch = logreg\nhidden = 64\n"), "model.hidden"),
+                  "has no effect with model.arch = logreg (only mlp takes hidden widths)"));
+  EXPECT_TRUE(has(reason_for(ignored_in("[training]\noptimizer = adam\nnesterov = true\n"), "training.nesterov"),
+                  "has no effect with training.optimizer = adam (it applies to sgd or lars)"));
+  EXPECT_TRUE(has(reason_for(ignored_in("[training]\noptimizer = sgd\nbeta2 = 0.99\n"), "training.beta2"),
+                  "(it applies to adam, adamw or lamb)"));
+  EXPECT_TRUE(has(reason_for(ignored_in("[training]\ndecay = cosine\ndecay_gamma = 0.5\n"), "training.decay_gamma"),
+                  "has no effect with training.decay = cosine (it applies to step)"));
+  EXPECT_TRUE(has(reason_for(ignored_in("[precision]\nloss_scale = 1024\n"), "precision.loss_scale"),
+                  "with precision.loss_scaling = none"));
+  EXPECT_TRUE(has(reason_for(ignored_in("[data]\npartition = iid\ndirichlet_alpha = 0.1\n"), "data.dirichlet_alpha"),
+                  "with data.partition = iid (it applies to dirichlet)"));
+}
+
+TEST(IgnoredKeys, StalenessSettingsFollowTheRule) {
+  const std::string ps = "[training]\nstrategy = async-ps\n[ps]\n";
+  EXPECT_TRUE(has(reason_for(ignored_in(ps + "staleness_lr = inverse\nstaleness_threshold = 4\n"), "ps.staleness_threshold"),
+                  "with ps.staleness_lr = inverse (it applies to hinge)"));
+  EXPECT_TRUE(ignored_in(ps + "staleness_lr = hinge\nstaleness_threshold = 4\nstaleness_exponent = 2\n").empty());
+}
+
+TEST(IgnoredKeys, DefaultsAreNeverReported) {
+  // Defaults and profile values are never reported, however the run is configured.
+  for (const std::string& strategy : strategy_names()) {
+    const std::string text = "[training]\nstrategy = " + strategy + "\n";
+    for (const IgnoredKey& k : ignored_in(text)) ADD_FAILURE() << strategy << ": " << k.describe();
+  }
+}
+
+}  // namespace
+}  // namespace dtsim::sim
