@@ -1,4 +1,5 @@
 // Scenario keys: gradient compression (models/compression), for every strategy.
+#include "models/compression/registry.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/scenario/key_builders.hpp"
 
@@ -8,8 +9,7 @@ using namespace key_builders;
 
 void add_compression_keys(std::vector<KeySpec>& keys) {
   const std::vector<KeySpec> mine = {
-      choice("compression.kind", "none",
-             {"none", "fp16", "bf16", "topk", "randomk", "qsgd", "sign", "scaled-sign", "signum", "powersgd"},
+      choice("compression.kind", "none", models::compressor_kind_names(),
              "What a worker sends instead of its fp32 gradient (sync: the bucket allreduces; async-ps: each push; "
              "federated: each upload); the bytes of the actual encoding drive the simulated network"),
       real("compression.ratio", "0.01", fraction_open_closed(),
@@ -46,7 +46,7 @@ void add_compression_keys(std::vector<KeySpec>& keys) {
               "Like start_step, in epochs (the later of the two wins); federated: in rounds"),
       integer("compression.min_tensor_size", "0", at_least(0),
               "Layer filter: tensors with fewer values (biases, small layers) go uncompressed"),
-      choice("compression.indices", "bits", {"bits", "int32"},
+      choice("compression.indices", "bits", models::index_encoding_names(),
              "Sparse messages' index encoding: ceil(log2 d) bits per index, or a 4-byte int32 each"),
       boolean("compression.downloads", "false",
               "federated: compress the server's model download to each client too (no error feedback there)"),

@@ -1,4 +1,5 @@
 // Scenario keys: federated learning.
+#include "models/federated.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/scenario/key_builders.hpp"
 
@@ -9,7 +10,7 @@ using namespace key_builders;
 void add_fl_keys(std::vector<KeySpec>& keys) {
   const std::vector<KeySpec> mine = {
       // ---- federated learning (training.strategy = federated) ----------------------------------------------
-      choice("fl.algorithm", "fedavg", {"fedavg", "fedprox", "scaffold", "fednova"},
+      choice("fl.algorithm", "fedavg", models::fl_algorithm_names(),
              "Aggregator: fedavg (weighted average of client updates), fedprox (local proximal term prox_mu), "
              "scaffold (control variates; uploads and downloads twice the bytes), fednova (updates normalised by "
              "each client's local steps)"),

@@ -1,4 +1,9 @@
 // Scenario keys: what is computed (model, data, training, precision).
+#include "models/architectures.hpp"
+#include "models/optimizer.hpp"
+#include "models/lr_schedule.hpp"
+#include "models/mixed_precision.hpp"
+#include "models/loss_scaler.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/config/strategy.hpp"
 #include "sim/scenario/key_builders.hpp"
@@ -15,11 +20,11 @@ void add_numerics_keys(std::vector<KeySpec>& keys) {
       choice("compute.math", "fp32", {"fp32", "tf32", "bf16"},
              "Which GPU peak the simulated kernels are charged at (see [precision] for the emulated formats)"),
       // ---- model ------------------------------------------------------------------------------------------
-      choice("model.arch", "mlp", {"logreg", "mlp", "lenet", "cnn"},
+      choice("model.arch", "mlp", models::architecture_names(),
              "Network: logreg = multinomial logistic regression, mlp = fully connected, lenet = LeNet-5 style "
              "CNN, cnn = two 5x5 conv layers (32, 64) with pooling and FC 1024"),
       int_list("model.hidden", "256,128", between(1, 1e6), "Hidden layer widths of the MLP, comma separated"),
-      choice("model.activation", "relu", {"relu", "gelu", "tanh"}, "Activation of the MLP's hidden layers"),
+      choice("model.activation", "relu", models::activation_names(), "Activation of the MLP's hidden layers"),
       // ---- data -------------------------------------------------------------------------------------------
       choice("data.dataset", "fashion-mnist", {"fashion-mnist", "synthetic", "synthetic-iid"},
              "Training and test data: Fashion-MNIST, or FedProx Synthetic(alpha, beta) and its IID variant"),
@@ -47,7 +52,7 @@ void add_numerics_keys(std::vector<KeySpec>& keys) {
       integer("training.batch_per_worker", "32", between(1, 1e6), "Mini-batch size on each worker"),
       integer("training.epochs", "3", between(1, 100000), "Passes over the training set"),
       integer("training.max_steps", "0", at_least(0), "Stop after this many optimizer steps; 0 = no limit"),
-      choice("training.optimizer", "sgd", {"sgd", "adam", "adamw", "lars", "lamb"},
+      choice("training.optimizer", "sgd", models::optimizer_kind_names(),
              "Optimizer: sgd (momentum, PyTorch semantics), adam, adamw (decoupled decay), lars, lamb "
              "(layer-wise trust ratios)"),
       real("training.lr", "0.05", positive(100), "Learning rate at training.base_batch (before scaling)"),
@@ -60,21 +65,21 @@ void add_numerics_keys(std::vector<KeySpec>& keys) {
       real("training.trust_coefficient", "0.001", positive(1), "LARS trust coefficient eta"),
       integer("training.base_batch", "0", at_least(0),
               "Global batch that training.lr is given for; 0 = the actual global batch (no scaling)"),
-      choice("training.lr_scaling", "none", {"none", "linear", "sqrt"},
+      choice("training.lr_scaling", "none", models::lr_scaling_names(),
              "Scale the lr from base_batch to the global batch: linear (Goyal et al.) or sqrt"),
       real("training.warmup_epochs", "0", at_least(0), "Linear warmup length in epochs (or use warmup_steps)"),
       integer("training.warmup_steps", "0", at_least(0), "Linear warmup length in optimizer steps"),
-      choice("training.decay", "constant", {"constant", "step", "cosine"}, "LR decay after warmup"),
+      choice("training.decay", "constant", models::lr_decay_names(), "LR decay after warmup"),
       real("training.decay_every_epochs", "30", positive(), "Step decay: multiply by decay_gamma every N epochs"),
       real("training.decay_gamma", "0.1", fraction_open_closed(), "Step decay factor"),
       real("training.min_lr", "0", at_least(0), "Cosine decay: the lr reached at the last step"),
       // ---- precision ----------------------------------------------------------------------------------------
-      choice("precision.weights", "fp32", {"fp32", "bf16", "fp16"},
+      choice("precision.weights", "fp32", models::number_format_names(),
              "Format of the weights the forward/backward pass sees (the optimizer keeps fp32 master weights)"),
-      choice("precision.activations", "fp32", {"fp32", "bf16", "fp16"}, "Format activations are stored in"),
-      choice("precision.gradients", "fp32", {"fp32", "bf16", "fp16"},
+      choice("precision.activations", "fp32", models::number_format_names(), "Format activations are stored in"),
+      choice("precision.gradients", "fp32", models::number_format_names(),
              "Format gradients are stored and exchanged in (also sets their size on the wire)"),
-      choice("precision.loss_scaling", "none", {"none", "static", "dynamic"},
+      choice("precision.loss_scaling", "none", models::loss_scale_mode_names(),
              "Loss scaling: static multiplies the loss by loss_scale; dynamic also halves it on overflow "
              "(skipping the step) and doubles it after growth_interval good steps"),
       real("precision.loss_scale", "65536", positive(1e30), "Static scale, or the initial dynamic scale"),

@@ -1,4 +1,5 @@
 // Scenario keys: the asynchronous parameter server.
+#include "models/staleness.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/scenario/key_builders.hpp"
 
@@ -17,7 +18,7 @@ void add_ps_keys(std::vector<KeySpec>& keys) {
       integer("ps.gradients_per_update", "1", between(1, 1e6),
               "n-softsync (Zhang et al. 2016): a shard applies the average of this many gradients as one update; "
               "1 = every gradient is an update"),
-      choice("ps.staleness_lr", "none", {"none", "inverse", "polynomial", "hinge"},
+      choice("ps.staleness_lr", "none", models::staleness_rule_names(),
              "Staleness-aware learning rate for a gradient of staleness s: none; inverse = lr/s (s >= 1); "
              "polynomial = lr (1+s)^-a; hinge = lr for s <= b, else lr / (a (s-b) + 1)"),
       real("ps.staleness_exponent", "0.5", positive(100), "a of the polynomial (exponent) and hinge (slope) rules"),
