@@ -141,10 +141,10 @@ std::string describe_setup(const RunInputs& in) {
     o << "federated " << models::to_string(c.fl.algorithm) << ", " << c.fl.clients_per_round << " of " << c.workers
       << " clients per round for " << c.fl.rounds << " rounds, batch " << c.batch_per_worker;
   } else if (c.strategy == "local") {
-    o << "local SGD averaging every " << c.sync.local_steps << " steps with " << c.collective
+    o << "local SGD averaging every " << c.sync.local_steps << " steps with " << to_string(c.collectives.algorithm)
       << " allreduce, global batch " << c.global_batch();
   } else {
-    o << "synchronous data parallel with " << c.collective << " allreduce, global batch " << c.global_batch();
+    o << "synchronous data parallel with " << to_string(c.collectives.algorithm) << " allreduce, global batch " << c.global_batch();
   }
   if (c.compression.active()) {
     const models::CompressionSettings& k = c.compression.settings;
