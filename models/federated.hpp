@@ -115,8 +115,6 @@ class ServerAggregator {
   // Applies the round to x (and c_global for SCAFFOLD). A round with no client leaves both unchanged.
   void finish(T* x, T* c_global);
 
-  int clients_this_round() const { return clients_; }
-
  private:
   gpu::Ops<T>& ops_;
   ServerSettings settings_;

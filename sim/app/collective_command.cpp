@@ -5,11 +5,13 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <stdexcept>
 
 #include "sim/collectives/collective.hpp"
+#include "sim/config/collective_algorithms.hpp"
 #include "sim/config/run_config.hpp"
 #include "sim/scenario/errors.hpp"
-#include "sim/world/platform.hpp"
+#include "sim/world/build_platform.hpp"
 #include "sim/scenario/keys.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -44,6 +46,16 @@ const char* const kHelp =
     "\n"
     "All sizes run one after another in one simulation; each starts when every rank finished the previous one.\n";
 
+// The scenario key behind what make_collective refused (the flags set the same keys).
+const char* scenario_key_of(CollectiveError::Cause cause) {
+  switch (cause) {
+    case CollectiveError::Cause::Algorithm: return "collective.algorithm";
+    case CollectiveError::Cause::PipelineChunks: return "collective.pipeline_chunk";
+    case CollectiveError::Cause::Root: return "collective.root";
+  }
+  return "collective";
+}
+
 struct Flags {
   std::vector<std::string> sets;  // the flags as scenario keys, then the user's --set
   CollectiveKind op = CollectiveKind::Allreduce;
@@ -58,10 +70,7 @@ void add_key_flag(Flags& f, const po::variables_map& vm, const char* flag, const
   if (!vm.count(flag)) return;
   const std::string value = vm[flag].as<std::string>();
   const KeySpec* spec = find_key(key);
-  if (!spec)
-    throw InputError("command line", std::string("--") + flag,
-                     "this build has no scenario key " + key + " (no topology with multi-GPU nodes yet)",
-                     "leave it out, or use a topology that takes it");
+  if (!spec) throw std::logic_error(std::string("--") + flag + " stands for " + key + ", which is no scenario key");
   try {
     validate_value(*spec, value);
   } catch (const ValueError& e) {
@@ -103,7 +112,7 @@ Flags parse_flags(int argc, char** argv) {
   if (vm.count("op") && !parse_collective_kind(vm["op"].as<std::string>(), f.op)) {
     const std::string near = suggest_among(vm["op"].as<std::string>(), collective_kind_names());
     throw InputError("command line", "--op", "unknown collective '" + vm["op"].as<std::string>() + "'",
-                     near.empty() ? "use allreduce, reduce_scatter, all_gather, broadcast or reduce"
+                     near.empty() ? "use " + collective_kind_table().or_list()
                                   : "did you mean '" + near + "'?");
   }
   f.sizes = parse_size_range(vm.count("sizes") ? vm["sizes"].as<std::string>() : "8B:128MiB");
@@ -165,16 +174,22 @@ int command_collective(int argc, char** argv) {
   }
   const Scenario scenario = parse_scenario("dtsim collective", "", flags.sets);
   const RunConfig cfg = make_run_config(scenario);
-  if (!is_supported(flags.op, cfg.collectives.algorithm))
+  // Checked before the platform is built, so that the error names the flag.
+  if (!algorithm_descriptor(cfg.collectives.algorithm).implements(flags.op))
     throw InputError("command line", "--algorithm",
                      std::string("'") + to_string(cfg.collectives.algorithm) + "' does not implement " + to_string(flags.op),
                      "use ring for reduce_scatter, all_gather, broadcast and reduce");
 
-  auto engine = create_engine(network_settings(cfg));
-  const Platform platform = build_platform(*engine, cfg);
-  const std::unique_ptr<Collective> collective =
-      make_collective(flags.op, cfg.collectives.algorithm, cfg.collectives.fidelity, platform, "collective",
-                      cfg.collectives.options(cfg.fabric.efficiency));
+  const PlatformSpec spec = platform_spec(cfg);
+  auto engine = create_engine(network_settings(spec));
+  const Platform platform = build_platform(*engine, spec);
+  std::unique_ptr<Collective> collective;
+  try {
+    collective = make_collective(flags.op, cfg.collectives.algorithm, cfg.collectives.fidelity, platform, "collective",
+                                 cfg.collectives.options(cfg.fabric.efficiency));
+  } catch (const CollectiveError& e) {
+    throw InputError("collective", scenario_key_of(e.cause()), e.reason(), e.hint());
+  }
   const int n = platform.num_workers();
   const double factor = bus_bandwidth_factor(flags.op, n);
 

@@ -6,6 +6,7 @@
 #include "gpu/cuda_device.hpp"
 #include "models/network.hpp"
 #include "sim/scenario/errors.hpp"
+#include "sim/world/build_platform.hpp"
 #include "sim/world/heterogeneity.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/strategies/training.hpp"
@@ -53,9 +54,10 @@ RunResult run_training(const RunInputs& inputs, MetricsLog& metrics, gpu::Backen
 RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::Ops<float>& ops,
                             models::Objective<float>& objective) {
   const RunConfig& cfg = inputs.config;
-  auto engine = create_engine(network_settings(cfg));
+  const PlatformSpec spec = platform_spec(cfg);
+  auto engine = create_engine(network_settings(spec));
   // Parameter-server shards and federated learning's aggregator run on hosts of their own.
-  const Platform platform = build_platform(*engine, cfg, server_hosts(cfg));
+  const Platform platform = build_platform(*engine, spec, server_hosts(cfg));
   HeterogeneityRuntime heterogeneity = apply_heterogeneity(*engine, platform, cfg);
 
   const TrainingContext ctx{inputs, platform, objective, ops, metrics, heterogeneity};

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "sim/collectives/closed_form.hpp"
+#include "sim/collectives/collective_error.hpp"
 #include "sim/config/collective_types.hpp"
 
 namespace dtsim::sim {
@@ -45,8 +46,9 @@ class Collective {
   virtual void abandon() {}
 };
 
-// Throws InputError (key collective.algorithm) for a pair is_supported() rejects, and for a hierarchical
-// allreduce on nodes of different sizes. Names its mailboxes after `name`, which must be unique in the
+// Throws CollectiveError for an algorithm that does not implement `kind` or cannot serve the platform's
+// ranks (see can_serve, registry.hpp: a hierarchical allreduce on nodes of different sizes), and for options
+// out of range. Names its mailboxes after `name`, which must be unique in the
 // simulation. Call it after the platform is built; its runs happen inside actors.
 std::unique_ptr<Collective> make_collective(CollectiveKind kind, Algorithm algorithm, Fidelity fidelity,
                                             const Platform& platform, const std::string& name,

@@ -22,6 +22,8 @@
 
 #include "sim/collectives/algorithms.hpp"
 #include "sim/collectives/closed_form.hpp"
+#include "sim/collectives/plans.hpp"
+#include "sim/collectives/registry.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -254,6 +256,29 @@ std::shared_ptr<const Schedule> make_double_binary_tree_schedule(int members, ui
                                                                  bool broadcast_half) {
   if (members < 1 || chunks < 1) throw std::invalid_argument("double binary tree: bad members or chunk count");
   return std::make_shared<DoubleBinaryTreeSchedule>(members, bytes, chunks, broadcast_half);
+}
+
+// Two phases, each one group of every rank: the reduce half, then the broadcast half.
+AlgorithmImplementation double_binary_tree_implementation() {
+  AlgorithmImplementation tree;
+  tree.algorithm = Algorithm::DoubleBinaryTree;
+  tree.plan = [](CollectiveKind, int ranks, const NodeRanks&, uint64_t bytes, const CollectiveOptions& options) {
+    Plan plan;
+    const int chunks = pipeline_chunks(bytes - bytes / 2, options);
+    for (const bool broadcast_half : {false, true})
+      plan.phases.push_back(single_group_plan(ranks, make_double_binary_tree_schedule(ranks, bytes, chunks,
+                                                                                      broadcast_half))
+                                .phases.front());
+    return plan;
+  };
+  tree.misfit = nullptr;
+  tree.closed_form = [](CollectiveKind, int ranks, uint64_t bytes, const AlphaBeta& link,
+                        const CollectiveOptions& options) {
+    const double s = static_cast<double>(bytes);
+    const int k = pipeline_chunks(bytes - bytes / 2, options);
+    return double_binary_tree_rounds(ranks, k) * (link.alpha + s / (2.0 * k * link.bandwidth));
+  };
+  return tree;
 }
 
 }  // namespace dtsim::sim

@@ -47,9 +47,6 @@ class PlannedCollective final : public Collective {
   std::string describe() const override;
   void abandon() override;
 
-  // α and B of each phase, as the analytic fidelity uses them.
-  const std::vector<AlphaBeta>& phase_links() const { return links_; }
-
  private:
   struct Prepared {
     Plan plan;

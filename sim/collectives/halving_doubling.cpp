@@ -9,6 +9,8 @@
 
 #include "sim/collectives/algorithms.hpp"
 #include "sim/collectives/closed_form.hpp"
+#include "sim/collectives/plans.hpp"
+#include "sim/collectives/registry.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -109,6 +111,27 @@ class HalvingDoublingSchedule final : public Schedule {
 std::shared_ptr<const Schedule> make_halving_doubling_schedule(int members, uint64_t bytes) {
   if (members < 1) throw std::invalid_argument("halving-doubling needs at least one member");
   return std::make_shared<HalvingDoublingSchedule>(members, bytes);
+}
+
+AlgorithmImplementation halving_doubling_implementation() {
+  AlgorithmImplementation hd;
+  hd.algorithm = Algorithm::HalvingDoubling;
+  hd.plan = [](CollectiveKind, int ranks, const NodeRanks&, uint64_t bytes, const CollectiveOptions&) {
+    return single_group_plan(ranks, make_halving_doubling_schedule(ranks, bytes));
+  };
+  hd.misfit = nullptr;
+  hd.closed_form = [](CollectiveKind, int ranks, uint64_t bytes, const AlphaBeta& link, const CollectiveOptions&) {
+    const double s = static_cast<double>(bytes);
+    const double a = link.alpha, b = link.bandwidth;
+    int p = 1, levels = 0;
+    while (p * 2 <= ranks) {
+      p *= 2;
+      ++levels;
+    }
+    const double fold = ranks == p ? 0.0 : 2.0 * (a + s / b);
+    return 2.0 * levels * a + 2.0 * (p - 1) / p * s / b + fold;
+  };
+  return hd;
 }
 
 }  // namespace dtsim::sim

@@ -5,18 +5,33 @@
 #include "sim/collectives/algorithms.hpp"
 #include "sim/collectives/closed_form.hpp"
 #include "sim/collectives/plans.hpp"
+#include "sim/collectives/registry.hpp"
+#include "sim/config/collective_algorithms.hpp"
 
 namespace dtsim::sim {
 
-Plan hierarchical_plan(const std::vector<std::vector<int>>& nodes, uint64_t bytes, const CollectiveOptions& options) {
-  if (nodes.empty()) throw std::invalid_argument("hierarchical allreduce: the platform has no nodes");
-  const int g = static_cast<int>(nodes.front().size());
+namespace {
+
+// Why the hierarchical allreduce cannot run over `nodes` with these options, or "".
+std::string hierarchical_misfit(const NodeRanks& nodes, const CollectiveOptions& options) {
+  if (nodes.empty()) return "hierarchical allreduce: the platform has no nodes";
+  const size_t g = nodes.front().size();
   for (const auto& node : nodes)
-    if (static_cast<int>(node.size()) != g)
-      throw std::invalid_argument("hierarchical allreduce needs the same number of ranks on every node (found " +
-                                  std::to_string(g) + " and " + std::to_string(node.size()) + ")");
-  if (options.inter_node == Algorithm::Hierarchical)
-    throw std::invalid_argument("the inter-node algorithm of the hierarchical allreduce cannot be hierarchical");
+    if (node.size() != g)
+      return "hierarchical allreduce needs the same number of ranks on every node (found " + std::to_string(g) +
+             " and " + std::to_string(node.size()) + ")";
+  const AlgorithmDescriptor& inter = algorithm_descriptor(options.inter_node);
+  if (!inter.flat || !inter.implements(CollectiveKind::Allreduce))
+    return std::string("the inter-node algorithm of the hierarchical allreduce cannot be ") + inter.name;
+  return "";
+}
+
+}  // namespace
+
+Plan hierarchical_plan(const std::vector<std::vector<int>>& nodes, uint64_t bytes, const CollectiveOptions& options) {
+  const std::string misfit = hierarchical_misfit(nodes, options);
+  if (!misfit.empty()) throw std::invalid_argument(misfit);
+  const int g = static_cast<int>(nodes.front().size());
   const int node_count = static_cast<int>(nodes.size());
 
   Plan plan;
@@ -50,6 +65,19 @@ Plan hierarchical_plan(const std::vector<std::vector<int>>& nodes, uint64_t byte
   }
   plan.phases.push_back(intra_phase(CollectiveKind::AllGather));
   return plan;
+}
+
+// Its α-β time depends on two levels of links, so it has no closed form of one link
+// (hierarchical_closed_form_seconds takes both).
+AlgorithmImplementation hierarchical_implementation() {
+  AlgorithmImplementation hierarchical;
+  hierarchical.algorithm = Algorithm::Hierarchical;
+  hierarchical.plan = [](CollectiveKind, int, const NodeRanks& nodes, uint64_t bytes, const CollectiveOptions& options) {
+    return hierarchical_plan(nodes, bytes, options);
+  };
+  hierarchical.misfit = hierarchical_misfit;
+  hierarchical.closed_form = nullptr;
+  return hierarchical;
 }
 
 }  // namespace dtsim::sim

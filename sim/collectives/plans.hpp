@@ -1,13 +1,18 @@
 // Plans: which groups run which schedule, phase by phase.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "sim/collectives/schedule.hpp"
 
 namespace dtsim::sim {
 
-// One phase, one group of all `ranks` ranks running the flat algorithm (not Hierarchical).
+// One phase, one group of all `ranks` ranks running `schedule`.
+Plan single_group_plan(int ranks, std::shared_ptr<const Schedule> schedule);
+
+// The plan of a flat algorithm (one group of all `ranks` ranks; not Hierarchical), from its registry entry.
+// Throws std::invalid_argument for an algorithm that is not flat or does not implement `kind`.
 Plan flat_plan(CollectiveKind kind, Algorithm algorithm, int ranks, uint64_t bytes, const CollectiveOptions& options);
 
 // Hierarchical allreduce over `nodes` (the ranks of each node, ascending; all nodes the same size g):

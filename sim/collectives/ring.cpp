@@ -4,6 +4,8 @@
 
 #include "sim/collectives/algorithms.hpp"
 #include "sim/collectives/closed_form.hpp"
+#include "sim/collectives/plans.hpp"
+#include "sim/collectives/registry.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -80,6 +82,38 @@ std::shared_ptr<const Schedule> make_ring_schedule(CollectiveKind kind, int memb
     throw std::invalid_argument("the ring schedule does allreduce, reduce-scatter and all-gather only");
   if (members < 1) throw std::invalid_argument("a ring needs at least one member");
   return std::make_shared<RingSchedule>(kind, members, bytes, ag_offset);
+}
+
+// The ring algorithm: one phase of the ring, or for broadcast and reduce the pipelined chain along the
+// ring order (chain.cpp).
+AlgorithmImplementation ring_implementation() {
+  AlgorithmImplementation ring;
+  ring.algorithm = Algorithm::Ring;
+  ring.plan = [](CollectiveKind kind, int ranks, const NodeRanks&, uint64_t bytes, const CollectiveOptions& options) {
+    const bool chain = kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce;
+    return single_group_plan(ranks, chain ? make_chain_schedule(kind, ranks, bytes, options.root,
+                                                                pipeline_chunks(bytes, options))
+                                          : make_ring_schedule(kind, ranks, bytes));
+  };
+  ring.misfit = nullptr;
+  ring.closed_form = [](CollectiveKind kind, int ranks, uint64_t bytes, const AlphaBeta& link,
+                        const CollectiveOptions& options) {
+    const double n = ranks;
+    const double s = static_cast<double>(bytes);
+    const double a = link.alpha, b = link.bandwidth;
+    switch (kind) {
+      case CollectiveKind::Allreduce: return 2.0 * (n - 1) * (a + s / (n * b));
+      case CollectiveKind::ReduceScatter:
+      case CollectiveKind::AllGather: return (n - 1) * (a + s / (n * b));
+      case CollectiveKind::Broadcast:
+      case CollectiveKind::Reduce: {
+        const double k = pipeline_chunks(bytes, options);
+        return (n - 2 + k) * (a + s / (k * b));
+      }
+    }
+    throw std::invalid_argument("ring: unknown collective kind");
+  };
+  return ring;
 }
 
 }  // namespace dtsim::sim

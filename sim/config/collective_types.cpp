@@ -1,60 +1,50 @@
 #include "sim/config/collective_types.hpp"
 
-#include <array>
-#include <utility>
+#include <optional>
+
+#include "sim/config/collective_algorithms.hpp"
 
 namespace dtsim::sim {
+
+const models::NameTable<CollectiveKind>& collective_kind_table() {
+  static const models::NameTable<CollectiveKind> table{{CollectiveKind::Allreduce, "allreduce"},
+                                                       {CollectiveKind::ReduceScatter, "reduce_scatter"},
+                                                       {CollectiveKind::AllGather, "all_gather"},
+                                                       {CollectiveKind::Broadcast, "broadcast"},
+                                                       {CollectiveKind::Reduce, "reduce"}};
+  return table;
+}
+
+const models::NameTable<Fidelity>& fidelity_table() {
+  static const models::NameTable<Fidelity> table{{Fidelity::Auto, "auto"},
+                                                 {Fidelity::Stepwise, "stepwise"},
+                                                 {Fidelity::Aggregated, "aggregated"},
+                                                 {Fidelity::Analytic, "analytic"}};
+  return table;
+}
+
 namespace {
 
-template <class E, size_t N>
-const char* name_of(const std::array<std::pair<E, const char*>, N>& table, E value) {
-  for (const auto& [e, name] : table)
-    if (e == value) return name;
-  return "?";
+template <class E>
+bool parse_into(const models::NameTable<E>& table, const std::string& text, E& out) {
+  const std::optional<E> value = table.parse(text);
+  if (value) out = *value;
+  return value.has_value();
 }
-
-template <class E, size_t N>
-bool parse_name(const std::array<std::pair<E, const char*>, N>& table, const std::string& text, E& out) {
-  for (const auto& [e, name] : table)
-    if (text == name) {
-      out = e;
-      return true;
-    }
-  return false;
-}
-
-template <class E, size_t N>
-std::vector<std::string> names_of(const std::array<std::pair<E, const char*>, N>& table) {
-  std::vector<std::string> names;
-  for (const auto& entry : table) names.push_back(entry.second);
-  return names;
-}
-
-const std::array<std::pair<CollectiveKind, const char*>, 5> kKinds = {{{CollectiveKind::Allreduce, "allreduce"},
-                                                                       {CollectiveKind::ReduceScatter, "reduce_scatter"},
-                                                                       {CollectiveKind::AllGather, "all_gather"},
-                                                                       {CollectiveKind::Broadcast, "broadcast"},
-                                                                       {CollectiveKind::Reduce, "reduce"}}};
-const std::array<std::pair<Algorithm, const char*>, 4> kAlgorithms = {{{Algorithm::Ring, "ring"},
-                                                                       {Algorithm::DoubleBinaryTree, "tree"},
-                                                                       {Algorithm::HalvingDoubling, "halving-doubling"},
-                                                                       {Algorithm::Hierarchical, "hierarchical"}}};
-const std::array<std::pair<Fidelity, const char*>, 4> kFidelities = {{{Fidelity::Auto, "auto"},
-                                                                      {Fidelity::Stepwise, "stepwise"},
-                                                                      {Fidelity::Aggregated, "aggregated"},
-                                                                      {Fidelity::Analytic, "analytic"}}};
 
 }  // namespace
 
-const char* to_string(CollectiveKind kind) { return name_of(kKinds, kind); }
-const char* to_string(Algorithm algorithm) { return name_of(kAlgorithms, algorithm); }
-const char* to_string(Fidelity fidelity) { return name_of(kFidelities, fidelity); }
-bool parse_collective_kind(const std::string& text, CollectiveKind& out) { return parse_name(kKinds, text, out); }
-bool parse_algorithm(const std::string& text, Algorithm& out) { return parse_name(kAlgorithms, text, out); }
-bool parse_fidelity(const std::string& text, Fidelity& out) { return parse_name(kFidelities, text, out); }
-std::vector<std::string> collective_kind_names() { return names_of(kKinds); }
-std::vector<std::string> algorithm_names() { return names_of(kAlgorithms); }
-std::vector<std::string> fidelity_names() { return names_of(kFidelities); }
+const char* to_string(CollectiveKind kind) { return collective_kind_table().name(kind); }
+const char* to_string(Algorithm algorithm) { return algorithm_table().name(algorithm); }
+const char* to_string(Fidelity fidelity) { return fidelity_table().name(fidelity); }
+bool parse_collective_kind(const std::string& text, CollectiveKind& out) {
+  return parse_into(collective_kind_table(), text, out);
+}
+bool parse_algorithm(const std::string& text, Algorithm& out) { return parse_into(algorithm_table(), text, out); }
+bool parse_fidelity(const std::string& text, Fidelity& out) { return parse_into(fidelity_table(), text, out); }
+std::vector<std::string> collective_kind_names() { return collective_kind_table().names(); }
+std::vector<std::string> algorithm_names() { return algorithm_table().names(); }
+std::vector<std::string> fidelity_names() { return fidelity_table().names(); }
 
 int pipeline_chunks(uint64_t pipelined_bytes, const CollectiveOptions& options) {
   const uint64_t chunk = options.pipeline_chunk_bytes > 0 ? options.pipeline_chunk_bytes : 1;
@@ -74,10 +64,6 @@ double bus_bandwidth_factor(CollectiveKind kind, int ranks) {
     case CollectiveKind::Reduce: return 1.0;
   }
   return 1.0;
-}
-
-bool is_supported(CollectiveKind kind, Algorithm algorithm) {
-  return kind == CollectiveKind::Allreduce || algorithm == Algorithm::Ring;
 }
 
 }  // namespace dtsim::sim

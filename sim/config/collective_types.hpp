@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "models/name_table.hpp"
+
 namespace dtsim::sim {
 
 enum class CollectiveKind { Allreduce, ReduceScatter, AllGather, Broadcast, Reduce };
@@ -37,8 +39,11 @@ struct CollectiveOptions {
   double bandwidth_efficiency = 1.0;
 };
 
-// Names as the scenario keys and the CLI spell them ("ring", "tree", "halving-doubling", "hierarchical";
-// "allreduce", "reduce_scatter", …; "stepwise", …). The parsers return false for an unknown name.
+// Names as the scenario keys and the CLI spell them ("allreduce", "reduce_scatter", …; "stepwise", …;
+// "ring", "tree", … come from the algorithm registry, collective_algorithms.hpp). The parsers return false for
+// an unknown name.
+const models::NameTable<CollectiveKind>& collective_kind_table();
+const models::NameTable<Fidelity>& fidelity_table();
 const char* to_string(CollectiveKind kind);
 const char* to_string(Algorithm algorithm);
 const char* to_string(Fidelity fidelity);
@@ -55,9 +60,5 @@ int pipeline_chunks(uint64_t pipelined_bytes, const CollectiveOptions& options);
 // nccl-tests' bus-bandwidth factor: busbw = algbw × factor, with algbw = bytes / time.
 // 2(N−1)/N for allreduce, (N−1)/N for reduce-scatter and all-gather, 1 for broadcast and reduce.
 double bus_bandwidth_factor(CollectiveKind kind, int ranks);
-
-// Whether `algorithm` implements `kind` (allreduce: all four; reduce-scatter, all-gather, broadcast,
-// reduce: ring only — for broadcast and reduce the ring is a pipelined chain along the ring order).
-bool is_supported(CollectiveKind kind, Algorithm algorithm);
 
 }  // namespace dtsim::sim

@@ -165,7 +165,6 @@ RunConfig make_run_config(const Scenario& s) {
   p.loss_scaling = s.text("precision.loss_scaling");
   p.loss_scale = s.real("precision.loss_scale");
   p.growth_interval = s.integer("precision.growth_interval");
-  c.collective = s.text("collective.algorithm");
   c.evals_per_epoch = static_cast<int>(s.integer("eval.per_epoch"));
   c.target_accuracy = s.real("eval.target_accuracy");
   c.save_model = s.boolean("output.save_model");

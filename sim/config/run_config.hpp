@@ -108,7 +108,6 @@ struct RunConfig {
   OptimizerConfig optimizer;
   ScheduleConfig schedule;
   PrecisionConfig precision;
-  std::string collective = "ring";
   int evals_per_epoch = 1;
   double target_accuracy = 0.0;  // 0 = none
   bool save_model = false;

@@ -1,12 +1,8 @@
 #include "sim/world/platform.hpp"
 
-#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
-
 #include <algorithm>
 #include <string>
 
-#include "sim/scenario/errors.hpp"
-#include "sim/world/topology/build.hpp"
 
 namespace dtsim::sim {
 
@@ -47,64 +43,6 @@ Platform worker_group(const Platform& platform, const std::vector<int>& ranks) {
     g.workers_of_node[node_index[node]].push_back(slot);
   }
   return g;
-}
-
-NetworkSettings network_settings(const RunConfig& config) {
-  NetworkSettings settings;
-  settings.model = config.network_model;
-  settings.crosstraffic = config.crosstraffic;
-  double window = 0.0;
-  const auto consider = [&window](const FabricSpec& fabric) {
-    if (fabric.window_limited() && fabric.tcp_window > 0)
-      window = window > 0 ? std::min(window, fabric.tcp_window) : fabric.tcp_window;
-  };
-  consider(config.fabric);
-  if (config.layout.topology == "two-sites") consider(config.layout.wan);
-  settings.tcp_window = window > 0 ? window : 1e18;
-  return settings;
-}
-
-Platform build_star(int workers, double host_speed, const FabricSpec& fabric, int servers) {
-  RunConfig config;
-  config.workers = workers;
-  config.gpu.peak_fp32 = host_speed;  // sustained at efficiency 1, in fp32: exactly host_speed
-  config.gpu.efficiency = 1.0;
-  config.math = MathMode::Fp32;
-  config.fabric = fabric;
-  topology::PlatformBuild build(config, servers);
-  const topology::Fabric star = topology::build_star_fabric(build, nullptr, "cluster", build.everyone());
-  return build.finish({star}, star.description);
-}
-
-Platform build_platform(sg4::Engine& engine, const RunConfig& config, int servers) {
-  using namespace topology;
-  try {
-    PlatformBuild build(config, servers);
-    const std::string& topology = config.layout.topology;
-    std::vector<Fabric> fabrics;
-    std::string description;
-    if (topology == "two-sites") {
-      fabrics = build_two_sites(build, description);
-    } else {
-      if (topology == "star") fabrics.push_back(build_star_fabric(build, nullptr, "cluster", build.everyone()));
-      if (topology == "fat-tree") fabrics.push_back(build_fat_tree(build, nullptr, "cluster", build.everyone()));
-      if (topology == "torus") fabrics.push_back(build_torus(build, "cluster", build.everyone()));
-      if (topology == "dragonfly") fabrics.push_back(build_dragonfly(build, "cluster", build.everyone()));
-      if (fabrics.empty()) throw std::logic_error("unknown topology '" + topology + "'");
-      description = fabrics.front().description;
-    }
-    Platform platform = build.finish(fabrics, description);
-    install_calibration(engine, build.shared_calibration(), config.network_model);
-    return platform;
-  } catch (const ShapeError& e) {
-    // Only the servers a strategy asks for can get here: the scenario's own shape was checked on loading.
-    throw InputError(config.scenario_path.empty() ? std::string("platform") : config.scenario_path, e.key(), e.what(),
-                     e.hint());
-  }
-}
-
-void install_fabric_calibration(sg4::Engine& engine, const FabricSpec& fabric) {
-  topology::install_calibration(engine, std::make_shared<topology::LinkCalibration>(fabric), "cm02");
 }
 
 double route_latency(sg4::Host* from, sg4::Host* to) {

@@ -1,13 +1,13 @@
-// The simulated cluster: a SimGrid engine configured for dtsim and the hosts and links built from the
-// GPU and fabric profiles.
+// The simulated cluster as strategies and collectives see it: a SimGrid engine configured for dtsim, the
+// worker and server hosts, and the routes between them. Building one from the configuration is
+// build_platform.hpp's.
 #pragma once
 
 #include <simgrid/s4u.hpp>
 
 #include <memory>
+#include <string>
 #include <vector>
-
-#include "sim/config/run_config.hpp"
 
 namespace dtsim::sim {
 
@@ -20,11 +20,6 @@ struct NetworkSettings {
   // the whole platform; 4 MiB is its default.
   double tcp_window = 4194304.0;
 };
-
-// The settings a run's fabrics call for: TCP and WAN fabrics bring their window (the smallest one when
-// several are in use); RDMA, NVLink and PCIe flows are not window-limited, so without a TCP fabric the cap
-// is lifted (a window of 1e18 bytes is out of reach at any latency).
-NetworkSettings network_settings(const RunConfig& config);
 
 // Creates the process's one SimGrid engine (SimGrid does not support a second one in the same process)
 // with dtsim's network model settings and quiet logging.
@@ -40,33 +35,12 @@ struct Platform {
   std::string description;                      // one line for people, e.g. "star, 8 × 1 GPU"
 
   int num_workers() const { return static_cast<int>(workers.size()); }
-  int num_nodes() const { return static_cast<int>(workers_of_node.size()); }
 };
 
 // The platform restricted to `ranks` (ascending): those workers renumbered 0..k−1 in that order, their
 // nodes renumbered by first appearance. Collectives run on it when only some workers take part (after a
 // failure). Servers and the description are kept.
 Platform worker_group(const Platform& platform, const std::vector<int>& ranks);
-
-// Builds the cluster config.layout describes (topology, nodes, groups; sim/topology/) and installs the
-// per-fabric calibration. The engine must exist and no platform may have been built yet. `servers` extra
-// hosts (one port each, at the GPU's speed) take the ports after the worker nodes (in the first site of
-// two-sites); a torus or dragonfly must have room for them, else InputError. Workers are hosts
-// "worker<rank>", servers "server<i>".
-//
-// Latency: a route pays link_latency per link and switch_latency per switch it crosses (h·link +
-// (h−1)·switch), on every fabric it crosses; a torus hop pays both (each hop enters a router). Bandwidth:
-// links have their fabric's nominal bandwidth; each flow is scaled by the efficiency of the fabric that
-// limits it (topology/calibration.cpp).
-Platform build_platform(sg4::Engine& engine, const RunConfig& config, int servers = 0);
-
-// Every worker behind one non-blocking switch: a full-duplex link per worker, so a route is
-// worker → switch → worker and its latency is 2·link_latency + switch_latency.
-Platform build_star(int workers, double host_speed, const FabricSpec& fabric, int servers = 0);
-
-// Scales every flow's bandwidth by the fabric's efficiency (achievable over nominal), through SimGrid's
-// per-communication factor callback, for a platform of one fabric (build_star). Call after it is built.
-void install_fabric_calibration(sg4::Engine& engine, const FabricSpec& fabric);
 
 // Latency of the route between two hosts, as SimGrid computes it.
 double route_latency(sg4::Host* from, sg4::Host* to);

@@ -90,6 +90,20 @@ TEST_F(Cli, BadCommandLines) {
   EXPECT_EQ(dtsim("--version").exit_code, 0);
 }
 
+// A hierarchical allreduce over nodes of different sizes: the collective says why, the sync strategy names
+// the key, in the same words as when the collectives named it themselves.
+TEST_F(Cli, CollectiveRefusalNamesTheKey) {
+  const dtsim::testing::DtsimOutcome o = dtsim::testing::run_dtsim(
+      "run " + kQuickstart + " --quiet --out " + (dir_ / "out").string() +
+          " --set cluster.workers=6 --set \"cluster.groups=a:1:a100-40gb:4; b:1:a100-40gb:2\"" +
+          " --set cluster.intra_node_fabric=nvlink4-nvswitch --set collective.algorithm=hierarchical",
+      /*separate_stderr=*/true);
+  EXPECT_EQ(o.exit_code, 2) << o.output << o.err;
+  EXPECT_EQ(o.err,
+            "dtsim: error: collective: collective.algorithm: hierarchical allreduce needs the same number of ranks on "
+            "every node (found 4 and 2); use ring, tree or halving-doubling\n");
+}
+
 TEST_F(Cli, BadInputDestroysNoExistingOutput) {
   const fs::path out = dir_ / "out";
   fs::create_directories(out);

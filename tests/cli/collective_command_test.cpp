@@ -124,4 +124,21 @@ TEST(CollectiveCommand, BadFlagsAreOneLineErrorsWithExitTwo) {
   }
 }
 
+// The collectives report why they refuse, without naming a key; the command names the flag or key the user
+// set, in the same words as before the collectives stopped naming keys.
+TEST(CollectiveCommand, RefusalsNameTheFlagOrKey) {
+  const Outcome tree = run_dtsim("collective --sizes 8B --algorithm tree --op broadcast");
+  EXPECT_EQ(tree.exit_code, 2);
+  EXPECT_EQ(tree.err,
+            "dtsim: error: command line: --algorithm: 'tree' does not implement broadcast; use ring for reduce_scatter, "
+            "all_gather, broadcast and reduce\n");
+  const Outcome unequal = run_dtsim(
+      "collective --sizes 8B --algorithm hierarchical --ranks 6 --set \"cluster.groups=a:1:a100-40gb:4; "
+      "b:1:a100-40gb:2\" --set cluster.intra_node_fabric=nvlink4-nvswitch");
+  EXPECT_EQ(unequal.exit_code, 2);
+  EXPECT_EQ(unequal.err,
+            "dtsim: error: collective: collective.algorithm: hierarchical allreduce needs the same number of ranks on "
+            "every node (found 4 and 2); use ring, tree or halving-doubling\n");
+}
+
 }  // namespace

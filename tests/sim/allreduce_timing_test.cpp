@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/collectives/collective.hpp"
-#include "sim/world/platform.hpp"
+#include "sim/world/build_platform.hpp"
 #include "tests/subprocess.hpp"
 
 namespace dtsim::sim {

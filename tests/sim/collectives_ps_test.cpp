@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/collectives/parameter_server.hpp"
-#include "sim/world/platform.hpp"
+#include "sim/world/build_platform.hpp"
 #include "tests/sim/collectives_support.hpp"
 #include "tests/subprocess.hpp"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "sim/collectives/collective.hpp"
-#include "sim/world/platform.hpp"
+#include "sim/world/build_platform.hpp"
 #include "tests/subprocess.hpp"
 
 namespace dtsim::sim::testing {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "sim/world/heterogeneity.hpp"
-#include "sim/world/platform.hpp"
+#include "sim/world/build_platform.hpp"
 #include "tests/subprocess.hpp"
 
 namespace dtsim::sim {

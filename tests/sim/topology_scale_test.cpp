@@ -41,7 +41,7 @@ TEST_P(LargePlatforms, BuildAndOneRingStep) {
     const double rss_before = status_mb("VmRSS:");
     const auto t0 = clock::now();
     auto engine = create_engine({config.network_model, config.crosstraffic});
-    const Platform p = build_platform(*engine, config);
+    const Platform p = build_platform(*engine, platform_spec(config));
     const auto t1 = clock::now();
     const int n = p.num_workers();
     std::vector<sg4::Mailbox*> inbox;

@@ -100,7 +100,7 @@ TEST(ClusterErrors, ServersThatDoNotFitAreInputErrorsToo) {
   const std::string out = dtsim::testing::run_in_child([&] {
     auto engine = create_engine({"cm02", false});
     try {
-      build_platform(*engine, c, 1);
+      build_platform(*engine, platform_spec(c), 1);
     } catch (const InputError& e) {
       return std::string(e.what());
     }

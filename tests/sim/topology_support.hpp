@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "sim/config/run_config.hpp"
-#include "sim/world/platform.hpp"
+#include "sim/world/build_platform.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/subprocess.hpp"
@@ -77,7 +77,7 @@ template <class Probe>
 nlohmann::json in_platform(const RunConfig& config, Probe probe, int servers = 0) {
   const std::string out = dtsim::testing::run_in_child([&] {
     auto engine = create_engine({config.network_model, config.crosstraffic});
-    const Platform p = build_platform(*engine, config, servers);
+    const Platform p = build_platform(*engine, platform_spec(config), servers);
     nlohmann::json j = probe(*engine, p);
     return j.dump();
   });

@@ -41,7 +41,6 @@ class FederatedReport {
 
   uint64_t bytes_total() const { return bytes_up_ + bytes_down_; }
   uint64_t bytes_up() const { return bytes_up_; }
-  uint64_t bytes_down() const { return bytes_down_; }
 
   // Everything as JSON; `epochs` is the data passes the aggregated work amounts to.
   nlohmann::json to_json(double epochs) const;

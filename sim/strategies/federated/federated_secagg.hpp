@@ -39,7 +39,6 @@ struct SecureAggregationBytes {
   uint64_t unmask_up = 0;       // phase 3: each survivor → server
 
   uint64_t per_client_up() const { return setup_up + masked_extra + unmask_up; }
-  uint64_t per_client_down() const { return setup_down + survivors_down; }
 };
 
 class SecureAggregationCost {

@@ -62,7 +62,6 @@ class ShardServer {
   int64_t gradients_applied() const { return gradients_applied_; }
   int64_t discarded_gradients() const { return discarded_; }   // from computations dropped at a failure
   int64_t dropped_computations() const { return dropped_; }
-  uint64_t parameter_bytes() const { return parameter_bytes_; }  // one pull of this shard on the wire
   uint64_t gradient_bytes() const { return params_.wire_bytes(); }
 
  private:

@@ -2,9 +2,23 @@
 
 #include <algorithm>
 
+#include "sim/collectives/registry.hpp"
 #include "sim/scenario/errors.hpp"
 
 namespace dtsim::sim {
+namespace {
+
+// The scenario key behind what make_collective refused.
+const char* scenario_key_of(CollectiveError::Cause cause) {
+  switch (cause) {
+    case CollectiveError::Cause::Algorithm: return "collective.algorithm";
+    case CollectiveError::Cause::PipelineChunks: return "collective.pipeline_chunk";
+    case CollectiveError::Cause::Root: return "collective.root";
+  }
+  return "collective";
+}
+
+}  // namespace
 
 SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
     : ctx_(ctx),
@@ -51,15 +65,15 @@ void SyncDataParallel::launch(int64_t first_step) {
   const auto make = [this, prefix, incarnation, group = group_](CollectiveKind kind, const std::string& name) {
     const RunConfig& cfg = ctx_.config();
     // Compression's all-gathers: ring, the one algorithm that implements them.
-    const Algorithm algorithm = kind == CollectiveKind::Allreduce ? cfg.collectives.algorithm : Algorithm::Ring;
+    Algorithm algorithm = kind == CollectiveKind::Allreduce ? cfg.collectives.algorithm : Algorithm::Ring;
+    // A survivor group the algorithm cannot serve (a hierarchical allreduce over unequal nodes): ring. The
+    // first group is the user's cluster, where a refusal is the user's to fix.
+    if (incarnation > 0 && !can_serve(kind, algorithm, group)) algorithm = Algorithm::Ring;
     try {
       return make_collective(kind, algorithm, cfg.collectives.fidelity, group, prefix + name,
                              cfg.collectives.options(cfg.fabric.efficiency));
-    } catch (const InputError&) {
-      if (incarnation == 0) throw;
-      // A survivor group the algorithm cannot serve (a hierarchical allreduce over unequal nodes): ring.
-      return make_collective(kind, Algorithm::Ring, cfg.collectives.fidelity, group, prefix + name,
-                             cfg.collectives.options(cfg.fabric.efficiency));
+    } catch (const CollectiveError& e) {
+      throw InputError("collective", scenario_key_of(e.cause()), e.reason(), e.hint());
     }
   };
   if (streams_) {

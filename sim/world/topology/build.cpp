@@ -11,14 +11,14 @@ std::string plural(long long count, const std::string& noun) { return str(count)
 
 }  // namespace
 
-PlatformBuild::PlatformBuild(const RunConfig& config, int servers)
-    : config_(config), servers_(servers), calibration_(std::make_shared<LinkCalibration>(config.fabric)) {
-  nodes_ = plan_nodes(cluster(), config.workers, config.gpu, config.math);
+PlatformBuild::PlatformBuild(const PlatformSpec& spec, int servers)
+    : spec_(spec), servers_(servers), calibration_(std::make_shared<LinkCalibration>(spec.fabric)) {
+  nodes_ = plan_nodes(cluster(), spec.workers, spec.gpu, spec.math);
   check_shapes(cluster(), nodes_, servers);
   ports_are_zones_ = std::any_of(nodes_.begin(), nodes_.end(), [](const NodePlan& n) { return n.gpus > 1 || n.nics > 1; });
   parts_.resize(nodes_.size());
-  platform_.workers.assign(static_cast<size_t>(config.workers), nullptr);
-  platform_.worker_links.assign(static_cast<size_t>(config.workers), nullptr);
+  platform_.workers.assign(static_cast<size_t>(spec.workers), nullptr);
+  platform_.worker_links.assign(static_cast<size_t>(spec.workers), nullptr);
   platform_.servers.assign(static_cast<size_t>(servers), nullptr);
   for (size_t i = 0; i < nodes_.size(); ++i) {
     std::vector<int> ranks;
@@ -60,7 +60,7 @@ Attachment PlatformBuild::attach(sg4::NetZone* parent, const Port& port, const s
       return {parent->create_router(parent->get_name() + ".idle" + str(idle_ports_++)), nullptr};
     case Port::Kind::Server: {
       const std::string name = "server" + str(port.index);
-      const double speed = config_.gpu.sustained(config_.math);
+      const double speed = spec_.gpu.sustained(spec_.math);
       sg4::Host*& host = platform_.servers[static_cast<size_t>(port.index)];
       if (ports_are_zones_) return wrap_host(parent, name + ".node", name, speed, &host);
       host = parent->create_host(name, speed);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/config/platform_spec.hpp"
 #include "sim/world/platform.hpp"
 #include "sim/world/topology/calibration.hpp"
 #include "sim/config/cluster_layout.hpp"
@@ -35,11 +36,10 @@ struct Fabric {
 class PlatformBuild {
  public:
   // Plans the nodes and checks the shapes with `servers` extra hosts (throws ShapeError).
-  PlatformBuild(const RunConfig& config, int servers);
+  PlatformBuild(const PlatformSpec& spec, int servers);
 
-  const RunConfig& config() const { return config_; }
-  const ClusterConfig& cluster() const { return config_.layout; }
-  const FabricSpec& fabric() const { return config_.fabric; }
+  const ClusterConfig& cluster() const { return spec_.layout; }
+  const FabricSpec& fabric() const { return spec_.fabric; }
   const std::vector<NodePlan>& nodes() const { return nodes_; }
   int servers() const { return servers_; }
   // Every node and every server: the members of a fabric that holds the whole cluster.
@@ -92,7 +92,7 @@ class PlatformBuild {
   Attachment attach_nic(sg4::NetZone* parent, int node, int nic);
   std::string describe_nodes() const;
 
-  const RunConfig& config_;
+  const PlatformSpec& spec_;
   int servers_;
   std::vector<NodePlan> nodes_;
   bool ports_are_zones_ = false;

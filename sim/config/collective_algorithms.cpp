@@ -1,0 +1,71 @@
+#include "sim/config/collective_algorithms.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace dtsim::sim {
+namespace {
+
+const char* const kPipelineChunk = "collective.pipeline_chunk";
+const char* const kPipelineChunksMax = "collective.pipeline_chunks_max";
+const char* const kInterNode = "collective.inter_node";
+
+using K = CollectiveKind;
+
+}  // namespace
+
+const std::vector<AlgorithmDescriptor>& algorithm_registry() {
+  static const std::vector<AlgorithmDescriptor> registry = {
+      // Allreduce, reduce-scatter and all-gather around the ring; broadcast and reduce as a pipelined chain.
+      {Algorithm::Ring, "ring", {K::Allreduce, K::ReduceScatter, K::AllGather, K::Broadcast, K::Reduce}, true,
+       {kPipelineChunk, kPipelineChunksMax}},
+      {Algorithm::DoubleBinaryTree, "tree", {K::Allreduce}, true, {kPipelineChunk, kPipelineChunksMax}},
+      {Algorithm::HalvingDoubling, "halving-doubling", {K::Allreduce}, true, {}},
+      {Algorithm::Hierarchical, "hierarchical", {K::Allreduce}, false, {kInterNode}},
+  };
+  return registry;
+}
+
+const AlgorithmDescriptor& algorithm_descriptor(Algorithm algorithm) {
+  for (const AlgorithmDescriptor& d : algorithm_registry())
+    if (d.algorithm == algorithm) return d;
+  throw std::logic_error("algorithm_descriptor: an Algorithm value without a descriptor");
+}
+
+const models::NameTable<Algorithm>& algorithm_table() {
+  static const models::NameTable<Algorithm> table = [] {
+    std::vector<models::NameTable<Algorithm>::Entry> entries;
+    for (const AlgorithmDescriptor& d : algorithm_registry()) entries.push_back({d.algorithm, d.name});
+    return models::NameTable<Algorithm>(std::move(entries));
+  }();
+  return table;
+}
+
+bool AlgorithmDescriptor::implements(CollectiveKind kind) const {
+  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+}
+
+std::vector<Algorithm> algorithms_implementing(CollectiveKind kind) {
+  std::vector<Algorithm> out;
+  for (const AlgorithmDescriptor& d : algorithm_registry())
+    if (d.implements(kind)) out.push_back(d.algorithm);
+  return out;
+}
+
+std::vector<std::string> inter_node_algorithm_names() {
+  std::vector<std::string> out;
+  for (const AlgorithmDescriptor& d : algorithm_registry())
+    if (d.flat && d.implements(CollectiveKind::Allreduce)) out.emplace_back(d.name);
+  return out;
+}
+
+std::vector<std::string> collective_keys_read(Algorithm algorithm, Algorithm inter_node) {
+  const AlgorithmDescriptor& d = algorithm_descriptor(algorithm);
+  std::vector<std::string> keys = d.keys;
+  if (!d.flat)
+    for (const std::string& key : algorithm_descriptor(inter_node).keys)
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  return keys;
+}
+
+}  // namespace dtsim::sim
