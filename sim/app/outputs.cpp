@@ -132,7 +132,7 @@ std::string describe_setup(const RunInputs& in) {
   o << c.name << ": " << c.workers << " × " << c.gpu.name << " (" << to_string(c.math) << " "
     << format_quantity(c.gpu.peak(c.math), Dimension::FlopRate) << " × " << c.gpu.efficiency << ") on "
     << c.fabric.name << " (" << format("%.4g Gb/s", c.fabric.bandwidth * 8 / 1e9)
-    << ", " << c.layout.topology << "), ";
+    << ", " << to_string(c.layout.topology) << "), ";
   if (c.strategy == "async-ps") {
     o << "asynchronous parameter server (" << c.ps.servers << (c.ps.servers == 1 ? " shard" : " shards") << ", "
       << (c.ps.bounded() ? "staleness bound " + std::to_string(c.ps.staleness_bound) : std::string("unbounded staleness"))

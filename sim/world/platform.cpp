@@ -6,7 +6,8 @@
 #include <string>
 
 #include "sim/scenario/errors.hpp"
-#include "sim/world/topology/build.hpp"
+#include "sim/config/topology_registry.hpp"
+#include "sim/world/topology/registry.hpp"
 
 namespace dtsim::sim {
 
@@ -59,7 +60,7 @@ NetworkSettings network_settings(const RunConfig& config) {
       window = window > 0 ? std::min(window, fabric.tcp_window) : fabric.tcp_window;
   };
   consider(config.fabric);
-  if (config.layout.topology == "two-sites") consider(config.layout.wan);
+  if (topology_descriptor(config.layout.topology).sites) consider(config.layout.wan);
   settings.tcp_window = window > 0 ? window : 1e18;
   return settings;
 }
@@ -80,20 +81,8 @@ Platform build_platform(sg4::Engine& engine, const RunConfig& config, int server
   using namespace topology;
   try {
     PlatformBuild build(config, servers);
-    const std::string& topology = config.layout.topology;
-    std::vector<Fabric> fabrics;
-    std::string description;
-    if (topology == "two-sites") {
-      fabrics = build_two_sites(build, description);
-    } else {
-      if (topology == "star") fabrics.push_back(build_star_fabric(build, nullptr, "cluster", build.everyone()));
-      if (topology == "fat-tree") fabrics.push_back(build_fat_tree(build, nullptr, "cluster", build.everyone()));
-      if (topology == "torus") fabrics.push_back(build_torus(build, "cluster", build.everyone()));
-      if (topology == "dragonfly") fabrics.push_back(build_dragonfly(build, "cluster", build.everyone()));
-      if (fabrics.empty()) throw std::logic_error("unknown topology '" + topology + "'");
-      description = fabrics.front().description;
-    }
-    Platform platform = build.finish(fabrics, description);
+    const BuiltFabrics built = build_fabrics(build);
+    Platform platform = build.finish(built.fabrics, built.description);
     install_calibration(engine, build.shared_calibration(), config.network_model);
     return platform;
   } catch (const ShapeError& e) {
