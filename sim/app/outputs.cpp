@@ -137,7 +137,7 @@ std::string describe_setup(const RunInputs& in) {
   o << c.name << ": " << c.workers << " × " << c.gpu.name << " (" << to_string(c.math) << " "
     << format_quantity(c.gpu.peak(c.math), Dimension::FlopRate) << " × " << c.gpu.efficiency << ") on "
     << c.fabric.name << " (" << format("%.4g Gb/s", c.fabric.bandwidth * 8 / 1e9)
-    << ", " << c.layout.topology << "), ";
+    << ", " << to_string(c.layout.topology) << "), ";
   o << describe_strategy(c);
   if (c.compression.active()) {
     const models::CompressionSettings& k = c.compression.settings;

@@ -1,12 +1,14 @@
 #include "sim/config/cluster_config.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "sim/config/ps_config.hpp"
 #include "sim/config/strategy.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/text.hpp"
 #include "sim/config/cluster_layout.hpp"
+#include "sim/config/topology_registry.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -20,6 +22,13 @@ std::vector<std::string> split(const std::string& text, char separator) {
     if (at == std::string::npos) return parts;
     start = at + 1;
   }
+}
+
+// A topology key's value; the schema has already refused anything but its choices.
+Topology topology_of(const Scenario& s, const std::string& key) {
+  const std::string text = trim(s.text(key));
+  if (const auto topology = parse_topology(text)) return *topology;
+  throw std::logic_error(key + " = '" + text + "' passed the schema but names no topology");
 }
 
 std::vector<int> to_ints(const std::vector<int64_t>& values) { return {values.begin(), values.end()}; }
@@ -75,7 +84,7 @@ std::vector<NodeGroup> parse_node_groups(const std::string& text) {
 
 ClusterConfig make_cluster_config(const Scenario& s) {
   ClusterConfig c;
-  c.topology = s.text("cluster.topology");
+  c.topology = topology_of(s, "cluster.topology");
   c.gpus_per_node = static_cast<int>(s.integer("cluster.gpus_per_node"));
   c.nics_per_node = static_cast<int>(s.integer("cluster.nics_per_node"));
   c.rail_optimized = s.boolean("cluster.rail_optimized");
@@ -111,9 +120,9 @@ ClusterConfig make_cluster_config(const Scenario& s) {
   d.global_links = links[0];
   d.chassis_links = links[1];
   d.router_links = links[2];
-  c.site_topology = s.text("cluster.site_topology");
+  c.site_topology = topology_of(s, "cluster.site_topology");
   c.site_nodes = to_ints(s.int_list("cluster.site_nodes"));
-  if (c.topology == "two-sites") c.wan = make_wan(s);
+  if (topology_descriptor(c.topology).sites) c.wan = make_wan(s);
 
   // The shapes, as the platform builder will resolve them, with the server hosts the strategy adds.
   try {

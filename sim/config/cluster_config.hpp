@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/config/hardware_config.hpp"
+#include "sim/config/topology.hpp"
 
 namespace dtsim::sim {
 
@@ -40,7 +41,7 @@ struct DragonflySettings {
 };
 
 struct ClusterConfig {
-  std::string topology = "star";  // star | fat-tree | torus | dragonfly | two-sites
+  Topology topology = Topology::Star;
   int gpus_per_node = 1;
   int nics_per_node = 1;
   bool rail_optimized = false;     // NIC j of every node on rail (leaf switches) j
@@ -50,7 +51,7 @@ struct ClusterConfig {
   FatTreeSettings fat_tree;
   std::vector<int> torus_dims;
   DragonflySettings dragonfly;
-  std::string site_topology = "star";  // two-sites: the fabric inside each site
+  Topology site_topology = Topology::Star;  // two-sites: the fabric inside each site
   std::vector<int> site_nodes;         // two-sites: nodes per site; empty = half each
   FabricSpec wan;                      // two-sites: the link between the sites
 

@@ -1,5 +1,6 @@
 // Scenario keys: the cluster's shape.
 #include "sim/config/schema.hpp"
+#include "sim/config/topology_registry.hpp"
 #include "sim/scenario/key_builders.hpp"
 
 namespace dtsim::sim {
@@ -10,7 +11,7 @@ void add_cluster_keys(std::vector<KeySpec>& keys) {
   const std::vector<KeySpec> mine = {
       // ---- cluster --------------------------------------------------------------------------------------
       integer("cluster.workers", "8", between(1, 65536), "Number of simulated workers (one GPU each)"),
-      choice("cluster.topology", "star", {"star", "fat-tree", "torus", "dragonfly", "two-sites"},
+      choice("cluster.topology", to_string(Topology::Star), topology_names(),
              "Network between the nodes: star = one non-blocking switch; fat-tree = leaf and spine switches "
              "(fat_tree_levels, leaf_ports, oversubscription); torus = nodes linked to their neighbours "
              "(torus_dims); dragonfly = groups of routers (dragonfly_*); two-sites = two datacenters joined by a "
@@ -57,7 +58,7 @@ void add_cluster_keys(std::vector<KeySpec>& keys) {
       int_list("cluster.dragonfly_links", "1,1,1", between(1, 64),
                "Dragonfly: parallel links between two groups, two chassis of a group, two routers of a chassis"),
       // ---- two sites ------------------------------------------------------------------------------------
-      choice("cluster.site_topology", "star", {"star", "fat-tree"},
+      choice("cluster.site_topology", to_string(Topology::Star), site_topology_names(),
              "two-sites: the network inside each site (a fat-tree takes the fat-tree keys)"),
       int_list("cluster.site_nodes", "", between(1, 65536),
                "two-sites: nodes in the first and second site, e.g. 4,4; empty = half each (the first site takes "

@@ -2,6 +2,8 @@
 // hold (in rank order), which port of a fabric each NIC, server and border router takes, and the resolved
 // shapes of fat-trees, tori and dragonflies. Every problem is a ShapeError naming the key to change, so the
 // scenario loader and the platform builder report the same errors.
+// Each topology's planning is defined in its own file, config/topology/*_shape.cpp; check_shapes reaches it
+// through the topology registry (topology_registry.hpp).
 #pragma once
 
 #include <stdexcept>
@@ -97,6 +99,9 @@ DragonflyGeometry plan_dragonfly(const DragonflySettings& settings, int endpoint
 // How many of the `nodes` each of the two sites holds (cluster.site_nodes, or half each, the first site
 // taking the odd one).
 std::vector<int> split_sites(const std::vector<int>& site_nodes, int nodes);
+// The members of each of the two sites: `all`'s nodes split by split_sites, the servers in the first site,
+// and a border (where the WAN joins) in each.
+std::vector<FabricMembers> site_members(const std::vector<int>& site_nodes, const FabricMembers& all);
 
 // Checks every shape the configuration implies, with `servers` extra hosts (what the platform builder will
 // ask for); throws ShapeError.

@@ -11,8 +11,10 @@
 #include "models/name_table.hpp"
 #include "models/optimizer.hpp"
 #include "models/staleness.hpp"
+#include "sim/config/collective_algorithms.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/config/strategy.hpp"
+#include "sim/config/topology_registry.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace dtsim::sim {
@@ -55,6 +57,33 @@ std::string compression_settings(const std::string& key, const RunConfig& c) {
   if (!setting || models::compressor_descriptor(kind).reads(*setting)) return "";
   return std::string("has no effect with compression.kind = ") + models::to_string(kind) + " (it applies to " +
          models::join_names(names_of(models::compressor_kind_table(), models::compressors_reading(*setting))) + ")";
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+// cluster.torus_dims, the fat-tree and dragonfly shapes, the two-sites keys: read by the topologies whose
+// descriptor lists them (config/topology_registry.cpp), including a two-sites run's site topology.
+std::string topology_settings(const std::string& key, const RunConfig& c) {
+  std::vector<std::string> readers;
+  for (const TopologyDescriptor& d : topology_registry())
+    if (contains(d.keys, key)) readers.push_back(d.name);
+  if (readers.empty() || contains(topology_keys(c.layout), key)) return "";
+  return std::string("has no effect with cluster.topology = ") + to_string(c.layout.topology) + " (it applies to " +
+         models::join_names(readers) + ")";
+}
+
+// collective.inter_node and the pipelining keys: read by the algorithms whose descriptor lists them
+// (config/collective_algorithms.cpp).
+std::string collective_settings(const std::string& key, const RunConfig& c) {
+  std::vector<std::string> readers;
+  for (const AlgorithmDescriptor& d : algorithm_registry())
+    if (contains(d.keys, key)) readers.push_back(d.name);
+  if (readers.empty() || contains(collective_keys_read(c.collectives.algorithm, c.collectives.inter_node), key))
+    return "";
+  return std::string("has no effect with collective.algorithm = ") + to_string(c.collectives.algorithm) +
+         " (it applies to " + models::join_names(readers) + ")";
 }
 
 // fl.prox_mu and the like: read by the federated algorithms whose descriptor says so (models/federated.cpp).
@@ -145,7 +174,8 @@ std::vector<Rule> numerics_rules() {
 
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> all = [] {
-    std::vector<Rule> r = {strategy_sections, compression_settings, fl_algorithm_settings, architecture_settings};
+    std::vector<Rule> r = {strategy_sections,     compression_settings, fl_algorithm_settings,
+                           architecture_settings, topology_settings,    collective_settings};
     for (Rule& n : numerics_rules()) r.push_back(std::move(n));
     return r;
   }();

@@ -4,8 +4,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/config/topology_registry.hpp"
 #include "sim/scenario/errors.hpp"
 #include "sim/world/topology/build.hpp"
+#include "sim/world/topology/registry.hpp"
 
 namespace dtsim::sim {
 
@@ -19,7 +21,7 @@ NetworkSettings network_settings(const PlatformSpec& spec) {
       window = window > 0 ? std::min(window, fabric.tcp_window) : fabric.tcp_window;
   };
   consider(spec.fabric);
-  if (spec.layout.topology == "two-sites") consider(spec.layout.wan);
+  if (topology_descriptor(spec.layout.topology).sites) consider(spec.layout.wan);
   settings.tcp_window = window > 0 ? window : 1e18;
   return settings;
 }
@@ -40,20 +42,8 @@ Platform build_platform(sg4::Engine& engine, const PlatformSpec& spec, int serve
   using namespace topology;
   try {
     PlatformBuild build(spec, servers);
-    const std::string& topology = spec.layout.topology;
-    std::vector<Fabric> fabrics;
-    std::string description;
-    if (topology == "two-sites") {
-      fabrics = build_two_sites(build, description);
-    } else {
-      if (topology == "star") fabrics.push_back(build_star_fabric(build, nullptr, "cluster", build.everyone()));
-      if (topology == "fat-tree") fabrics.push_back(build_fat_tree(build, nullptr, "cluster", build.everyone()));
-      if (topology == "torus") fabrics.push_back(build_torus(build, "cluster", build.everyone()));
-      if (topology == "dragonfly") fabrics.push_back(build_dragonfly(build, "cluster", build.everyone()));
-      if (fabrics.empty()) throw std::logic_error("unknown topology '" + topology + "'");
-      description = fabrics.front().description;
-    }
-    Platform platform = build.finish(fabrics, description);
+    const BuiltFabrics built = build_fabrics(build);
+    Platform platform = build.finish(built.fabrics, built.description);
     install_calibration(engine, build.shared_calibration(), spec.network_model);
     return platform;
   } catch (const ShapeError& e) {

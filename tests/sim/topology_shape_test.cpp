@@ -21,7 +21,7 @@ const std::string kNvlink = "intra_node_fabric = " + profile("test-nvlink") + "\
 
 TEST(ClusterKeys, DefaultsKeepTheStar) {
   const RunConfig c = config_of("");
-  EXPECT_EQ(c.layout.topology, "star");
+  EXPECT_EQ(c.layout.topology, Topology::Star);
   EXPECT_EQ(c.layout.gpus_per_node, 1);
   EXPECT_FALSE(c.layout.multi_gpu_nodes());
   EXPECT_TRUE(c.layout.groups.empty());

@@ -104,15 +104,22 @@ class PlatformBuild {
   std::shared_ptr<LinkCalibration> calibration_;
 };
 
-// The topology builders (one file each). Each creates its zone under `parent` (nullptr: the root), named
-// `name`, joining `members`, and seals it.
+// The topology builders (one file each), found through the registry (registry.hpp). Each creates its zone
+// under `parent` (nullptr: the root), named `name`, joining `members`, and seals it.
 Fabric build_star_fabric(PlatformBuild& b, const sg4::NetZone* parent, const std::string& name,
                          const FabricMembers& members);
 Fabric build_fat_tree(PlatformBuild& b, const sg4::NetZone* parent, const std::string& name,
                       const FabricMembers& members);
-Fabric build_torus(PlatformBuild& b, const std::string& name, const FabricMembers& members);
-Fabric build_dragonfly(PlatformBuild& b, const std::string& name, const FabricMembers& members);
-// Two sites (stars or fat-trees) under a root zone, joined by the WAN link between their border hosts.
-std::vector<Fabric> build_two_sites(PlatformBuild& b, std::string& description);
+Fabric build_torus(PlatformBuild& b, const sg4::NetZone* parent, const std::string& name, const FabricMembers& members);
+Fabric build_dragonfly(PlatformBuild& b, const sg4::NetZone* parent, const std::string& name,
+                       const FabricMembers& members);
+
+// The fabrics of a whole platform and the description of its topology.
+struct BuiltFabrics {
+  std::vector<Fabric> fabrics;
+  std::string description;
+};
+// Two sites (of cluster.site_topology) under a root zone, joined by the WAN link between their border hosts.
+BuiltFabrics build_two_sites(PlatformBuild& b);
 
 }  // namespace dtsim::sim::topology

@@ -6,7 +6,8 @@
 
 namespace dtsim::sim::topology {
 
-Fabric build_dragonfly(PlatformBuild& b, const std::string& name, const FabricMembers& members) {
+Fabric build_dragonfly(PlatformBuild& b, const sg4::NetZone* parent, const std::string& name,
+                       const FabricMembers& members) {
   Fabric out;
   out.ports = ports_in_node_order(b.nodes(), members);
   const DragonflyGeometry g = plan_dragonfly(b.cluster().dragonfly, static_cast<int>(out.ports.size()));
@@ -17,7 +18,7 @@ Fabric build_dragonfly(PlatformBuild& b, const std::string& name, const FabricMe
   const sg4::DragonflyParams params({u(g.groups), u(g.global_links)}, {u(g.chassis), u(g.chassis_links)},
                                     {u(g.routers), u(g.router_links)}, u(g.nodes_per_router));
   // Router-to-router links carry a whole switch; the node-to-router links get half of one (finish()).
-  out.zone = sg4::create_dragonfly_zone(name, nullptr, params, sg4::ClusterCallbacks(node), b.fabric().bandwidth,
+  out.zone = sg4::create_dragonfly_zone(name, parent, params, sg4::ClusterCallbacks(node), b.fabric().bandwidth,
                                         b.switch_link_latency(), sg4::Link::SharingPolicy::SPLITDUPLEX);
   out.zone->seal();
   out.zone_made_ports = true;

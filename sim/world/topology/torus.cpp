@@ -6,7 +6,7 @@
 
 namespace dtsim::sim::topology {
 
-Fabric build_torus(PlatformBuild& b, const std::string& name, const FabricMembers& members) {
+Fabric build_torus(PlatformBuild& b, const sg4::NetZone* parent, const std::string& name, const FabricMembers& members) {
   Fabric out;
   out.ports = ports_in_node_order(b.nodes(), members);
   const std::vector<int>& dims = b.cluster().torus_dims;
@@ -14,7 +14,7 @@ Fabric build_torus(PlatformBuild& b, const std::string& name, const FabricMember
   const auto node = [&](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long position) {
     return b.attach(zone, out.ports[position], name);
   };
-  out.zone = sg4::create_torus_zone(name, nullptr, std::vector<unsigned long>(dims.begin(), dims.end()),
+  out.zone = sg4::create_torus_zone(name, parent, std::vector<unsigned long>(dims.begin(), dims.end()),
                                     sg4::ClusterCallbacks(node), b.fabric().bandwidth, b.switch_link_latency(),
                                     sg4::Link::SharingPolicy::SPLITDUPLEX);
   out.zone->seal();
