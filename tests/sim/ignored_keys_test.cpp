@@ -99,6 +99,14 @@ TEST(IgnoredKeys, FederatedAlgorithmsModelsAndOptimizers) {
                   "with data.partition = iid (it applies to dirichlet)"));
 }
 
+TEST(IgnoredKeys, TopologyAndCollectiveKeysFollowTheirRegistries) {
+  EXPECT_TRUE(has(reason_for(ignored_in("[cluster]\ntopology = star\ntorus_dims = 2,4\n"), "cluster.torus_dims"),
+                  "has no effect with cluster.topology = star (it applies to torus)"));
+  EXPECT_TRUE(ignored_in("[cluster]\ntopology = torus\ntorus_dims = 2,4\n").empty());
+  EXPECT_TRUE(has(reason_for(ignored_in("[collective]\nalgorithm = ring\ninter_node = tree\n"), "collective.inter_node"),
+                  "has no effect with collective.algorithm = ring (it applies to hierarchical)"));
+}
+
 TEST(IgnoredKeys, StalenessSettingsFollowTheRule) {
   const std::string ps = "[training]\nstrategy = async-ps\n[ps]\n";
   EXPECT_TRUE(has(reason_for(ignored_in(ps + "staleness_lr = inverse\nstaleness_threshold = 4\n"), "ps.staleness_threshold"),
