@@ -1,0 +1,21 @@
+# dtsim_check_layering(<target> <name> <dir> ALLOWED <prefix>... FORBIDDEN <prefix>...): the build of <target> first
+# runs cmake/check_layering.cmake over <dir>, so that it fails when a file there includes a header whose path starts
+# with a FORBIDDEN prefix (and no ALLOWED one). Used for the top-level layers (gpu ← models ← sim) and, through
+# dtsim_layer() in sim/CMakeLists.txt, for each layer inside sim/.
+function(dtsim_check_layering target name dir)
+  cmake_parse_arguments(PARSE_ARGV 3 arg "" "" "ALLOWED;FORBIDDEN")
+  file(GLOB_RECURSE layer_files CONFIGURE_DEPENDS ${dir}/*.cpp ${dir}/*.hpp ${dir}/*.cu ${dir}/*.cuh)
+  set(stamp ${CMAKE_CURRENT_BINARY_DIR}/layering_${target}.stamp)
+  # A list travels to cmake -P as one argument only with its separators escaped.
+  string(REPLACE ";" "\\;" allowed_arg "${arg_ALLOWED}")
+  string(REPLACE ";" "\\;" forbidden_arg "${arg_FORBIDDEN}")
+  add_custom_command(OUTPUT ${stamp}
+    COMMAND ${CMAKE_COMMAND} -DLAYER=${name} -DDIR=${dir}
+            "-DALLOWED=${allowed_arg}" "-DFORBIDDEN=${forbidden_arg}" -DSTAMP=${stamp}
+            -P ${PROJECT_SOURCE_DIR}/cmake/check_layering.cmake
+    DEPENDS ${layer_files} ${PROJECT_SOURCE_DIR}/cmake/check_layering.cmake
+    COMMENT "Checking that ${name} includes no higher layer"
+    VERBATIM)
+  add_custom_target(${target}_layering DEPENDS ${stamp})
+  add_dependencies(${target} ${target}_layering)
+endfunction()
