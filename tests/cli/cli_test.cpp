@@ -118,7 +118,7 @@ TEST_F(Cli, KeysFormatTextIsTheDefault) {
 
 // The page docs/keys.md is made of: a generated-file notice, then one six-column table per section.
 TEST_F(Cli, KeysFormatMarkdownIsOneTablePerSection) {
-  const Outcome o = dtsim("keys --format markdown", /*separate_stderr=*/true);
+  const Outcome o = dtsim::testing::run_dtsim("keys --format markdown", /*separate_stderr=*/true);
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_TRUE(o.err.empty()) << o.err;
   EXPECT_EQ(o.output.rfind("# Scenario keys\n", 0), 0u) << o.output;
