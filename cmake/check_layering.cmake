@@ -1,5 +1,5 @@
 # Fails when a source file of one layer includes a header of a layer above it.
-# Called at build time by dtsim_layer() (sim/CMakeLists.txt) as
+# Called at build time by dtsim_check_layering() (cmake/layering.cmake) as
 #   cmake -DLAYER=<name> -DDIR=<folder> -DALLOWED=<a;b;...> -DFORBIDDEN=<c;d;...> -DSTAMP=<file> -P check_layering.cmake
 # ALLOWED and FORBIDDEN are include prefixes such as "sim/config/" or "models/"; an include that starts with a
 # forbidden prefix is an error unless it also starts with an allowed one (a layer may include itself).

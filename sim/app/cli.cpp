@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/app/collective_command.hpp"
+#include "sim/app/keys_command.hpp"
 #include "sim/scenario/errors.hpp"
 #include "sim/app/outputs.hpp"
 #include "sim/app/profiles_command.hpp"
@@ -30,7 +31,7 @@ constexpr int kExitBadInput = 2;
 const char* const kUsage =
     "usage: dtsim run SCENARIO.ini [--out DIR] [--set section.key=value]... [--strict] [--quiet]\n"
     "       dtsim check SCENARIO.ini [--set section.key=value]... [--strict]\n"
-    "       dtsim keys\n"
+    "       dtsim keys [--format text|markdown]\n"
     "       dtsim profiles [DIR]\n"
     "       dtsim collective [--profile P] [--topology T] [--ranks N] [--algorithm A] [--sizes MIN:MAX] [--op OP]\n"
     "                        [--fidelity F] [--gpus-per-node G] [--warmup W] [--iters N] [--set section.key=value]...\n"
@@ -47,6 +48,7 @@ const char* const kUsage =
     "  --set section.key=value override a scenario key (repeatable)\n"
     "  --strict                a key that has no effect in this run is an error, not a warning\n"
     "  --quiet                 print nothing but errors\n"
+    "  --format F              output of 'keys': text (default) or markdown (the page docs/keys.md)\n"
     "\n"
     "exit status: 0 success, 2 bad input, 1 internal error\n";
 
@@ -55,6 +57,7 @@ struct CommandLine {
   std::string scenario;
   std::string out;
   std::vector<std::string> sets;
+  std::string format = "text";  // of 'keys'
   bool quiet = false;
   bool strict = false;
   bool help = false;
@@ -64,7 +67,8 @@ struct CommandLine {
 CommandLine parse_command_line(int argc, char** argv) {
   po::options_description named;
   named.add_options()("out", po::value<std::string>())("set", po::value<std::vector<std::string>>()->composing())(
-      "quiet", po::bool_switch())("strict", po::bool_switch())("help,h", po::bool_switch())("version", po::bool_switch());
+      "quiet", po::bool_switch())("strict", po::bool_switch())("help,h", po::bool_switch())(
+      "version", po::bool_switch())("format", po::value<std::string>());
   po::options_description hidden;
   hidden.add_options()("command", po::value<std::string>())("scenario", po::value<std::string>())(
       "extra", po::value<std::vector<std::string>>());
@@ -85,6 +89,7 @@ CommandLine parse_command_line(int argc, char** argv) {
   if (vm.count("scenario")) cl.scenario = vm["scenario"].as<std::string>();
   if (vm.count("out")) cl.out = vm["out"].as<std::string>();
   if (vm.count("set")) cl.sets = vm["set"].as<std::vector<std::string>>();
+  if (vm.count("format")) cl.format = vm["format"].as<std::string>();
   cl.quiet = vm["quiet"].as<bool>();
   cl.strict = vm["strict"].as<bool>();
   cl.help = vm["help"].as<bool>();
@@ -99,25 +104,6 @@ void require_scenario(const CommandLine& cl) {
   if (cl.scenario.empty())
     throw InputError("command line", "", "'dtsim " + cl.command + "' needs a scenario file",
                      "e.g. dtsim " + cl.command + " scenarios/quickstart.ini");
-}
-
-int command_keys() {
-  std::printf("%-28s %-10s %-7s %-36s %s\n", "KEY", "TYPE", "UNIT", "DEFAULT", "MEANING");
-  for (const KeySpec& k : all_keys()) {
-    std::string def = k.default_text.empty() ? (k.optional ? "(empty)" : "(from profile)") : k.default_text;
-    std::string meaning = k.help;
-    if (k.type == ValueType::Choice) {
-      std::string list;
-      for (const auto& c : k.choices) list += (list.empty() ? "" : "|") + c;
-      meaning += "; one of " + list;
-    } else if ((k.type == ValueType::Int || k.type == ValueType::Real || k.type == ValueType::Quantity) &&
-               k.range.bounded()) {
-      meaning += "; range " + k.range.describe();
-    }
-    std::printf("%-28s %-10s %-7s %-36s %s\n", k.name.c_str(), k.type_name().c_str(), k.unit().c_str(), def.c_str(),
-                meaning.c_str());
-  }
-  return kExitOk;
 }
 
 // Keys the user set that this run does not read: one warning line each on stderr (even with --quiet, like
@@ -207,7 +193,7 @@ int dtsim_main(int argc, char** argv) {
     }
     if (cl.command == "run") return command_run(cl);
     if (cl.command == "check") return command_check(cl);
-    if (cl.command == "keys") return command_keys();
+    if (cl.command == "keys") return command_keys(parse_keys_format(cl.format));
     if (cl.command == "profiles") return command_profiles(cl.scenario.empty() ? default_profile_dir() : cl.scenario);
     const std::string near = suggest_among(cl.command, {"run", "check", "keys", "profiles", "collective"});
     throw InputError("command line", "", "unknown command '" + cl.command + "'",
