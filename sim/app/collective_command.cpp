@@ -46,16 +46,6 @@ const char* const kHelp =
     "\n"
     "All sizes run one after another in one simulation; each starts when every rank finished the previous one.\n";
 
-// The scenario key behind what make_collective refused (the flags set the same keys).
-const char* scenario_key_of(CollectiveError::Cause cause) {
-  switch (cause) {
-    case CollectiveError::Cause::Algorithm: return "collective.algorithm";
-    case CollectiveError::Cause::PipelineChunks: return "collective.pipeline_chunk";
-    case CollectiveError::Cause::Root: return "collective.root";
-  }
-  return "collective";
-}
-
 struct Flags {
   std::vector<std::string> sets;  // the flags as scenario keys, then the user's --set
   CollectiveKind op = CollectiveKind::Allreduce;
@@ -188,7 +178,7 @@ int command_collective(int argc, char** argv) {
     collective = make_collective(flags.op, cfg.collectives.algorithm, cfg.collectives.fidelity, platform, "collective",
                                  cfg.collectives.options(cfg.fabric.efficiency));
   } catch (const CollectiveError& e) {
-    throw InputError("collective", scenario_key_of(e.cause()), e.reason(), e.hint());
+    throw InputError("collective", collective_key_of(e.cause()), e.reason(), e.hint());
   }
   const int n = platform.num_workers();
   const double factor = bus_bandwidth_factor(flags.op, n);

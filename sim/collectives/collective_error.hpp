@@ -6,15 +6,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/config/collective_types.hpp"
+
 namespace dtsim::sim {
 
 class CollectiveError : public std::runtime_error {
  public:
-  enum class Cause {
-    Algorithm,       // the algorithm does not implement the kind, or cannot serve this group of ranks
-    PipelineChunks,  // options.pipeline_chunk_bytes or options.max_pipeline_chunks below 1
-    Root,            // options.root is not a rank
-  };
+  using Cause = CollectiveRefusal;
 
   // what() is "<reason>; <hint>", or the reason alone without a hint.
   CollectiveError(Cause cause, std::string reason, std::string hint = "")

@@ -24,4 +24,13 @@ CollectiveConfig make_collective_config(const Scenario& scenario) {
   return c;
 }
 
+const char* collective_key_of(CollectiveRefusal refusal) {
+  switch (refusal) {
+    case CollectiveRefusal::Algorithm: return "collective.algorithm";
+    case CollectiveRefusal::PipelineChunks: return "collective.pipeline_chunk";
+    case CollectiveRefusal::Root: return "collective.root";
+  }
+  return "collective";
+}
+
 }  // namespace dtsim::sim

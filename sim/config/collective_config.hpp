@@ -22,4 +22,7 @@ struct CollectiveConfig {
 
 CollectiveConfig make_collective_config(const Scenario& scenario);
 
+// The scenario key that sets the argument make_collective refused (command-line flags set the same keys).
+const char* collective_key_of(CollectiveRefusal refusal);
+
 }  // namespace dtsim::sim

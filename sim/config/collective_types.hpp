@@ -19,6 +19,14 @@ enum class Algorithm { Ring, DoubleBinaryTree, HalvingDoubling, Hierarchical };
 // Auto: chosen per collective from its flow count (see resolve_fidelity).
 enum class Fidelity { Stepwise, Aggregated, Analytic, Auto };
 
+// Which of make_collective's arguments it refused (sim/collectives/collective_error.hpp); the configuration
+// says which scenario key sets that argument (collective_config.hpp: collective_key_of).
+enum class CollectiveRefusal {
+  Algorithm,       // the algorithm does not implement the kind, or cannot serve this group of ranks
+  PipelineChunks,  // options.pipeline_chunk_bytes or options.max_pipeline_chunks below 1
+  Root,            // options.root is not a rank
+};
+
 // The α-β model of one communication: a transfer of s bytes takes alpha + s / bandwidth.
 struct AlphaBeta {
   double alpha = 0.0;      // seconds: route latency between the communicating ranks

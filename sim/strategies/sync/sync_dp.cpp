@@ -6,19 +6,6 @@
 #include "sim/scenario/errors.hpp"
 
 namespace dtsim::sim {
-namespace {
-
-// The scenario key behind what make_collective refused.
-const char* scenario_key_of(CollectiveError::Cause cause) {
-  switch (cause) {
-    case CollectiveError::Cause::Algorithm: return "collective.algorithm";
-    case CollectiveError::Cause::PipelineChunks: return "collective.pipeline_chunk";
-    case CollectiveError::Cause::Root: return "collective.root";
-  }
-  return "collective";
-}
-
-}  // namespace
 
 SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
     : ctx_(ctx),
@@ -73,7 +60,7 @@ void SyncDataParallel::launch(int64_t first_step) {
       return make_collective(kind, algorithm, cfg.collectives.fidelity, group, prefix + name,
                              cfg.collectives.options(cfg.fabric.efficiency));
     } catch (const CollectiveError& e) {
-      throw InputError("collective", scenario_key_of(e.cause()), e.reason(), e.hint());
+      throw InputError("collective", collective_key_of(e.cause()), e.reason(), e.hint());
     }
   };
   if (streams_) {
