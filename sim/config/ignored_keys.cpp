@@ -101,7 +101,7 @@ std::string fl_algorithm_settings(const std::string& key, const RunConfig& c) {
 // model.hidden: only architectures that take hidden widths (models/architectures.cpp).
 std::string architecture_settings(const std::string& key, const RunConfig& c) {
   if (key != "model.hidden") return "";
-  const auto& d = models::architecture_descriptor(models::parse_architecture(c.arch));
+  const auto& d = models::architecture_descriptor(c.arch);
   if (d.takes_hidden) return "";
   std::vector<std::string> readers;
   for (const auto& a : models::architecture_registry())

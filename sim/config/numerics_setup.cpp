@@ -19,15 +19,14 @@ RunLength run_length(const RunConfig& c, int usable_training_samples) {
 
 models::NetworkSpec network_spec(const RunConfig& c, const models::Dataset& train) {
   models::NetworkSpec spec;
-  spec.arch = c.arch;
+  spec.arch = models::to_string(c.arch);
   spec.channels = train.channels;
   spec.height = train.height;
   spec.width = train.width;
   spec.classes = train.num_classes;
-  if (c.arch == "mlp") spec.hidden = c.hidden;  // the other architectures have fixed shapes
-  spec.activation = c.activation == "gelu"   ? models::Activation::Gelu
-                    : c.activation == "tanh" ? models::Activation::Tanh
-                                             : models::Activation::Relu;
+  // The other architectures have fixed shapes.
+  if (models::architecture_descriptor(c.arch).takes_hidden) spec.hidden = c.hidden;
+  spec.activation = models::parse_activation(c.activation);
   return spec;
 }
 

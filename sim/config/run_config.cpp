@@ -21,8 +21,8 @@ void check_combinations(const Scenario& s, const RunConfig& c) {
   if (c.schedule.warmup_epochs > 0 && c.schedule.warmup_steps > 0)
     s.fail("training.warmup_steps", "both warmup_epochs and warmup_steps are set", "set only one of them");
   const bool synthetic = c.dataset != "fashion-mnist";
-  if (synthetic && (c.arch == "lenet" || c.arch == "cnn"))
-    s.fail("model.arch", "'" + c.arch + "' needs images, but data.dataset is '" + c.dataset + "'",
+  if (synthetic && models::architecture_descriptor(c.arch).needs_images)
+    s.fail("model.arch", std::string("'") + models::to_string(c.arch) + "' needs images, but data.dataset is '" + c.dataset + "'",
            "use logreg or mlp with synthetic data");
   if (c.data.partition == "natural" && !synthetic)
     s.fail("data.partition", "'natural' follows the devices of the synthetic datasets only",
@@ -109,7 +109,7 @@ RunConfig make_run_config(const Scenario& s) {
   const std::string math = s.text("compute.math");
   c.math = math == "tf32" ? MathMode::Tf32 : math == "bf16" ? MathMode::Bf16 : MathMode::Fp32;
 
-  c.arch = s.text("model.arch");
+  c.arch = models::parse_architecture(s.text("model.arch"));
   c.activation = s.text("model.activation");
   c.hidden.clear();
   for (const int64_t h : s.int_list("model.hidden")) c.hidden.push_back(static_cast<int>(h));

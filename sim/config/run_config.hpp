@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "models/architectures.hpp"
+
 #include "sim/config/cluster_config.hpp"
 #include "sim/config/collective_config.hpp"
 #include "sim/config/compression_config.hpp"
@@ -83,7 +85,7 @@ struct RunConfig {
   MathMode math = MathMode::Fp32;
   std::string device = "auto";  // cpu | cuda | auto
 
-  std::string arch = "mlp";  // logreg | mlp | lenet | cnn
+  models::Architecture arch = models::Architecture::Mlp;
   std::string activation = "relu";
 
   std::vector<int> hidden{256, 128};
