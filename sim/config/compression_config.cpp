@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "models/random.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/config/strategy.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -13,6 +14,29 @@ models::CompressionSettings CompressionConfig::resolved(int64_t steps_per_epoch)
   models::CompressionSettings s = settings;
   s.start_step = std::max(s.start_step, start_epoch * steps_per_epoch);
   return s;
+}
+
+namespace {
+
+// The key fields whose setting has another name: {field, setting}.
+const std::pair<const char*, const char*> kRenamedFields[] = {{"rank", "powersgd_rank"}, {"start_epoch", "start_step"}};
+
+}  // namespace
+
+std::optional<models::CompressionSetting> compression_setting_of_key(const std::string& key) {
+  std::string field = key.substr(key.find('.') + 1);
+  for (const auto& [renamed, setting] : kRenamedFields)
+    if (field == renamed) field = setting;
+  return models::compression_setting_table().parse(field);
+}
+
+std::string compression_key_of_setting(const std::string& setting) {
+  // A setting with a key of its own (start_step has one) is set there; the others through their renamed field.
+  const std::string own = "compression." + setting;
+  if (find_key(own)) return own;
+  for (const auto& [renamed, name] : kRenamedFields)
+    if (setting == name) return std::string("compression.") + renamed;
+  return own;
 }
 
 CompressionConfig make_compression_config(const Scenario& s) {
@@ -56,7 +80,7 @@ CompressionConfig make_compression_config(const Scenario& s) {
   try {
     models::validate(m);
   } catch (const models::CompressionSettingError& e) {
-    const std::string key = "compression." + (e.setting() == "powersgd_rank" ? std::string("rank") : e.setting());
+    const std::string key = compression_key_of_setting(e.setting());
     const std::string reason = e.what();
     const std::string prefix = "compression: ";
     s.fail(key, reason.compare(0, prefix.size(), prefix) == 0 ? reason.substr(prefix.size()) : reason,

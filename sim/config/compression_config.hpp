@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "models/compression/compression.hpp"
+#include "models/compression/registry.hpp"
 
 namespace dtsim::sim {
 
@@ -24,5 +27,12 @@ struct CompressionConfig {
 // Reads the [compression] keys. A setting given for a compressor it does not apply to, and compression with
 // strategies or features it cannot serve, are InputErrors at the key.
 CompressionConfig make_compression_config(const Scenario& scenario);
+
+// Between the compression.* keys and the models' CompressionSetting names, which agree except for
+// compression.rank (powersgd_rank) and compression.start_epoch (converted into start_step).
+// The setting a key sets, or nullopt for keys that set none (kind, downloads).
+std::optional<models::CompressionSetting> compression_setting_of_key(const std::string& key);
+// The key a user changes for a setting that models::validate() refused ("powersgd_rank" → "compression.rank").
+std::string compression_key_of_setting(const std::string& setting);
 
 }  // namespace dtsim::sim

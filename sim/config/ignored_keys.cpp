@@ -51,9 +51,7 @@ std::string compression_settings(const std::string& key, const RunConfig& c) {
   if (section_of(key) != "compression" || key == "compression.kind") return "";
   const models::CompressorKind kind = c.compression.settings.kind;
   if (kind == models::CompressorKind::None) return "has no effect: compression.kind = none";
-  const std::string field = key.substr(key.find('.') + 1);
-  const std::string setting_name = field == "rank" ? "powersgd_rank" : field == "start_epoch" ? "start_step" : field;
-  const auto setting = models::compression_setting_table().parse(setting_name);
+  const auto setting = compression_setting_of_key(key);
   if (!setting || models::compressor_descriptor(kind).reads(*setting)) return "";
   return std::string("has no effect with compression.kind = ") + models::to_string(kind) + " (it applies to " +
          models::join_names(names_of(models::compressor_kind_table(), models::compressors_reading(*setting))) + ")";
