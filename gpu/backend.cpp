@@ -1,6 +1,8 @@
 #include "gpu/backend.hpp"
 
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "gpu/cpu_ops.hpp"
 #include "gpu/cuda_device.hpp"
@@ -39,20 +41,35 @@ BackendChoice try_cuda_backend(std::string* reason) {
 
 }  // namespace
 
+namespace {
+
+// The one list of the devices' names, in the order a key offers them.
+struct DeviceName {
+  Device device;
+  const char* name;
+};
+constexpr DeviceName kDeviceNames[] = {{Device::Auto, "auto"}, {Device::Cpu, "cpu"}, {Device::Cuda, "cuda"}};
+
+}  // namespace
+
 Device parse_device(const std::string& text) {
-  if (text == "cpu") return Device::Cpu;
-  if (text == "cuda") return Device::Cuda;
-  if (text == "auto") return Device::Auto;
-  throw std::invalid_argument("unknown compute device '" + text + "'; accepted: cpu, cuda, auto");
+  for (const DeviceName& d : kDeviceNames)
+    if (text == d.name) return d.device;
+  std::string accepted;
+  for (const std::string& name : device_names()) accepted += (accepted.empty() ? "" : ", ") + name;
+  throw std::invalid_argument("unknown compute device '" + text + "'; accepted: " + accepted);
 }
 
 const char* to_string(Device device) {
-  switch (device) {
-    case Device::Cpu: return "cpu";
-    case Device::Cuda: return "cuda";
-    case Device::Auto: return "auto";
-  }
+  for (const DeviceName& d : kDeviceNames)
+    if (d.device == device) return d.name;
   return "?";
+}
+
+std::vector<std::string> device_names() {
+  std::vector<std::string> names;
+  for (const DeviceName& d : kDeviceNames) names.push_back(d.name);
+  return names;
 }
 
 BackendChoice make_backend(Device device) {

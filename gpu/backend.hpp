@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gpu/ops.hpp"
 
@@ -14,6 +15,7 @@ enum class Device { Cpu, Cuda, Auto };
 // "cpu", "cuda" or "auto" (exactly, lower case). Throws std::invalid_argument naming the accepted values.
 Device parse_device(const std::string& text);
 const char* to_string(Device device);
+std::vector<std::string> device_names();  // auto, cpu, cuda: a key's list of choices
 
 struct BackendChoice {
   std::unique_ptr<Ops<float>> ops;

@@ -72,21 +72,22 @@ class Builder {
   std::vector<std::unique_ptr<Layer<T>>> layers_;
 };
 
-// The spec's architecture, after the checks that do not depend on it (an unknown name is reported after them).
+// The spec's architecture, after checking the sizes it is given.
 const ArchitectureDescriptor& validate(const NetworkSpec& spec) {
+  const ArchitectureDescriptor& architecture = architecture_descriptor(spec.arch);
+  const std::string name = architecture.name;
   if (spec.channels <= 0 || spec.height <= 0 || spec.width <= 0 || spec.classes <= 0)
-    throw std::invalid_argument("network '" + spec.arch + "': channels, height, width and classes must be positive");
-  const std::optional<Architecture> architecture = architecture_table().parse(spec.arch);
-  if (!spec.hidden.empty() && !(architecture && architecture_descriptor(*architecture).takes_hidden)) {
+    throw std::invalid_argument("network '" + name + "': channels, height, width and classes must be positive");
+  if (!spec.hidden.empty() && !architecture.takes_hidden) {
     std::vector<std::string> takers;
     for (const ArchitectureDescriptor& d : architecture_registry())
       if (d.takes_hidden) takers.push_back(d.name);
-    throw std::invalid_argument("network '" + spec.arch + "': hidden widths apply to " +
+    throw std::invalid_argument("network '" + name + "': hidden widths apply to " +
                                 join_names(takers, ", ", " and ") + " only");
   }
   for (const int h : spec.hidden)
-    if (h <= 0) throw std::invalid_argument("network '" + spec.arch + "': hidden widths must be positive");
-  return architecture_descriptor(parse_architecture(spec.arch));
+    if (h <= 0) throw std::invalid_argument("network '" + name + "': hidden widths must be positive");
+  return architecture;
 }
 
 std::string widths(int inputs, const std::vector<int>& hidden, int classes) {

@@ -25,9 +25,7 @@ Architecture parse_architecture(const std::string& text);
 const char* to_string(Architecture architecture);
 
 struct NetworkSpec {
-  // An architecture's name, as parse_architecture() accepts it (a string so far: the simulator's RunConfig
-  // carries the scenario's text here; it becomes an Architecture once the simulator parses it).
-  std::string arch;
+  Architecture arch = Architecture::Mlp;
   int channels = 1, height = 28, width = 28, classes = 10;
   std::vector<int> hidden;  // mlp only: the hidden layers' widths
   // Every hidden activation of mlp, lenet and cnn (logreg has none); the architectures below are described
@@ -43,7 +41,7 @@ struct NetworkSpec {
 // - cnn:    conv 32@5×5 pad 2 → ReLU → maxpool 2 → conv 64@5×5 pad 2 → ReLU → maxpool 2 → FC 1024 → ReLU →
 //           FC classes (the CNN of McMahan et al. 2017, "Communication-Efficient Learning of Deep Networks
 //           from Decentralized Data").
-// Throws std::invalid_argument for an unknown architecture, non-positive sizes, hidden widths given to an
+// Throws std::invalid_argument for an Architecture without a descriptor, non-positive sizes, hidden widths given to an
 // architecture other than mlp (they would be ignored), or an image too small for the convolutions.
 template <class T>
 std::unique_ptr<Network<T>> make_network(const NetworkSpec& spec);

@@ -120,7 +120,7 @@ LossSums Network<T>::evaluate(Ops<T>& ops, Workspace<T>& ws, const T* params, co
 template <class T>
 std::unique_ptr<Network<T>> make_mlp(int inputs, const std::vector<int>& hidden, int classes) {
   NetworkSpec spec;
-  spec.arch = "mlp";
+  spec.arch = Architecture::Mlp;
   spec.channels = 1;
   spec.height = 1;
   spec.width = inputs;

@@ -148,7 +148,7 @@ int command_run(const CommandLine& cl) {
   report_ignored_keys(cl, inputs);
   const std::string dir = prepare_output_dir(cl, inputs);
 
-  gpu::BackendChoice backend = gpu::make_backend(gpu::parse_device(inputs.config.device));
+  gpu::BackendChoice backend = gpu::make_backend(inputs.config.device);
   if (!cl.quiet) {
     std::printf("dtsim %s  %s\nbackend: %s\n", dtsim_version(), describe_setup(inputs).c_str(),
                 backend.description.c_str());

@@ -73,24 +73,24 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
                 {"parameters", r.num_params},
                 {"forward_flops_per_sample", r.forward_flops_per_sample},
                 {"backward_flops_per_sample", r.backward_flops_per_sample}};
-  s["dataset"] = {{"name", c.dataset},
+  s["dataset"] = {{"name", to_string(c.data.dataset)},
                   {"train_samples", inputs.train.num_samples},
                   {"test_samples", inputs.test.num_samples},
                   {"train_hash", inputs.train.content_hash},
                   {"test_hash", inputs.test.content_hash}};
   if (inputs.partition)
-    s["partition"] = {{"kind", c.data.partition}, {"hash", inputs.partition->hash}, {"shard_sizes", shard_sizes(*inputs.partition)}};
+    s["partition"] = {{"kind", to_string(c.data.partition)}, {"hash", inputs.partition->hash}, {"shard_sizes", shard_sizes(*inputs.partition)}};
   else
-    s["partition"] = {{"kind", "none"}};
-  s["precision"] = {{"weights", c.precision.weights},
-                    {"activations", c.precision.activations},
-                    {"gradients", c.precision.gradients},
-                    {"loss_scaling", c.precision.loss_scaling},
+    s["partition"] = {{"kind", to_string(PartitionKind::None)}};
+  s["precision"] = {{"weights", gpu::to_string(c.precision.weights)},
+                    {"activations", gpu::to_string(c.precision.activations)},
+                    {"gradients", gpu::to_string(c.precision.gradients)},
+                    {"loss_scaling", models::to_string(c.precision.loss_scaling)},
                     {"final_loss_scale", r.precision.final_loss_scale},
                     {"overflows", r.precision.overflows},
                     {"skipped_steps", r.precision.skipped_steps},
                     {"scale_growths", r.precision.scale_growths}};
-  s["optimizer"] = c.optimizer.name;
+  s["optimizer"] = models::to_string(c.optimizer.kind);
   s["strategy"] = r.strategy_details;
   if (r.strategy_details.contains("compression")) s["compression"] = r.strategy_details["compression"];
   if (r.strategy_details.contains("mean_staleness")) s["mean_staleness"] = r.strategy_details["mean_staleness"];

@@ -34,7 +34,7 @@ double RunResult::best_accuracy() const {
 }
 
 RunResult run_training(const RunInputs& inputs, MetricsLog& metrics) {
-  gpu::BackendChoice backend = gpu::make_backend(gpu::parse_device(inputs.config.device));
+  gpu::BackendChoice backend = gpu::make_backend(inputs.config.device);
   return run_training(inputs, metrics, backend);
 }
 
@@ -60,7 +60,7 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   const Platform platform = build_platform(*engine, spec, server_hosts(cfg));
   HeterogeneityRuntime heterogeneity = apply_heterogeneity(*engine, platform, cfg);
 
-  const TrainingContext ctx{inputs, platform, objective, ops, metrics, heterogeneity};
+  const TrainingContext ctx{inputs, platform, objective, ops, metrics, heterogeneity, resolved_compression(inputs)};
   const std::unique_ptr<TrainingStrategy> strategy = make_strategy(ctx);
   strategy->spawn();
   engine->run();

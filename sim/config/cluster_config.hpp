@@ -59,8 +59,12 @@ struct ClusterConfig {
   bool multi_gpu_nodes() const;
 };
 
-// Reads the cluster.* keys, resolves the profiles they name and checks every combination that involves
-// several keys (throws InputError at the key a user would change).
+// cluster.workers: how many GPUs train (RunConfig::workers).
+int worker_count(const Scenario& scenario);
+
+// Reads the other cluster.* keys and resolves the profiles they name (throws InputError at the key a user
+// would change). Whether the shapes fit the workers and the strategy's server hosts is checked with the
+// other cross-section rules (run_checks.hpp).
 ClusterConfig make_cluster_config(const Scenario& scenario);
 
 // Parses cluster.groups ("a100:4:a100-80gb; v100:4:v100-32gb:8"); throws ValueError with a reason.

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/compression/registry.hpp"
 #include "models/random.hpp"
 #include "sim/config/schema.hpp"
-#include "sim/config/strategy.hpp"
+#include "sim/scenario/key_builders.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace dtsim::sim {
@@ -39,7 +40,7 @@ std::string compression_key_of_setting(const std::string& setting) {
   return own;
 }
 
-CompressionConfig make_compression_config(const Scenario& s) {
+CompressionConfig make_compression_config(const Scenario& s, uint64_t run_seed) {
   CompressionConfig c;
   models::CompressionSettings& m = c.settings;
   m.kind = models::parse_compressor_kind(s.text("compression.kind"));  // a choice key: always valid
@@ -58,18 +59,10 @@ CompressionConfig make_compression_config(const Scenario& s) {
   m.start_step = s.integer("compression.start_step");
   m.min_tensor_size = static_cast<size_t>(s.integer("compression.min_tensor_size"));
   m.indices = models::parse_index_encoding(s.text("compression.indices"));
-  m.seed = models::derive_seed(static_cast<uint64_t>(s.integer("run.seed")), "compression");
+  m.seed = models::derive_seed(run_seed, "compression");
   c.start_epoch = s.integer("compression.start_epoch");
   c.downloads = s.boolean("compression.downloads");
 
-  if (m.momentum_correction > 0.0 && s.real("training.momentum") != 0.0)
-    s.fail("compression.momentum_correction",
-           "the momentum is applied by each worker before sparsifying; the optimizer's would apply it twice",
-           "set training.momentum = 0 (and give its value to compression.momentum_correction)");
-  const Strategy strategy = parse_strategy(s.text("training.strategy"));
-  if (c.downloads && !reads_section(strategy, "fl"))
-    s.fail("compression.downloads", "applies to training.strategy = federated, not " + s.text("training.strategy"),
-           "remove it, or set training.strategy = federated");
   if (!c.active() && m.error_feedback)
     s.fail("compression.error_feedback", "error feedback needs a compressor (compression.kind is none)",
            "set compression.kind, e.g. topk");
@@ -86,42 +79,58 @@ CompressionConfig make_compression_config(const Scenario& s) {
     s.fail(key, reason.compare(0, prefix.size(), prefix) == 0 ? reason.substr(prefix.size()) : reason,
            "'dtsim keys' says which compression.kind each compression key applies to");
   }
-  if (!c.active()) return c;
-
-  // The asynchronous parameter server and federated learning decode every worker's message on its own (a
-  // shard applies each push, the aggregator weighs each upload): there is no group step in which a vote could
-  // be taken or a narrow-format sum could overflow, so these two settings would be silently ignored.
-  const StrategyDescriptor& traits = strategy_descriptor(strategy);
-  if (!traits.synchronous_group) {
-    if (m.majority_vote)
-      s.fail("compression.majority_vote",
-             std::string("a majority vote needs a synchronous group; ") + traits.name + " decodes each worker's signs on their own",
-             "remove it (each message is then plain signs), or use training.strategy = sync");
-    if (m.predivide)
-      s.fail("compression.predivide",
-             std::string("predivide scales a synchronous group's narrow-format sum; ") + traits.name + " has no such sum",
-             "remove it, or use training.strategy = sync");
-  }
-  // Secure aggregation masks each upload with pairwise masks that cancel only in the sum of dense vectors of
-  // one fixed length; compressed messages (sparse values at client-chosen indices, low-rank factors, signs
-  // with a scale) are neither, and revealing which indices a client sends defeats the masking.
-  if (reads_section(strategy, "fl") && s.boolean("fl.secure_aggregation"))
-    s.fail("compression.kind", "compressed uploads cannot be securely aggregated (the masks need dense vectors)",
-           "set compression.kind = none, or fl.secure_aggregation = false");
-
-  // Synchronous groups compress the gradients as backward leaves them: a loss-scaled one would carry the
-  // scale (which changes as the scaler grows or backs off) into the residuals, and an overflowed step's
-  // infinities would stay in them for good. (The parameter server unscales before compressing.)
-  const bool synchronous = traits.synchronous_group;
-  if (synchronous && s.text("precision.loss_scaling") != "none")
-    s.fail("precision.loss_scaling", "loss scaling cannot be combined with gradient compression yet",
-           "use precision.weights = bf16 (which needs no loss scaling), or compression.kind = none");
-
-  // A restart rolls the model back to a checkpoint, which holds no residuals or half-combined steps.
-  if (synchronous && !s.text("faults.events").empty())
-    s.fail("compression.kind", "synchronous training with compression does not survive [faults] events yet",
-           "remove faults.events, or set compression.kind = none");
   return c;
+}
+
+// ---- keys ------------------------------------------------------------------------------------------------
+// Scenario keys: gradient compression (models/compression), for every strategy.
+using namespace key_builders;
+
+void add_compression_keys(std::vector<KeySpec>& keys) {
+  const std::vector<KeySpec> mine = {
+      choice("compression.kind", "none", models::compressor_kind_names(),
+             "What a worker sends instead of its fp32 gradient (sync: the bucket allreduces; async-ps: each push; "
+             "federated: each upload); the bytes of the actual encoding drive the simulated network"),
+      real("compression.ratio", "0.01", fraction_open_closed(),
+           "topk, randomk: fraction k/d of each tensor's values sent (k = max(1, round(ratio*d)))"),
+      boolean("compression.sampled_threshold", "false",
+              "topk: Deep Gradient Compression's threshold estimated from a sample instead of an exact selection "
+              "(the message size then varies per worker; the all-gather pads to the largest)"),
+      boolean("compression.unbiased", "false", "randomk: scale the kept values by d/k, so that E[C(g)] = g"),
+      boolean("compression.shared_indices", "true",
+              "randomk: every worker draws the same indices from a shared seed, so none are sent and the values "
+              "can be allreduced; false = own indices, all-gathered like topk"),
+      integer("compression.qsgd_levels", "7", between(1, 16777216),
+              "qsgd: s magnitude levels; a value costs a sign bit and ceil(log2(s+1)) bits (7 = 4 bits per value)"),
+      integer("compression.qsgd_bucket", "0", at_least(0), "qsgd: values per norm; 0 = one norm per tensor"),
+      integer("compression.rank", "1", between(1, 1e6),
+              "powersgd: rank r of the P (m x r) and Q (n x r) factors of each weight matrix (biases go uncompressed)"),
+      real("compression.signum_momentum", "0.9", fraction_closed_open(),
+           "signum: beta of the momentum m = beta*m + (1-beta)*g whose sign is sent"),
+      boolean("compression.majority_vote", "false",
+              "sign, signum, training.strategy = sync or local: the update is the sign of the sum of the workers' signs "
+              "(signSGD with majority vote)"),
+      boolean("compression.predivide", "false",
+              "fp16, bf16, training.strategy = sync or local: divide by the number of workers before the narrow-format "
+              "sum, so that it cannot overflow"),
+      boolean("compression.error_feedback", "false",
+              "Each worker keeps what compression dropped and adds it to its next gradient (EF-SGD)"),
+      real("compression.momentum_correction", "0", fraction_closed_open(),
+           "topk, randomk with error_feedback: Deep Gradient Compression's momentum correction with momentum "
+           "factor masking, beta (0 = off); each worker applies the momentum before sparsifying, so "
+           "training.momentum must be 0"),
+      integer("compression.start_step", "0", at_least(0),
+              "Steps before this one go uncompressed (PowerSGD's start_powerSGD_iter, 1-bit Adam's freeze_step)"),
+      integer("compression.start_epoch", "0", at_least(0),
+              "Like start_step, in epochs (the later of the two wins); federated: in rounds"),
+      integer("compression.min_tensor_size", "0", at_least(0),
+              "Layer filter: tensors with fewer values (biases, small layers) go uncompressed"),
+      choice("compression.indices", "bits", models::index_encoding_names(),
+             "Sparse messages' index encoding: ceil(log2 d) bits per index, or a 4-byte int32 each"),
+      boolean("compression.downloads", "false",
+              "federated: compress the server's model download to each client too (no error feedback there)"),
+  };
+  keys.insert(keys.end(), mine.begin(), mine.end());
 }
 
 }  // namespace dtsim::sim

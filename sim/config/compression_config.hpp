@@ -24,9 +24,10 @@ struct CompressionConfig {
   models::CompressionSettings resolved(int64_t steps_per_epoch) const;
 };
 
-// Reads the [compression] keys. A setting given for a compressor it does not apply to, and compression with
-// strategies or features it cannot serve, are InputErrors at the key.
-CompressionConfig make_compression_config(const Scenario& scenario);
+// Reads the [compression] keys; the compressors' random streams derive from `run_seed` (run.seed). A setting
+// given for a compressor it does not apply to is an InputError at the key; compression with strategies or
+// features it cannot serve is refused with the other cross-section rules (run_checks.hpp).
+CompressionConfig make_compression_config(const Scenario& scenario, uint64_t run_seed);
 
 // Between the compression.* keys and the models' CompressionSetting names, which agree except for
 // compression.rank (powersgd_rank) and compression.start_epoch (converted into start_step).

@@ -6,10 +6,9 @@
 #include "models/dataset.hpp"
 #include "models/partition.hpp"
 #include "sim/config/run_config.hpp"
+#include "sim/scenario/key_origins.hpp"
 
 namespace dtsim::sim {
-
-class Scenario;
 
 struct TrainingData {
   models::Dataset train;
@@ -20,8 +19,8 @@ struct TrainingData {
 };
 
 // Every user-fixable problem (a missing dataset file, a partition that cannot be made) is an InputError at
-// the responsible key.
-TrainingData prepare_data(const Scenario& scenario, const RunConfig& config);
+// the responsible key, located through `origins`.
+TrainingData prepare_data(const RunConfig& config, const KeyOrigins& origins);
 
 // Number of training samples the workers draw from (those in some shard when the data is partitioned).
 int usable_training_samples(const TrainingData& data);

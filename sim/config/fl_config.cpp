@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <limits>
 
-#include "sim/scenario/keys.hpp"
+#include "models/federated.hpp"
+#include "sim/config/choice.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/config/strategy.hpp"
+#include "sim/scenario/key_builders.hpp"
+#include "sim/scenario/keys.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/text.hpp"
 #include "sim/scenario/units.hpp"
@@ -73,23 +77,25 @@ AvailabilityWindow parse_window(const std::string& text, const std::string& item
   return w;
 }
 
-// Refuses, at the key a user would change, what the federated clients do not model.
-void check_numerics_for_federated(const Scenario& s) {
-  if (s.text("training.optimizer") != "sgd")
-    s.fail("training.optimizer", "federated clients train with local SGD (training.lr, momentum, weight_decay)",
-           "use sgd; the server's optimizer is fl.server_lr and fl.server_momentum");
-  if (s.boolean("training.nesterov")) s.fail("training.nesterov", "federated clients use heavy-ball momentum only");
-  if (s.text("precision.loss_scaling") != "none")
-    s.fail("precision.loss_scaling", "federated clients do not model loss scaling", "use none");
-  if (s.text("training.decay") != "constant" || s.real("training.warmup_epochs") > 0 ||
-      s.integer("training.warmup_steps") > 0 || s.text("training.lr_scaling") != "none")
-    s.fail("training.decay", "federated clients use the constant rate training.lr (no schedule, warmup or scaling)",
-           "leave training.decay, warmup_* and lr_scaling at their defaults");
-}
-
 }  // namespace
 
-const char* to_string(StragglerPolicy policy) { return policy == StragglerPolicy::Drop ? "drop" : "partial"; }
+const models::NameTable<StragglerPolicy>& straggler_policy_table() {
+  static const models::NameTable<StragglerPolicy> table{{StragglerPolicy::Drop, "drop"},
+                                                        {StragglerPolicy::Partial, "partial"}};
+  return table;
+}
+
+const models::NameTable<ClientSampling>& client_sampling_table() {
+  static const models::NameTable<ClientSampling> table{{ClientSampling::Uniform, "uniform"},
+                                                       {ClientSampling::Weighted, "weighted"}};
+  return table;
+}
+
+const models::NameTable<ClientWeighting>& client_weighting_table() {
+  static const models::NameTable<ClientWeighting> table{{ClientWeighting::Samples, "samples"},
+                                                        {ClientWeighting::Uniform, "uniform"}};
+  return table;
+}
 
 std::vector<ClientAvailability> parse_availability_trace(const std::string& text, int clients) {
   std::vector<ClientAvailability> out;
@@ -117,16 +123,14 @@ std::vector<ClientAvailability> parse_availability_trace(const std::string& text
   return out;
 }
 
-FlConfig make_fl_config(const Scenario& s) {
+FlConfig make_fl_config(const Scenario& s, int workers) {
   FlConfig c;
-  const bool federated = reads_section(parse_strategy(s.text("training.strategy")), "fl");
-  const int workers = static_cast<int>(s.integer("cluster.workers"));
   c.algorithm = models::parse_fl_algorithm(s.text("fl.algorithm"));
   c.prox_mu = s.real("fl.prox_mu");
   c.rounds = s.integer("fl.rounds");
   const int64_t k = s.integer("fl.clients_per_round");
-  c.weighted_sampling = s.text("fl.sampling") == "weighted";
-  c.weight_by_samples = s.text("fl.weighting") == "samples";
+  c.weighted_sampling = choice_value(client_sampling_table(), s, "fl.sampling") == ClientSampling::Weighted;
+  c.weight_by_samples = choice_value(client_weighting_table(), s, "fl.weighting") == ClientWeighting::Samples;
   c.local_epochs = static_cast<int>(s.integer("fl.local_epochs"));
   c.local_steps = s.integer("fl.local_steps");
   c.local_steps_by_client = s.int_list("fl.local_steps_by_client");
@@ -136,7 +140,7 @@ FlConfig make_fl_config(const Scenario& s) {
   c.overcommit = s.real("fl.overcommit");
   c.deadline = s.quantity("fl.deadline");
   c.straggler_fraction = s.real("fl.straggler_fraction");
-  c.straggler_policy = s.text("fl.straggler_policy") == "partial" ? StragglerPolicy::Partial : StragglerPolicy::Drop;
+  c.straggler_policy = choice_value(straggler_policy_table(), s, "fl.straggler_policy");
   c.availability = s.real("fl.availability");
   c.eval_every = s.integer("fl.eval_every");
   SecureAggregationConfig& sa = c.secure_aggregation;
@@ -150,30 +154,72 @@ FlConfig make_fl_config(const Scenario& s) {
   } catch (const ValueError& e) {
     s.fail("fl.availability_trace", e.what(), e.hint());
   }
+  c.requested_clients_per_round = k;
   c.clients_per_round = k == 0 ? workers : static_cast<int>(std::min<int64_t>(k, workers));
-  if (!federated) return c;
-
-  if (k > workers)
-    s.fail("fl.clients_per_round", std::to_string(k) + " clients per round but only " + std::to_string(workers) +
-                                       " clients (cluster.workers)",
-           "lower it, or 0 for every client");
-  if (c.prox_mu > 0 && c.algorithm != models::FlAlgorithm::FedProx)
-    s.fail("fl.prox_mu", "only FedProx has a proximal term", "set fl.algorithm = fedprox, or prox_mu = 0");
-  if (!c.local_steps_by_client.empty()) {
-    if (static_cast<int>(c.local_steps_by_client.size()) != workers)
-      s.fail("fl.local_steps_by_client",
-             std::to_string(c.local_steps_by_client.size()) + " values for " + std::to_string(workers) + " clients",
-             "give one local step count per client (cluster.workers)");
-    if (std::any_of(c.local_steps_by_client.begin(), c.local_steps_by_client.end(), [](int64_t v) { return v < 1; }))
-      s.fail("fl.local_steps_by_client", "every client needs at least one local step");
-  } else if (c.local_steps == 0 && c.local_epochs == 0) {
-    s.fail("fl.local_epochs", "no local work: local_epochs and local_steps are both 0", "set one of them");
-  }
-  if (c.straggler_fraction > 0 && c.straggler_policy == StragglerPolicy::Partial && c.local_steps == 0 &&
-      c.local_steps_by_client.empty() && c.local_epochs < 2)
-    s.fail("fl.local_epochs", "partial stragglers run 1 to E-1 local epochs, so E must be at least 2");
-  check_numerics_for_federated(s);
   return c;
+}
+
+// ---- keys ------------------------------------------------------------------------------------------------
+// Scenario keys: federated learning.
+using namespace key_builders;
+
+void add_fl_keys(std::vector<KeySpec>& keys) {
+  const std::vector<KeySpec> mine = {
+      // ---- federated learning (training.strategy = federated) ----------------------------------------------
+      choice("fl.algorithm", "fedavg", models::fl_algorithm_names(),
+             "Aggregator: fedavg (weighted average of client updates), fedprox (local proximal term prox_mu), "
+             "scaffold (control variates; uploads and downloads twice the bytes), fednova (updates normalised by "
+             "each client's local steps)"),
+      real("fl.prox_mu", "0", at_least(0), "FedProx: mu of the local term mu/2 |y - x_global|^2"),
+      integer("fl.rounds", "50", between(1, 1e9), "Communication rounds (metrics.csv step = rounds completed)"),
+      integer("fl.clients_per_round", "0", at_least(0),
+              "K clients selected per round (the clients are the cluster's workers); 0 = every client"),
+      choice("fl.sampling", "uniform", client_sampling_table().names(),
+             "Client selection, without replacement, seeded per round: uniform, or with probability "
+             "proportional to the client's sample count"),
+      choice("fl.weighting", "samples", client_weighting_table().names(),
+             "Aggregation weight of a client's update: its training sample count, or 1"),
+      integer("fl.local_epochs", "1", at_least(0),
+              "E local epochs per round; one epoch is ceil(samples / batch_per_worker) mini-batches"),
+      integer("fl.local_steps", "0", at_least(0), "tau local steps per round instead of epochs (wins when > 0)"),
+      int_list("fl.local_steps_by_client", "", between(1, 1e12),
+               "One local step count per client (overrides local_epochs and local_steps)"),
+      real("fl.server_lr", "1", positive(1e6), "Server learning rate: x += server_lr * (aggregated update)"),
+      real("fl.server_momentum", "0", fraction_closed_open(), "Server momentum (FedAvgM): v = m*v + update"),
+      boolean("fl.server_compensation", "true",
+              "Carry the part of each server step that rounding to float loses into the next round (Kahan), so "
+              "that small updates still accumulate near convergence; false = plain fp32 server weights"),
+      real("fl.overcommit", "0", between(0, 100),
+           "Select ceil(K*(1+f)) clients and aggregate the first K to report (the rest are dropped)"),
+      quantity("fl.deadline", Dimension::Time, "0s", at_least(0),
+               "Round deadline from the round's start; 0 = none. drop: uploads not received by then are "
+               "dropped; partial: local training stops at the deadline and the finished steps are uploaded"),
+      real("fl.straggler_fraction", "0", between(0, 1),
+           "FedProx protocol: this fraction of each round's selected clients (seeded) straggles, i.e. can do only "
+           "a uniform 1..E-1 local epochs (1..tau-1 steps)"),
+      choice("fl.straggler_policy", "drop", straggler_policy_table().names(),
+             "What a straggler (protocol straggler, deadline miss, lost client) becomes: dropped, or its finished "
+             "local steps are aggregated (a lost client's work cannot reach the server and is always dropped)"),
+      real("fl.availability", "1", fraction_open_closed(),
+           "Chance that a client is online for a round, drawn per client and round from run.seed"),
+      text("fl.availability_trace", "",
+           "Online windows of clients: '3: 0s to 100s, 200s to 300s; 5-7: from 50s'; clients not listed are "
+           "always online; a client whose window ends mid-round is lost",
+           true),
+      integer("fl.eval_every", "1", between(1, 1e9), "Rounds between test-set evaluations (plus the last round)"),
+      boolean("fl.secure_aggregation", "false",
+              "Secure aggregation (Bonawitz et al. 2017): key exchange, secret shares and masked inputs add bytes "
+              "that grow with the round's clients, and mask expansion and unmasking add client and server time"),
+      integer("fl.secagg_key_bytes", "32", between(1, 1e6),
+              "Secure aggregation: bytes of a public key, a Shamir share or a seed (256-bit elements)"),
+      real("fl.secagg_mask_rate", "2.5e8", positive(),
+           "Secure aggregation: mask elements a host expands per second (pseudo-random generator)"),
+      quantity("fl.secagg_key_agreement_time", Dimension::Time, "50us", at_least(0),
+               "Secure aggregation: one Diffie-Hellman key agreement"),
+      quantity("fl.secagg_field_op_time", Dimension::Time, "100ns", at_least(0),
+               "Secure aggregation: one multiplication in the Shamir secret-sharing field"),
+  };
+  keys.insert(keys.end(), mine.begin(), mine.end());
 }
 
 }  // namespace dtsim::sim

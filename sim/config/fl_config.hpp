@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/federated.hpp"
+#include "models/name_table.hpp"
 
 namespace dtsim::sim {
 
@@ -25,6 +26,14 @@ struct ClientAvailability {
 
 // What a straggler's work becomes: dropped from the round, or its finished local steps are aggregated.
 enum class StragglerPolicy { Drop, Partial };
+const models::NameTable<StragglerPolicy>& straggler_policy_table();
+inline const char* to_string(StragglerPolicy policy) { return straggler_policy_table().name(policy); }
+
+// How clients are drawn each round (fl.sampling) and how their updates are weighed (fl.weighting).
+enum class ClientSampling { Uniform, Weighted };
+const models::NameTable<ClientSampling>& client_sampling_table();
+enum class ClientWeighting { Samples, Uniform };
+const models::NameTable<ClientWeighting>& client_weighting_table();
 
 // Secure aggregation (Bonawitz et al., CCS 2017) cost constants; see sim/strategies/federated_secagg.hpp.
 struct SecureAggregationConfig {
@@ -42,6 +51,7 @@ struct FlConfig {
   double prox_mu = 0.0;
   int64_t rounds = 50;
   int clients_per_round = 1;           // K, resolved (0 in the file = every client: cluster.workers)
+  int64_t requested_clients_per_round = 0;  // K as fl.clients_per_round gives it
   bool weighted_sampling = false;      // sample clients with probability ∝ sample count (without replacement)
   bool weight_by_samples = true;       // aggregation weight w_i = sample count, else 1
   int local_epochs = 1;
@@ -60,12 +70,10 @@ struct FlConfig {
   SecureAggregationConfig secure_aggregation;
 };
 
-const char* to_string(StragglerPolicy policy);
-
-// Reads the [fl] keys. Checks that involve other sections (a client count above cluster.workers, numerics the
-// federated clients do not model) throw InputError at the key to change, but only when training.strategy is
-// federated.
-FlConfig make_fl_config(const Scenario& scenario);
+// Reads the [fl] keys for `workers` clients (cluster.workers). The checks that hold only when the strategy is
+// federated (a client count above the workers, the numerics the clients do not model) are cross-section rules
+// (run_checks.hpp).
+FlConfig make_fl_config(const Scenario& scenario, int workers);
 
 // fl.availability_trace: "3: 0s to 100s, 200s to 300s; 5-7: from 50s" — items separated by ';', each
 // "<clients>: <window>, …" with clients as ranks and ranges and each window "<start> to <end>" or

@@ -3,11 +3,23 @@
 
 #include <string>
 
+#include "models/name_table.hpp"
+
 namespace dtsim::sim {
 
 class Scenario;
+struct RunConfig;
 
 enum class MathMode { Fp32, Tf32, Bf16 };
+const models::NameTable<MathMode>& math_mode_table();  // compute.math's names
+inline const char* to_string(MathMode m) { return math_mode_table().name(m); }
+
+// SimGrid's network model (network.model): cm02 = max-min sharing with latency + size / bandwidth; ib = its
+// InfiniBand model (SMPI's factors and contention penalties).
+enum class NetworkModel { Cm02, Ib };
+const models::NameTable<NetworkModel>& network_model_table();
+inline const char* to_string(NetworkModel m) { return network_model_table().name(m); }
+const char* simgrid_model_name(NetworkModel m);  // "CM02", "IB": as SimGrid's network/model option spells it
 
 struct GpuSpec {
   std::string name;
@@ -53,6 +65,8 @@ struct FabricSpec {
 
 GpuSpec make_gpu_spec(const Scenario& scenario);
 FabricSpec make_fabric_spec(const Scenario& scenario);
+// [network]: SimGrid's network model and cross-traffic, into RunConfig::network_model and ::crosstraffic.
+void read_network_section(const Scenario& scenario, RunConfig& config);
 
 // "rdma", "tcp", … as written in fabric.protocol; throws std::invalid_argument for another word.
 FabricProtocol parse_fabric_protocol(const std::string& word);

@@ -7,6 +7,8 @@
 #include <limits>
 #include <vector>
 
+#include "models/name_table.hpp"
+
 namespace dtsim::sim {
 
 class Scenario;
@@ -66,7 +68,8 @@ enum class FaultTarget {
   Link,    // the worker's own link (platform.worker_links), both directions: transfers over it fail
 };
 
-const char* to_string(FaultTarget target);  // "worker", "node", "link"
+const models::NameTable<FaultTarget>& fault_target_table();  // worker, node, link
+const char* to_string(FaultTarget target);
 
 struct FaultEvent {
   FaultTarget target = FaultTarget::Worker;
@@ -90,10 +93,10 @@ struct HeterogeneityConfig {
   }
 };
 
-// Reads the [stragglers], [background] and [faults] keys; checks that involve several keys (worker indices
-// against cluster.workers, overlapping failures, a strategy that cannot survive failures) throw InputError at
-// the key. The workers chosen by stragglers.slow_fraction come from run.seed.
-HeterogeneityConfig make_heterogeneity_config(const Scenario& scenario);
+// Reads the [stragglers], [background] and [faults] keys; a worker index beyond `workers` (cluster.workers)
+// or overlapping failures throw InputError at the key. The workers chosen by stragglers.slow_fraction come
+// from `seed` (run.seed). Whether the strategy survives failures is a cross-section rule (run_checks.hpp).
+HeterogeneityConfig make_heterogeneity_config(const Scenario& scenario, int workers, uint64_t seed);
 
 // The `count` workers out of `workers` that stragglers.slow_fraction picks: a seeded shuffle, ascending.
 std::vector<int> choose_slow_workers(int workers, int count, uint64_t seed);

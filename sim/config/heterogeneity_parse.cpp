@@ -285,12 +285,8 @@ std::vector<FaultEvent> parse_fault_events(const std::string& text, int workers)
     while (digits < target.size() && std::isalpha(static_cast<unsigned char>(target[digits]))) ++digits;
     const std::string kind = lower(target.substr(0, digits));
     FaultEvent e;
-    if (kind == "worker")
-      e.target = FaultTarget::Worker;
-    else if (kind == "node")
-      e.target = FaultTarget::Node;
-    else if (kind == "link")
-      e.target = FaultTarget::Link;
+    if (const auto target_kind = fault_target_table().parse(kind))
+      e.target = *target_kind;
     else
       throw ValueError("in " + quoted(item) + ": '" + phrases[""] + "' is not a worker, node or link",
                        "write e.g. 'worker 3 down at 10s up at 20s', 'node 1 down at 5s', 'link 2 down at 1s for 2s'");

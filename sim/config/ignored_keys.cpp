@@ -15,7 +15,6 @@
 #include "sim/config/schema.hpp"
 #include "sim/config/strategy.hpp"
 #include "sim/config/topology_registry.hpp"
-#include "sim/scenario/scenario.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -110,15 +109,14 @@ std::string architecture_settings(const std::string& key, const RunConfig& c) {
 
 // A key that only some values of a choice read: `choice_key`'s value is parsed with `table`, and `key` applies
 // when it is one of `readers`.
-template <class Enum>
+template <class Enum, class ChoiceOf>
 Rule read_by(std::string key, std::string choice_key, const models::NameTable<Enum>& table, std::vector<Enum> readers,
-             std::function<std::string(const RunConfig&)> choice_of) {
+             ChoiceOf choice_of) {
   return [=, &table](const std::string& k, const RunConfig& c) -> std::string {
     if (k != key) return "";
-    const std::string chosen = choice_of(c);
-    const auto value = table.parse(chosen);
-    if (value && std::find(readers.begin(), readers.end(), *value) != readers.end()) return "";
-    return "has no effect with " + choice_key + " = " + chosen + " (it applies to " +
+    const Enum chosen = choice_of(c);  // ChoiceOf: RunConfig → Enum
+    if (std::find(readers.begin(), readers.end(), chosen) != readers.end()) return "";
+    return "has no effect with " + choice_key + " = " + table.name(chosen) + " (it applies to " +
            models::join_names(names_of(table, readers)) + ")";
   };
 }
@@ -130,13 +128,16 @@ std::vector<Rule> numerics_rules() {
   using D = models::LrDecay;
   using L = models::LossScaleMode;
   using S = models::StalenessRule;
-  const auto optimizer = [](const RunConfig& c) { return c.optimizer.name; };
+  using P = PartitionKind;
+  const auto optimizer = [](const RunConfig& c) { return c.optimizer.kind; };
   const auto decay = [](const RunConfig& c) { return c.schedule.decay; };
   const auto scaling = [](const RunConfig& c) { return c.schedule.scaling; };
   const auto loss_scaling = [](const RunConfig& c) { return c.precision.loss_scaling; };
-  const auto staleness = [](const RunConfig& c) { return std::string(models::to_string(c.ps.staleness_lr)); };
+  const auto staleness = [](const RunConfig& c) { return c.ps.staleness_lr; };
+  const auto partition = [](const RunConfig& c) { return c.data.partition; };
+  const auto& parts = partition_kind_table();
   const auto& opt = models::optimizer_kind_table();
-  std::vector<Rule> rules = {
+  const std::vector<Rule> rules = {
       read_by("training.momentum", "training.optimizer", opt, {O::Sgd, O::Lars}, optimizer),
       read_by("training.nesterov", "training.optimizer", opt, {O::Sgd, O::Lars}, optimizer),
       read_by("training.beta1", "training.optimizer", opt, {O::Adam, O::AdamW, O::Lamb}, optimizer),
@@ -155,18 +156,11 @@ std::vector<Rule> numerics_rules() {
       read_by("ps.staleness_exponent", "ps.staleness_lr", models::staleness_rule_table(),
               {S::Polynomial, S::Hinge}, staleness),
       read_by("ps.staleness_threshold", "ps.staleness_lr", models::staleness_rule_table(), {S::Hinge}, staleness),
+      read_by("data.dirichlet_alpha", "data.partition", parts, {P::Dirichlet}, partition),
+      read_by("data.labels_per_worker", "data.partition", parts, {P::Labels}, partition),
+      read_by("data.lognormal_sigma", "data.partition", parts, {P::Lognormal}, partition),
+      read_by("data.label_groups", "data.partition", parts, {P::Groups}, partition),
   };
-  // Partition parameters: each read by its own partition.
-  const std::pair<const char*, const char*> partition_keys[] = {{"data.dirichlet_alpha", "dirichlet"},
-                                                                {"data.labels_per_worker", "labels"},
-                                                                {"data.lognormal_sigma", "lognormal"},
-                                                                {"data.label_groups", "groups"}};
-  for (const auto& [key, partition] : partition_keys)
-    rules.push_back([key = std::string(key), partition = std::string(partition)](const std::string& k,
-                                                                                   const RunConfig& c) -> std::string {
-      if (k != key || c.data.partition == partition) return "";
-      return "has no effect with data.partition = " + c.data.partition + " (it applies to " + partition + ")";
-    });
   return rules;
 }
 
@@ -184,13 +178,12 @@ const std::vector<Rule>& rules() {
 
 std::string IgnoredKey::describe() const { return where.describe() + ": " + key + ": " + reason; }
 
-std::vector<IgnoredKey> find_ignored_keys(const Scenario& scenario, const RunConfig& config) {
+std::vector<IgnoredKey> find_ignored_keys(const RunConfig& config, const KeyOrigins& origins) {
   std::vector<IgnoredKey> out;
-  for (const KeySpec& spec : scenario.schema().keys()) {
-    const Origin& where = scenario.origin(spec.name);
+  for (const KeySpec& spec : all_keys()) {
     // Only what the user wrote: defaults apply by definition, and a profile describes hardware in full.
-    const bool set_by_user = where.command_line || (!where.file.empty() && where.file == scenario.path());
-    if (!set_by_user) continue;
+    if (!origins.set_by_user(spec.name)) continue;
+    const Origin& where = origins.of(spec.name);
     for (const Rule& rule : rules()) {
       const std::string reason = rule(spec.name, config);
       if (reason.empty()) continue;

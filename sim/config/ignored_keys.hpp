@@ -12,10 +12,9 @@
 
 #include "sim/config/run_config.hpp"
 #include "sim/scenario/errors.hpp"
+#include "sim/scenario/key_origins.hpp"
 
 namespace dtsim::sim {
-
-class Scenario;
 
 struct IgnoredKey {
   std::string key;
@@ -26,6 +25,6 @@ struct IgnoredKey {
 
 // The keys the scenario file or --set gave (defaults and profile values are never reported) that `config`
 // does not read, in schema order.
-std::vector<IgnoredKey> find_ignored_keys(const Scenario& scenario, const RunConfig& config);
+std::vector<IgnoredKey> find_ignored_keys(const RunConfig& config, const KeyOrigins& origins);
 
 }  // namespace dtsim::sim

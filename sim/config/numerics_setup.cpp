@@ -4,7 +4,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "sim/scenario/scenario.hpp"
 
 namespace dtsim::sim {
 
@@ -19,20 +18,20 @@ RunLength run_length(const RunConfig& c, int usable_training_samples) {
 
 models::NetworkSpec network_spec(const RunConfig& c, const models::Dataset& train) {
   models::NetworkSpec spec;
-  spec.arch = models::to_string(c.arch);
+  spec.arch = c.arch;
   spec.channels = train.channels;
   spec.height = train.height;
   spec.width = train.width;
   spec.classes = train.num_classes;
   // The other architectures have fixed shapes.
   if (models::architecture_descriptor(c.arch).takes_hidden) spec.hidden = c.hidden;
-  spec.activation = models::parse_activation(c.activation);
+  spec.activation = c.activation;
   return spec;
 }
 
 models::OptimizerSettings optimizer_settings(const RunConfig& c) {
   models::OptimizerSettings s;
-  s.kind = models::parse_optimizer_kind(c.optimizer.name);
+  s.kind = c.optimizer.kind;
   s.momentum = c.momentum;
   s.nesterov = c.nesterov;
   s.weight_decay = c.weight_decay;
@@ -52,9 +51,9 @@ models::LrScheduleSettings schedule_settings(const RunConfig& c, const RunLength
   s.base_lr = c.lr;
   s.global_batch = c.global_batch();
   s.base_batch = sc.base_batch > 0 ? sc.base_batch : s.global_batch;
-  s.scaling = models::parse_lr_scaling(sc.scaling);
+  s.scaling = sc.scaling;
   s.warmup_steps = sc.warmup_steps > 0 ? sc.warmup_steps : epochs_to_steps(sc.warmup_epochs);
-  s.decay = models::parse_lr_decay(sc.decay);
+  s.decay = sc.decay;
   s.step_every = std::max<int64_t>(1, epochs_to_steps(sc.decay_every_epochs));
   s.step_gamma = sc.decay_gamma;
   s.total_steps = length.total_steps;
@@ -64,7 +63,7 @@ models::LrScheduleSettings schedule_settings(const RunConfig& c, const RunLength
 
 models::LossScalerSettings loss_scaler_settings(const RunConfig& c) {
   models::LossScalerSettings s;
-  s.mode = models::parse_loss_scale_mode(c.precision.loss_scaling);
+  s.mode = c.precision.loss_scaling;
   s.init_scale = s.mode == models::LossScaleMode::None ? 1.0 : c.precision.loss_scale;
   s.growth_interval = c.precision.growth_interval;
   return s;
@@ -72,38 +71,38 @@ models::LossScalerSettings loss_scaler_settings(const RunConfig& c) {
 
 models::PrecisionSettings precision_settings(const RunConfig& c) {
   models::PrecisionSettings s;
-  s.weights = models::parse_number_format(c.precision.weights);
-  s.activations = models::parse_number_format(c.precision.activations);
-  s.gradients = models::parse_number_format(c.precision.gradients);
+  s.weights = c.precision.weights;
+  s.activations = c.precision.activations;
+  s.gradients = c.precision.gradients;
   return s;
 }
 
-void check_numerics(const Scenario& scenario, const RunConfig& c, const RunLength& length,
-                    const models::Dataset& train) {
+void check_numerics(const RunConfig& c, const RunLength& length, const models::Dataset& train,
+                    const KeyOrigins& at) {
   try {
     (void)models::make_network<float>(network_spec(c, train));
   } catch (const std::invalid_argument& e) {
-    scenario.fail("model.arch", e.what());
+    at.fail("model.arch", e.what());
   }
   if (length.total_steps < 1)
-    scenario.fail("training.batch_per_worker", "the run would take no optimizer step",
+    at.fail("training.batch_per_worker", "the run would take no optimizer step",
                   "use a smaller batch, fewer workers or more data");
   try {
     models::validate(optimizer_settings(c));
   } catch (const std::invalid_argument& e) {
-    scenario.fail("training.optimizer", e.what());
+    at.fail("training.optimizer", e.what());
   }
   try {
     const models::LrSchedule schedule(schedule_settings(c, length));
     (void)schedule;
   } catch (const std::invalid_argument& e) {
-    scenario.fail("training.decay", e.what());
+    at.fail("training.decay", e.what());
   }
   try {
     const models::LossScaler scaler(loss_scaler_settings(c));
     (void)scaler;
   } catch (const std::invalid_argument& e) {
-    scenario.fail("precision.loss_scale", e.what());
+    at.fail("precision.loss_scale", e.what());
   }
 }
 

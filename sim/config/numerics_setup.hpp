@@ -11,10 +11,9 @@
 #include "models/mixed_precision.hpp"
 #include "models/optimizer.hpp"
 #include "sim/config/run_config.hpp"
+#include "sim/scenario/key_origins.hpp"
 
 namespace dtsim::sim {
-
-class Scenario;
 
 // How long a run is, in optimizer steps, once the data is known.
 struct RunLength {
@@ -32,7 +31,7 @@ models::PrecisionSettings precision_settings(const RunConfig& config);
 
 // Builds each of the above once so that the models layer's own validation runs before anything is
 // simulated; its complaints become InputErrors at the key a user would change.
-void check_numerics(const Scenario& scenario, const RunConfig& config, const RunLength& length,
-                    const models::Dataset& train);
+void check_numerics(const RunConfig& config, const RunLength& length, const models::Dataset& train,
+                    const KeyOrigins& origins);
 
 }  // namespace dtsim::sim

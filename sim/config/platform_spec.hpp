@@ -17,7 +17,7 @@ struct PlatformSpec {
   MathMode math = MathMode::Fp32;  // the hosts' speed is the GPU's sustained rate in this mode
   FabricSpec fabric;
   ClusterConfig layout;                // topology, nodes, groups
-  std::string network_model = "cm02";  // cm02 | ib
+  NetworkModel network_model = NetworkModel::Cm02;
   bool crosstraffic = false;
   std::string scenario_path;  // where errors point; empty: "platform"
 };

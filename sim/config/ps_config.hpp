@@ -21,8 +21,8 @@ struct PsConfig {
   bool bounded() const { return staleness_bound >= 0; }
 };
 
-// Reads the ps.* keys; combinations the server cannot run (bounded staleness with softsync, link failures)
-// are InputErrors at the key, when training.strategy is async-ps.
+// Reads the ps.* keys. The combinations the server cannot run (bounded staleness with softsync, link
+// failures) are refused with the other cross-section rules (run_checks.hpp), when the strategy is async-ps.
 PsConfig make_ps_config(const Scenario& scenario);
 
 // Extra hosts the platform needs for a strategy: the server shards of async-ps, federated learning's

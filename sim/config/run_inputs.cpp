@@ -9,15 +9,17 @@ namespace dtsim::sim {
 RunInputs prepare_run(const Scenario& scenario) {
   RunInputs in;
   in.config = make_run_config(scenario);
-  in.ignored_keys = find_ignored_keys(scenario, in.config);
+  // From here on, nothing reads the scenario: only where its keys were set, for errors and warnings.
+  const KeyOrigins at = scenario.origins();
+  in.ignored_keys = find_ignored_keys(in.config, at);
   const RunConfig& c = in.config;
-  TrainingData data = prepare_data(scenario, c);
+  TrainingData data = prepare_data(c, at);
   const int usable = usable_training_samples(data);
   // Federated clients each draw batches from their own shard: only one client's batch must fit.
   const bool own_batch = strategy_descriptor(c.strategy).per_worker_batch;
   const int batch = own_batch ? c.batch_per_worker : c.global_batch();
   if (batch > usable)
-    scenario.fail("training.batch_per_worker",
+    at.fail("training.batch_per_worker",
                   (own_batch ? "batch " + std::to_string(batch)
                                               : "global batch " + std::to_string(batch) + " (" +
                                                     std::to_string(c.workers) + " workers × " +
@@ -25,15 +27,20 @@ RunInputs prepare_run(const Scenario& scenario) {
                       " exceeds the " + std::to_string(usable) + " training samples",
                   "lower it, or use fewer workers or more data");
   in.length = run_length(c, usable);
-  check_numerics(scenario, c, in.length, data.train);
-  if (c.device == "cuda") {
+  check_numerics(c, in.length, data.train, at);
+  if (c.device == gpu::Device::Cuda) {
     const gpu::CudaStatus cuda = gpu::probe_cuda();
-    if (!cuda.usable) scenario.fail("compute.device", "cannot use CUDA: " + cuda.reason, "use auto or cpu");
+    if (!cuda.usable) at.fail("compute.device", "cannot use CUDA: " + cuda.reason, "use auto or cpu");
   }
   in.train = std::move(data.train);
   in.test = std::move(data.test);
   in.partition = std::move(data.partition);
   return in;
+}
+
+models::CompressionSettings resolved_compression(const RunInputs& inputs) {
+  const bool rounds = strategy_descriptor(inputs.config.strategy).steps_are_rounds;
+  return inputs.config.compression.resolved(rounds ? 1 : inputs.length.steps_per_epoch);
 }
 
 }  // namespace dtsim::sim

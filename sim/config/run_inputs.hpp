@@ -28,4 +28,9 @@ struct RunInputs {
 // optimizer rejects) is an InputError pointing at the responsible key.
 RunInputs prepare_run(const Scenario& scenario);
 
+// The compression settings the run uses, resolved from RunConfig::compression once when the simulation is
+// set up: start_step raised to compression.start_epoch epochs of this run (rounds, for a strategy whose
+// steps are rounds).
+models::CompressionSettings resolved_compression(const RunInputs& inputs);
+
 }  // namespace dtsim::sim

@@ -10,7 +10,9 @@ std::vector<KeySpec> build_keys() {
   add_cluster_keys(keys);
   add_heterogeneity_keys(keys);
   add_hardware_keys(keys);
-  add_numerics_keys(keys);
+  add_model_keys(keys);
+  add_data_keys(keys);
+  add_training_keys(keys);
   add_sync_keys(keys);
   add_ps_keys(keys);
   add_fl_keys(keys);

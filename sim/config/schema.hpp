@@ -1,5 +1,5 @@
-// dtsim's table of scenario keys, assembled from the config modules (each declares its own section's keys
-// in its *_keys.cpp), and the scenario loaders that use it.
+// dtsim's table of scenario keys, assembled from the config modules (each declares its own sections' keys
+// in its *_config.cpp, beside the code that reads them), and the scenario loaders that use it.
 #pragma once
 
 #include <string>
@@ -22,12 +22,14 @@ Scenario parse_scenario(const std::string& name, const std::string& content,
                         const std::vector<std::string>& overrides,
                         const std::string& profile_dir = default_profile_dir());
 
-// Each config module appends its section's keys (config/*_keys.cpp).
+// Each config module appends its sections' keys (in its config/*_config.cpp).
 void add_run_keys(std::vector<KeySpec>& keys);
 void add_cluster_keys(std::vector<KeySpec>& keys);
 void add_heterogeneity_keys(std::vector<KeySpec>& keys);
 void add_hardware_keys(std::vector<KeySpec>& keys);
-void add_numerics_keys(std::vector<KeySpec>& keys);
+void add_model_keys(std::vector<KeySpec>& keys);     // compute, model (numerics_config.cpp)
+void add_data_keys(std::vector<KeySpec>& keys);
+void add_training_keys(std::vector<KeySpec>& keys);  // training, precision (numerics_config.cpp)
 void add_collective_keys(std::vector<KeySpec>& keys);
 void add_sync_keys(std::vector<KeySpec>& keys);
 void add_ps_keys(std::vector<KeySpec>& keys);

@@ -28,6 +28,9 @@ struct StrategyDescriptor {
   // The strategy reacts to [faults] events (a restart, elastic membership, or dropping a client); the others
   // refuse them.
   bool survives_faults;
+  // The run advances in rounds, each a unit of its own (federated): an epoch count such as
+  // compression.start_epoch counts rounds, not passes over the data.
+  bool steps_are_rounds;
   // Hosts the platform adds beyond the workers: parameter-server shards take ps.servers, an aggregator one.
   enum class Servers { None, PsShards, One } servers;
 };

@@ -2,9 +2,18 @@
 
 #include <cmath>
 
+#include "sim/config/choice.hpp"
+#include "sim/config/schema.hpp"
+#include "sim/scenario/key_builders.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace dtsim::sim {
+
+const models::NameTable<FaultReaction>& fault_reaction_table() {
+  static const models::NameTable<FaultReaction> table{{FaultReaction::Elastic, "elastic"},
+                                                      {FaultReaction::Restart, "restart"}};
+  return table;
+}
 
 SyncConfig make_sync_config(const Scenario& s) {
   SyncConfig c;
@@ -13,12 +22,42 @@ SyncConfig make_sync_config(const Scenario& s) {
   c.accumulation_steps = static_cast<int>(s.integer("sync.accumulation_steps"));
   c.local_steps = static_cast<int>(s.integer("local.local_steps"));
   c.sync_until_step = s.integer("local.sync_until_step");
-  c.fault_reaction = s.text("sync.fault_reaction");
+  c.fault_reaction = choice_value(fault_reaction_table(), s, "sync.fault_reaction");
   c.fault_timeout_s = s.quantity("sync.fault_timeout");
   c.checkpoint_every = s.integer("sync.checkpoint_every");
   c.checkpoint_bandwidth = s.quantity("sync.checkpoint_bandwidth");
   c.restart_s = s.quantity("sync.restart_time");
   return c;
+}
+
+// ---- keys ------------------------------------------------------------------------------------------------
+// Scenario keys: synchronous data parallel and local SGD.
+using namespace key_builders;
+
+void add_sync_keys(std::vector<KeySpec>& keys) {
+  const std::vector<KeySpec> mine = {
+      quantity("sync.bucket_size", Dimension::Bytes, "25MB", positive(),
+               "Gradient bucket size: consecutive layers' gradients (in backward order) are allreduced together"),
+      boolean("sync.overlap", "true",
+              "Start a bucket's allreduce as soon as backward has produced it (else after the whole backward)"),
+      integer("sync.accumulation_steps", "1", between(1, 100000),
+              "Micro-batches of batch_per_worker accumulated per optimizer step (the global batch grows with it)"),
+      choice("sync.fault_reaction", "elastic", fault_reaction_table().names(),
+             "After a worker fails: elastic = the survivors continue without it; restart = the job restarts from "
+             "its last checkpoint on a replacement node"),
+      quantity("sync.fault_timeout", Dimension::Time, "60s", positive(),
+               "How long the other workers wait on a lost peer before they give up on it"),
+      integer("sync.checkpoint_every", "0", at_least(0), "restart: optimizer steps between checkpoints; 0 = once an epoch"),
+      quantity("sync.checkpoint_bandwidth", Dimension::Bandwidth, "2GB/s", positive(),
+               "restart: rate at which a checkpoint is written and read back (storage)"),
+      quantity("sync.restart_time", Dimension::Time, "60s", at_least(0),
+               "restart: time to bring the job back up on a replacement node"),
+      integer("local.local_steps", "4", between(1, 1000000),
+              "Local SGD: local optimizer steps between two model averagings (H)"),
+      integer("local.sync_until_step", "0", at_least(0),
+              "Post-local SGD: steps trained synchronously before local steps begin; 0 = local from the start"),
+  };
+  keys.insert(keys.end(), mine.begin(), mine.end());
 }
 
 }  // namespace dtsim::sim

@@ -2,12 +2,20 @@
 // accumulation, local steps, and how a failed worker is handled.
 #pragma once
 
+#include "models/name_table.hpp"
+
 #include <cstdint>
 #include <string>
 
 namespace dtsim::sim {
 
 class Scenario;
+
+// What synchronous training does after a worker fails (sync.fault_reaction): the survivors continue without
+// it, or the job restarts from its last checkpoint on a replacement node.
+enum class FaultReaction { Elastic, Restart };
+const models::NameTable<FaultReaction>& fault_reaction_table();
+inline const char* to_string(FaultReaction r) { return fault_reaction_table().name(r); }
 
 struct SyncConfig {
   double bucket_bytes = 25e6;       // gradient bucket size (PyTorch DDP's default 25 MB)
@@ -17,7 +25,7 @@ struct SyncConfig {
   int local_steps = 4;              // H: local steps between model averagings
   int64_t sync_until_step = 0;      // post-local SGD: synchronous before this step (0 = local from the start)
   // failures
-  std::string fault_reaction = "elastic";  // elastic | restart
+  FaultReaction fault_reaction = FaultReaction::Elastic;
   double fault_timeout_s = 60.0;    // how long the survivors wait before declaring a peer lost
   int64_t checkpoint_every = 0;     // restart: steps between checkpoints (0 = each epoch)
   double checkpoint_bandwidth = 2e9;  // bytes/s to write or read a checkpoint

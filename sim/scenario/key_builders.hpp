@@ -1,4 +1,4 @@
-// Small builders that keep each entry of a key table (sim/config/*_keys.cpp) on a few lines.
+// Small builders that keep each entry of a key table (in each sim/config/*_config.cpp) on a few lines.
 #pragma once
 
 #include <limits>

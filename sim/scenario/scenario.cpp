@@ -189,10 +189,15 @@ double Scenario::quantity(const std::string& key) const {
   return parse_quantity(text(key), spec->dim);
 }
 
+KeyOrigins Scenario::origins() const {
+  std::map<std::string, Origin> where;
+  for (const auto& [key, value] : values_) where.emplace(key, value.origin);
+  return KeyOrigins(path_, std::move(where));
+}
+
 void Scenario::fail(const std::string& key, const std::string& reason, const std::string& hint) const {
-  const Origin& where = origin(key);
-  // A default has no line of its own: point at the scenario file instead.
-  throw InputError(where.file.empty() && !where.command_line ? Origin::at(path_, 0) : where, key, reason, hint);
+  (void)origin(key);  // an unknown key is a programming error, as for the getters
+  KeyOrigins(path_, {{key, origin(key)}}).fail(key, reason, hint);
 }
 
 Scenario Scenario::with_profile(const std::string& section, const std::string& name, const std::string& key) const {

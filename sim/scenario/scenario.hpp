@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/scenario/errors.hpp"
+#include "sim/scenario/key_origins.hpp"
 #include "sim/scenario/keys.hpp"
 
 namespace dtsim::sim {
@@ -42,7 +43,10 @@ class Scenario {
   std::vector<int64_t> int_list(const std::string& key) const;
   const Origin& origin(const std::string& key) const;
 
-  // For checks that involve several keys: an InputError located where `key` was set.
+  // Where every key's value came from, for checks made after configuration.
+  KeyOrigins origins() const;
+
+  // An InputError located where `key` was set.
   [[noreturn]] void fail(const std::string& key, const std::string& reason, const std::string& hint = "") const;
 
   // Every key as resolved, grouped by section, quantities in base units.

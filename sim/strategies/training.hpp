@@ -28,6 +28,7 @@ struct TrainingContext {
   gpu::Ops<float>& ops;
   MetricsLog& metrics;
   HeterogeneityRuntime& heterogeneity;  // non-const: strategies register fault listeners
+  models::CompressionSettings compression;  // resolved once (resolved_compression in config/run_inputs)
 
   const RunConfig& config() const { return inputs.config; }
 };

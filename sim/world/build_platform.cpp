@@ -54,7 +54,7 @@ Platform build_platform(sg4::Engine& engine, const PlatformSpec& spec, int serve
 }
 
 void install_fabric_calibration(sg4::Engine& engine, const FabricSpec& fabric) {
-  topology::install_calibration(engine, std::make_shared<topology::LinkCalibration>(fabric), "cm02");
+  topology::install_calibration(engine, std::make_shared<topology::LinkCalibration>(fabric), NetworkModel::Cm02);
 }
 
 }  // namespace dtsim::sim

@@ -3,16 +3,14 @@
 #include <algorithm>
 #include <string>
 
-
 namespace dtsim::sim {
 
 std::unique_ptr<sg4::Engine> create_engine(const NetworkSettings& settings) {
   // SimGrid reads its configuration from argv; these strings must outlive the engine's parsing only.
   static std::vector<std::string> args;
-  const std::string model = settings.model == "cm02" ? "CM02" : settings.model == "ib" ? "IB" : settings.model;
   args = {"dtsim",
           "--log=root.thres:warning",  // keep SimGrid's per-setting INFO lines out of dtsim's output
-          "--cfg=network/model:" + model,
+          std::string("--cfg=network/model:") + simgrid_model_name(settings.model),
           std::string("--cfg=network/crosstraffic:") + (settings.crosstraffic ? "1" : "0"),
           "--cfg=network/TCP-gamma:" + std::to_string(settings.tcp_window),
           // SimGrid 3.32's default lazy update of the sharing gives some flows more than their max-min share

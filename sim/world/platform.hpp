@@ -9,12 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "sim/config/hardware_config.hpp"
+
 namespace dtsim::sim {
 
 namespace sg4 = simgrid::s4u;
 
 struct NetworkSettings {
-  std::string model = "cm02";  // cm02 (max-min, alpha-beta) | ib (SimGrid's InfiniBand model: SMPI + contention penalties)
+  NetworkModel model = NetworkModel::Cm02;
   bool crosstraffic = false;
   // SimGrid's network/TCP-gamma: each flow is capped at window / (2 · route latency). SimGrid has one value for
   // the whole platform; 4 MiB is its default.

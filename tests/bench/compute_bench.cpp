@@ -77,8 +77,8 @@ BENCHMARK(BM_OpsGemm)->Apply(register_gemm_shapes)->Unit(benchmark::kMicrosecond
 
 void train_step_benchmark(benchmark::State& state, const std::string& arch, int batch) {
   dtsim::models::NetworkSpec spec;
-  spec.arch = arch;
-  if (arch == "mlp") spec.hidden = {256, 128};
+  spec.arch = dtsim::models::parse_architecture(arch);
+  if (spec.arch == dtsim::models::Architecture::Mlp) spec.hidden = {256, 128};
   const auto net = dtsim::models::make_network<float>(spec);
   dtsim::gpu::CpuOps<float> ops;
   auto ws = net->make_workspace(ops, batch);

@@ -16,12 +16,13 @@ TEST(Backend, ParsesDeviceNames) {
   EXPECT_EQ(parse_device("cuda"), Device::Cuda);
   EXPECT_EQ(parse_device("auto"), Device::Auto);
   for (const Device d : {Device::Cpu, Device::Cuda, Device::Auto}) EXPECT_EQ(parse_device(to_string(d)), d);
+  EXPECT_EQ(device_names(), (std::vector<std::string>{"auto", "cpu", "cuda"}));
   for (const char* bad : {"", "CPU", "gpu", "cuda:0"}) {
     try {
       parse_device(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
     } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find("cpu, cuda, auto"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("auto, cpu, cuda"), std::string::npos) << e.what();
     }
   }
 }

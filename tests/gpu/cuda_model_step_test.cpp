@@ -64,9 +64,9 @@ class CudaModelStep : public CudaOpsTest, public ::testing::WithParamInterface<C
 TEST_P(CudaModelStep, AgreesWithTheCpuReference) {
   const Case c = GetParam();
   models::NetworkSpec spec;
-  spec.arch = c.arch;
+  spec.arch = models::parse_architecture(c.arch);
   spec.activation = c.activation;
-  if (spec.arch == "mlp") spec.hidden = {256, 128};
+  if (spec.arch == models::Architecture::Mlp) spec.hidden = {256, 128};
   const auto net = models::make_network<float>(spec);
   std::vector<float> init(net->num_params());
   net->init_params(init.data(), 7);

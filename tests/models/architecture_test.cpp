@@ -20,7 +20,7 @@ using namespace gradcheck;  // NOLINT: the shared gradient-check helpers
 NetworkSpec spec(const std::string& arch, int channels, int height, int width, int classes,
                  std::vector<int> hidden = {}, Activation activation = Activation::Relu) {
   NetworkSpec s;
-  s.arch = arch;
+  s.arch = parse_architecture(arch);
   s.channels = channels;
   s.height = height;
   s.width = width;

@@ -224,13 +224,16 @@ TEST(EnumNames, Architecture) {
   for (const std::string& n : names) EXPECT_EQ(to_string(parse_architecture(n)), n);
   const std::string message = "unknown network architecture 'bogus' (expected logreg, mlp, lenet or cnn)";
   expect_message([](const std::string& t) { return parse_architecture(t); }, message);
-  expect_message(
-      [](const std::string& t) {
-        NetworkSpec spec;
-        spec.arch = t;
-        return make_network<float>(spec);
-      },
-      message);
+  // NetworkSpec holds an Architecture: make_network names it through the same table.
+  NetworkSpec lenet;
+  lenet.arch = Architecture::LeNet;
+  lenet.channels = 0;
+  try {
+    make_network<float>(lenet);
+    ADD_FAILURE() << "a network of zero channels was built";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("network 'lenet': ", 0), 0u) << e.what();
+  }
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ class NumericsTest : public ::testing::Test {
 
   static std::unique_ptr<Network<float>> make_lenet() {
     NetworkSpec spec;
-    spec.arch = "lenet";
+    spec.arch = Architecture::LeNet;
     return make_network<float>(spec);
   }
 

@@ -16,7 +16,7 @@ struct Fabric {
 // Simulates one allreduce of `bytes` over `ranks` workers; returns {simulated time, route latency, bytes}.
 std::vector<double> simulate_ring(int ranks, uint64_t bytes, const Fabric& f) {
   const std::string out = dtsim::testing::run_in_child([&] {
-    auto engine = create_engine({"cm02", false});
+    auto engine = create_engine({NetworkModel::Cm02, false});
     const FabricSpec spec{f.name, f.bandwidth, f.link_latency, f.switch_latency, f.efficiency};
     const Platform p = build_star(ranks, 1e12, spec);
     install_fabric_calibration(*engine, spec);

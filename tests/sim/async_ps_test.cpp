@@ -161,7 +161,7 @@ RunInputs quadratic_run(int workers, int rounds) {
   RunInputs in;
   RunConfig& c = in.config;
   c.name = "async-ps-quadratic";
-  c.device = "cpu";
+  c.device = gpu::Device::Cpu;
   c.workers = workers;
   c.gpu = ps_testing::slow_gpu();
   c.fabric = ps_testing::zero_latency_fabric();

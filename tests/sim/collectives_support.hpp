@@ -17,7 +17,7 @@ namespace dtsim::sim::testing {
 // The default lazy update of 3.32 hands some flows more than their max-min share when flows with different
 // bottlenecks cross (e.g. 8 workers each pushing to 2 servers: one server's flows finish 7x too early).
 inline std::unique_ptr<sg4::Engine> create_exact_engine() {
-  auto engine = create_engine({"cm02", false});
+  auto engine = create_engine({NetworkModel::Cm02, false});
   sg4::Engine::set_config("network/optim:Full");
   return engine;
 }

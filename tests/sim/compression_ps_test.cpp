@@ -202,9 +202,9 @@ TEST(CompressedParameterServer, TopKOfEverythingChangesOnlyTheBytes) {
     RunInputs in = ps_testing::mlp_run(workers, steps);
     in.config.ps.servers = 2;
     if (mixed) {  // fp16 gradients, dynamic loss scaling from 2^16: compressed unscaled, scaled back exactly
-      in.config.precision.activations = "fp16";
-      in.config.precision.gradients = "fp16";
-      in.config.precision.loss_scaling = "dynamic";
+      in.config.precision.activations = gpu::NumberFormat::Fp16;
+      in.config.precision.gradients = gpu::NumberFormat::Fp16;
+      in.config.precision.loss_scaling = models::LossScaleMode::Dynamic;
     }
     const PsRun dense = run_mlp(in);
     set_topk(in.config, 1.0, true);

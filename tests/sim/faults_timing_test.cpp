@@ -31,7 +31,7 @@ using Spawn = std::function<void(const Platform&, HeterogeneityRuntime&, std::ve
 // final clock is appended.
 std::vector<double> simulate(const std::vector<FaultEvent>& events, const Spawn& spawn) {
   return dtsim::testing::from_bytes<double>(dtsim::testing::run_in_child([&] {
-    auto engine = create_engine({"cm02", false});
+    auto engine = create_engine({NetworkModel::Cm02, false});
     const Platform p = build_star(4, kSpeed, kFabric);
     RunConfig cfg;
     cfg.workers = 4;

@@ -24,7 +24,7 @@ const FabricSpec kFabric{"test", kBandwidth, kLinkLatency, 0.0, 1.0};
 std::vector<double> simulate(int workers, const HeterogeneityConfig& h,
                              const std::function<void(const Platform&, std::vector<double>&)>& spawn) {
   return dtsim::testing::from_bytes<double>(dtsim::testing::run_in_child([&] {
-    auto engine = create_engine({"cm02", false});
+    auto engine = create_engine({NetworkModel::Cm02, false});
     const Platform p = build_star(workers, kSpeed, kFabric);
     RunConfig cfg;
     cfg.workers = workers;

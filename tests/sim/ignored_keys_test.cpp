@@ -15,7 +15,7 @@ namespace {
 
 std::vector<IgnoredKey> ignored_in(const std::string& text, const std::vector<std::string>& sets = {}) {
   const Scenario s = parse_scenario("ignored.ini", text, sets);
-  return find_ignored_keys(s, make_run_config(s));
+  return find_ignored_keys(make_run_config(s), s.origins());
 }
 
 // The reason given for `key`, or "" when it is not reported.

@@ -55,7 +55,7 @@ TEST(SyncFaults, ElasticContinuesWithTheSurvivorsAfterTheTimeout) {
 
 TEST(SyncFaults, RestartRollsBackToTheCheckpointAndReproducesTheFaultFreeNumerics) {
   const auto restart = [](RunConfig& c) {
-    c.sync.fault_reaction = "restart";
+    c.sync.fault_reaction = FaultReaction::Restart;
     c.sync.checkpoint_every = 10;
     c.sync.restart_s = 0.004;
     c.sync.checkpoint_bandwidth = 1e12;  // checkpoint I/O costs ~2 us here
@@ -81,7 +81,7 @@ TEST(SyncFaults, RestartRollsBackToTheCheckpointAndReproducesTheFaultFreeNumeric
 }
 
 TEST(SyncFaults, RestartWithoutTheNodeComingBackContinuesElastically) {
-  const FaultRun r = run_with("worker 0 down at 3ms", [](RunConfig& c) { c.sync.fault_reaction = "restart"; });
+  const FaultRun r = run_with("worker 0 down at 3ms", [](RunConfig& c) { c.sync.fault_reaction = FaultReaction::Restart; });
   ASSERT_EQ(r.details["faults"].size(), 1u);
   EXPECT_EQ(r.details["faults"][0]["reaction"], "elastic");
   EXPECT_TRUE(r.details["faults"][0].contains("note"));

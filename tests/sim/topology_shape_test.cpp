@@ -98,7 +98,7 @@ TEST(ClusterErrors, GroupsAndTheirProfiles) {
 TEST(ClusterErrors, ServersThatDoNotFitAreInputErrorsToo) {
   const RunConfig c = config_of("[cluster]\ntopology = torus\nworkers = 16\ntorus_dims = 4,4\n");
   const std::string out = dtsim::testing::run_in_child([&] {
-    auto engine = create_engine({"cm02", false});
+    auto engine = create_engine({NetworkModel::Cm02, false});
     try {
       build_platform(*engine, platform_spec(c), 1);
     } catch (const InputError& e) {

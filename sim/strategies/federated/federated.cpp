@@ -53,7 +53,7 @@ FederatedLearning::FederatedLearning(const TrainingContext& ctx)
   }
   for (const double s : samples_) total_samples_ += s;
   if (ctx.config().compression.active()) {
-    compression_ = ctx.config().compression.resolved(1);  // start_epoch counts rounds
+    compression_ = ctx.compression;
     if (ctx.config().compression.downloads) {
       broadcast_ = gpu::Buffer<float>(ctx.ops, num_params_);
       download_diff_ = gpu::Buffer<float>(ctx.ops, num_params_);
@@ -225,8 +225,8 @@ StrategyOutcome FederatedLearning::outcome() const {
   nlohmann::json& d = out.details;
   d["algorithm"] = models::to_string(fl_.algorithm);
   d["clients_per_round"] = fl_.clients_per_round;
-  d["sampling"] = fl_.weighted_sampling ? "weighted" : "uniform";
-  d["weighting"] = fl_.weight_by_samples ? "samples" : "uniform";
+  d["sampling"] = client_sampling_table().name(fl_.weighted_sampling ? ClientSampling::Weighted : ClientSampling::Uniform);
+  d["weighting"] = client_weighting_table().name(fl_.weight_by_samples ? ClientWeighting::Samples : ClientWeighting::Uniform);
   d["straggler_policy"] = to_string(fl_.straggler_policy);
   d["straggler_fraction"] = fl_.straggler_fraction;
   d["overcommit"] = fl_.overcommit;

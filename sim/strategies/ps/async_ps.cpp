@@ -68,7 +68,7 @@ AsyncParameterServer::AsyncParameterServer(const TrainingContext& ctx)
   refuse_link_failures(ctx);
   for (size_t s = 0; s < ranges_.size(); ++s) tensor_shard_.insert(tensor_shard_.end(), ranges_[s].tensors.size(), s);
   if (ctx.config().compression.active()) {
-    const models::CompressionSettings settings = ctx.config().compression.resolved(ctx.inputs.length.steps_per_epoch);
+    const models::CompressionSettings& settings = ctx.compression;
     for (int w = 0; w < ctx.config().workers; ++w)
       compressors_.emplace_back(ctx.ops, ctx.objective.tensor_layouts(), ctx.objective.num_params(), settings, w);
   }

@@ -6,15 +6,9 @@
 
 namespace dtsim::sim {
 
-namespace {
-models::CompressionSettings settings_of(const TrainingContext& ctx) {
-  return ctx.config().compression.resolved(ctx.inputs.length.steps_per_epoch);
-}
-}  // namespace
-
 SyncGradientCompression::SyncGradientCompression(const TrainingContext& ctx, int workers)
     : layouts_(ctx.objective.tensor_layouts()),
-      group_(ctx.ops, layouts_, ctx.objective.num_params(), settings_of(ctx), workers) {}
+      group_(ctx.ops, layouts_, ctx.objective.num_params(), ctx.compression, workers) {}
 
 void SyncGradientCompression::contribute(int rank, float* grad, int64_t step, int participants) {
   const std::vector<models::WireOp> wire = group_.contribute(rank, grad, step);

@@ -16,7 +16,7 @@
 namespace dtsim::sim {
 
 void SyncDataParallel::watch_faults() {
-  if (ctx_.config().sync.fault_reaction == "restart") {
+  if (ctx_.config().sync.fault_reaction == FaultReaction::Restart) {
     checkpoint_ = std::make_unique<TrainableParameters>(ctx_);
     checkpoint_->copy_from(*replicas_[0]);  // the initial state is the first checkpoint, already on disk
   }
@@ -61,14 +61,14 @@ void SyncDataParallel::recover() {
   report["failed_at_s"] = failed_at;
   report["detected_at_s"] = sg4::Engine::get_clock();
   report["step"] = step_at_failure;
-  std::string reaction = cfg.fault_reaction;
-  if (reaction == "restart") {
+  FaultReaction reaction = cfg.fault_reaction;
+  if (reaction == FaultReaction::Restart) {
     double back = sg4::Engine::get_clock();
     for (const int r : failed_)
       back = std::max({back, ctx_.heterogeneity.faults().worker_up_at(r, back),
                        ctx_.heterogeneity.faults().link_up_at(r, back)});
     if (back == kNever) {
-      reaction = "elastic";
+      reaction = FaultReaction::Elastic;
       report["note"] = "the failed node never returns: continued without it";
     } else {
       sg4::this_actor::sleep_until(std::max(back, sg4::Engine::get_clock() + cfg.restart_s));
@@ -81,11 +81,11 @@ void SyncDataParallel::recover() {
       report["steps_rolled_back"] = step_at_failure - checkpoint_step_;
     }
   }
-  if (reaction == "elastic") {
+  if (reaction == FaultReaction::Elastic) {
     for (const int r : failed_) active_.erase(std::remove(active_.begin(), active_.end(), r), active_.end());
     report["steps_rolled_back"] = 0;
   }
-  report["reaction"] = reaction;
+  report["reaction"] = to_string(reaction);
   report["resumed_at_s"] = sg4::Engine::get_clock();
   report["workers_after"] = active_.size();
   report["accuracy_before"] = accuracy_before;

@@ -45,7 +45,7 @@ double LinkCalibration::factor(const std::vector<sg4::Link*>& route) const {
 }
 
 void install_calibration(sg4::Engine& engine, std::shared_ptr<const LinkCalibration> calibration,
-                         const std::string& network_model) {
+                         NetworkModel network_model) {
   auto* model = engine.get_netzone_root()->get_network_model();
   if (calibration->uniform()) {
     // One fabric: a constant factor, bit for bit what a single-fabric platform always had.
@@ -59,7 +59,7 @@ void install_calibration(sg4::Engine& engine, std::shared_ptr<const LinkCalibrat
   }
   // The IB model derives from SMPI's, whose size-dependent latency factors (×11.6 for large messages) would
   // replace the fabric's measured latencies.
-  if (network_model != "cm02")
+  if (network_model != NetworkModel::Cm02)
     model->set_lat_factor_cb([](double, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>&,
                                 const std::unordered_set<sg4::NetZone*>&) { return 1.0; });
 }

@@ -42,7 +42,7 @@ class LinkCalibration {
 // (whose latency factor is already 1), a latency-factor callback of 1 too, so that latencies are the
 // profiles' and nothing else.
 void install_calibration(sg4::Engine& engine, std::shared_ptr<const LinkCalibration> calibration,
-                         const std::string& network_model);
+                         NetworkModel network_model);
 
 // The port of one endpoint (a host, a node, a server) into a cluster zone, in both directions.
 struct PortLinks {

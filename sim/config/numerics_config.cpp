@@ -1,23 +1,88 @@
-// Scenario keys: what is computed (model, data, training, precision).
+#include "sim/config/numerics_config.hpp"
+
+#include "gpu/backend.hpp"
 #include "models/architectures.hpp"
-#include "models/optimizer.hpp"
-#include "models/lr_schedule.hpp"
 #include "models/mixed_precision.hpp"
-#include "models/loss_scaler.hpp"
+#include "sim/config/choice.hpp"
+#include "sim/config/run_config.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/config/strategy.hpp"
 #include "sim/scenario/key_builders.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace dtsim::sim {
+namespace {
 
+OptimizerConfig make_optimizer_config(const Scenario& s) {
+  OptimizerConfig o;
+  o.kind = choice_value(models::optimizer_kind_table(), s, "training.optimizer");
+  o.beta1 = s.real("training.beta1");
+  o.beta2 = s.real("training.beta2");
+  o.eps = s.real("training.eps");
+  o.trust_coefficient = s.real("training.trust_coefficient");
+  return o;
+}
+
+ScheduleConfig make_schedule_config(const Scenario& s) {
+  ScheduleConfig sch;
+  sch.base_batch = static_cast<int>(s.integer("training.base_batch"));
+  sch.scaling = choice_value(models::lr_scaling_table(), s, "training.lr_scaling");
+  sch.warmup_epochs = s.real("training.warmup_epochs");
+  sch.warmup_steps = s.integer("training.warmup_steps");
+  if (sch.warmup_epochs > 0 && sch.warmup_steps > 0)
+    s.fail("training.warmup_steps", "both warmup_epochs and warmup_steps are set", "set only one of them");
+  sch.decay = choice_value(models::lr_decay_table(), s, "training.decay");
+  sch.decay_every_epochs = s.real("training.decay_every_epochs");
+  sch.decay_gamma = s.real("training.decay_gamma");
+  sch.min_lr = s.real("training.min_lr");
+  return sch;
+}
+
+PrecisionConfig make_precision_config(const Scenario& s) {
+  PrecisionConfig p;
+  p.weights = choice_value(models::number_format_table(), s, "precision.weights");
+  p.activations = choice_value(models::number_format_table(), s, "precision.activations");
+  p.gradients = choice_value(models::number_format_table(), s, "precision.gradients");
+  p.loss_scaling = choice_value(models::loss_scale_mode_table(), s, "precision.loss_scaling");
+  p.loss_scale = s.real("precision.loss_scale");
+  p.growth_interval = s.integer("precision.growth_interval");
+  return p;
+}
+
+}  // namespace
+
+void read_numerics_sections(const Scenario& s, RunConfig& c) {
+  c.device = gpu::parse_device(trim(s.text("compute.device")));  // a choice key of the same names
+  c.math = choice_value(math_mode_table(), s, "compute.math");
+
+  c.arch = choice_value(models::architecture_table(), s, "model.arch");
+  c.activation = choice_value(models::activation_table(), s, "model.activation");
+  c.hidden.clear();
+  for (const int64_t h : s.int_list("model.hidden")) c.hidden.push_back(static_cast<int>(h));
+
+  c.strategy = choice_value(strategy_table(), s, "training.strategy");
+  c.batch_per_worker = static_cast<int>(s.integer("training.batch_per_worker"));
+  c.epochs = static_cast<int>(s.integer("training.epochs"));
+  c.max_steps = s.integer("training.max_steps");
+  c.lr = s.real("training.lr");
+  c.momentum = s.real("training.momentum");
+  c.weight_decay = s.real("training.weight_decay");
+  c.nesterov = s.boolean("training.nesterov");
+  c.optimizer = make_optimizer_config(s);
+  c.schedule = make_schedule_config(s);
+  c.precision = make_precision_config(s);
+}
+
+// ---- keys ------------------------------------------------------------------------------------------------
 using namespace key_builders;
 
-void add_numerics_keys(std::vector<KeySpec>& keys) {
+// [compute] and [model]; schema.cpp places them before [data].
+void add_model_keys(std::vector<KeySpec>& keys) {
   const std::vector<KeySpec> mine = {
       // ---- compute ----------------------------------------------------------------------------------------
-      choice("compute.device", "auto", {"auto", "cpu", "cuda"},
+      choice("compute.device", "auto", gpu::device_names(),
              "Where the real numerics run: auto = CUDA when a GPU is usable, else the CPU reference"),
-      choice("compute.math", "fp32", {"fp32", "tf32", "bf16"},
+      choice("compute.math", "fp32", math_mode_table().names(),
              "Which GPU peak the simulated kernels are charged at (see [precision] for the emulated formats)"),
       // ---- model ------------------------------------------------------------------------------------------
       choice("model.arch", "mlp", models::architecture_names(),
@@ -25,25 +90,13 @@ void add_numerics_keys(std::vector<KeySpec>& keys) {
              "CNN, cnn = two 5x5 conv layers (32, 64) with pooling and FC 1024"),
       int_list("model.hidden", "256,128", between(1, 1e6), "Hidden layer widths of the MLP, comma separated"),
       choice("model.activation", "relu", models::activation_names(), "Activation of the MLP's hidden layers"),
-      // ---- data -------------------------------------------------------------------------------------------
-      choice("data.dataset", "fashion-mnist", {"fashion-mnist", "synthetic", "synthetic-iid"},
-             "Training and test data: Fashion-MNIST, or FedProx Synthetic(alpha, beta) and its IID variant"),
-      text("data.path", "/usr/share/datasets/fashion-mnist",
-           "Folder holding Fashion-MNIST's files (Debian package dataset-fashion-mnist)"),
-      integer("data.train_samples", "0", at_least(0), "Use only the first N training samples; 0 = all"),
-      integer("data.test_samples", "0", at_least(0), "Evaluate on the first N test samples only; 0 = all"),
-      real("data.synthetic_alpha", "0", at_least(0), "Synthetic: how much the local models differ between devices"),
-      real("data.synthetic_beta", "0", at_least(0), "Synthetic: how much the local input distributions differ"),
-      integer("data.synthetic_devices", "30", between(1, 100000), "Synthetic: number of devices generating data"),
-      choice("data.partition", "none", {"none", "iid", "dirichlet", "labels", "lognormal", "groups", "natural"},
-             "How training samples are split over workers: none = one global shuffled order cut into per-worker "
-             "shards every step (equals centralised training); iid, dirichlet (over labels), labels (k labels per "
-             "worker), lognormal (quantity skew), groups (label groups), natural (synthetic devices)"),
-      real("data.dirichlet_alpha", "0.5", positive(), "Dirichlet partition: concentration (small = skewed labels)"),
-      integer("data.labels_per_worker", "2", between(1, 1000), "Labels partition: distinct labels per worker"),
-      real("data.lognormal_sigma", "1", at_least(0), "Lognormal partition: sigma of the shard-size distribution"),
-      text("data.label_groups", "", "Groups partition: 'name:labels:workers' items separated by ';', e.g. "
-           "'medical:0-4:4; finance:5-9:4' (label sets must be disjoint)", true),
+  };
+  keys.insert(keys.end(), mine.begin(), mine.end());
+}
+
+// [training] and [precision].
+void add_training_keys(std::vector<KeySpec>& keys) {
+  const std::vector<KeySpec> mine = {
       // ---- training ---------------------------------------------------------------------------------------
       choice("training.strategy", "sync", strategy_names(),
              "Training strategy: sync = synchronous data parallel (gradients allreduced every step); local = local "

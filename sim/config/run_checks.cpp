@@ -1,0 +1,165 @@
+#include "sim/config/run_checks.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "sim/config/cluster_layout.hpp"
+#include "sim/config/strategy.hpp"
+
+namespace dtsim::sim {
+namespace {
+
+// The data against the model and the cluster.
+void check_data(const RunConfig& c, const KeyOrigins& at) {
+  if (c.data.synthetic() && models::architecture_descriptor(c.arch).needs_images)
+    at.fail("model.arch",
+            std::string("'") + models::to_string(c.arch) + "' needs images, but data.dataset is '" +
+                to_string(c.data.dataset) + "'",
+            "use logreg or mlp with synthetic data");
+  if (c.data.partition == PartitionKind::Groups) {
+    int workers = 0;
+    for (const LabelGroup& g : c.data.label_groups) workers += g.workers;
+    if (workers != c.workers)
+      at.fail("data.label_groups",
+              "the groups hold " + std::to_string(workers) + " workers but cluster.workers is " +
+                  std::to_string(c.workers),
+              "make the worker counts add up");
+  }
+  if (static_cast<int64_t>(c.workers) * c.batch_per_worker > (int64_t{1} << 31))
+    at.fail("training.batch_per_worker", "global batch (workers × batch_per_worker) is too large");
+}
+
+// The shapes, as the platform builder will resolve them, with the server hosts the strategy adds.
+void check_cluster(const RunConfig& c, const KeyOrigins& at) {
+  try {
+    const auto plan = topology::plan_nodes(c.layout, c.workers, c.gpu, MathMode::Fp32);
+    topology::check_shapes(c.layout, plan, server_hosts(c.strategy, c.ps.servers));
+  } catch (const topology::ShapeError& e) {
+    at.fail(e.key(), e.what(), e.hint());
+  }
+}
+
+// Training strategies that react to failures: synchronous DP (timeouts, elastic membership or restarts), the
+// parameter server (a lost worker is tolerated) and federated learning (a lost client is a straggler of its
+// round); a scenario that combines [faults] with another strategy is refused up front rather than aborting.
+void check_faults(const RunConfig& c, const KeyOrigins& at) {
+  const StrategyDescriptor& strategy = strategy_descriptor(c.strategy);
+  if (!c.heterogeneity.faults.events.empty() && !strategy.survives_faults)
+    at.fail("faults.events", std::string("training.strategy '") + strategy.name + "' cannot survive failures yet",
+            "it has no timeout, elastic membership or restart; leave [faults] empty with this strategy");
+}
+
+void check_parameter_server(const RunConfig& c, const KeyOrigins& at) {
+  if (!reads_section(c.strategy, "ps")) return;
+  // The bound's proof counts one update per gradient; with softsync a gradient can wait in a shard's buffer
+  // for gradients that the bound itself holds back.
+  if (c.ps.bounded() && c.ps.gradients_per_update > 1)
+    at.fail("ps.staleness_bound", "bounded staleness cannot be combined with ps.gradients_per_update > 1",
+            "use one of them: set ps.staleness_bound = -1 or ps.gradients_per_update = 1");
+  // The server tells a worker that is cut off by its host's failure; a link that fails under a live worker
+  // would need timeouts on both sides, which this server does not model.
+  const auto& events = c.heterogeneity.faults.events;
+  if (std::any_of(events.begin(), events.end(), [](const FaultEvent& e) { return e.target == FaultTarget::Link; }))
+    at.fail("faults.events", "async-ps survives worker and node failures, not link failures",
+            "fail the worker ('worker N down at …') instead of its link");
+}
+
+void check_federated(const RunConfig& c, const KeyOrigins& at) {
+  if (!reads_section(c.strategy, "fl")) return;
+  const FlConfig& fl = c.fl;
+  const int64_t k = fl.requested_clients_per_round;
+  if (k > c.workers)
+    at.fail("fl.clients_per_round",
+            std::to_string(k) + " clients per round but only " + std::to_string(c.workers) + " clients (cluster.workers)",
+            "lower it, or 0 for every client");
+  if (fl.prox_mu > 0 && fl.algorithm != models::FlAlgorithm::FedProx)
+    at.fail("fl.prox_mu", "only FedProx has a proximal term", "set fl.algorithm = fedprox, or prox_mu = 0");
+  if (!fl.local_steps_by_client.empty()) {
+    if (static_cast<int>(fl.local_steps_by_client.size()) != c.workers)
+      at.fail("fl.local_steps_by_client",
+              std::to_string(fl.local_steps_by_client.size()) + " values for " + std::to_string(c.workers) + " clients",
+              "give one local step count per client (cluster.workers)");
+    if (std::any_of(fl.local_steps_by_client.begin(), fl.local_steps_by_client.end(), [](int64_t v) { return v < 1; }))
+      at.fail("fl.local_steps_by_client", "every client needs at least one local step");
+  } else if (fl.local_steps == 0 && fl.local_epochs == 0) {
+    at.fail("fl.local_epochs", "no local work: local_epochs and local_steps are both 0", "set one of them");
+  }
+  if (fl.straggler_fraction > 0 && fl.straggler_policy == StragglerPolicy::Partial && fl.local_steps == 0 &&
+      fl.local_steps_by_client.empty() && fl.local_epochs < 2)
+    at.fail("fl.local_epochs", "partial stragglers run 1 to E-1 local epochs, so E must be at least 2");
+
+  // What the federated clients do not model.
+  if (c.optimizer.kind != models::OptimizerKind::Sgd)
+    at.fail("training.optimizer", "federated clients train with local SGD (training.lr, momentum, weight_decay)",
+            "use sgd; the server's optimizer is fl.server_lr and fl.server_momentum");
+  if (c.nesterov) at.fail("training.nesterov", "federated clients use heavy-ball momentum only");
+  if (c.precision.loss_scaling != models::LossScaleMode::None)
+    at.fail("precision.loss_scaling", "federated clients do not model loss scaling", "use none");
+  const ScheduleConfig& sch = c.schedule;
+  if (sch.decay != models::LrDecay::Constant || sch.warmup_epochs > 0 || sch.warmup_steps > 0 ||
+      sch.scaling != models::LrScaling::None)
+    at.fail("training.decay", "federated clients use the constant rate training.lr (no schedule, warmup or scaling)",
+            "leave training.decay, warmup_* and lr_scaling at their defaults");
+}
+
+void check_compression(const RunConfig& c, const KeyOrigins& at) {
+  const CompressionConfig& cc = c.compression;
+  const models::CompressionSettings& m = cc.settings;
+  if (m.momentum_correction > 0.0 && c.momentum != 0.0)
+    at.fail("compression.momentum_correction",
+            "the momentum is applied by each worker before sparsifying; the optimizer's would apply it twice",
+            "set training.momentum = 0 (and give its value to compression.momentum_correction)");
+  const StrategyDescriptor& traits = strategy_descriptor(c.strategy);
+  if (cc.downloads && !reads_section(c.strategy, "fl"))
+    at.fail("compression.downloads", std::string("applies to training.strategy = federated, not ") + traits.name,
+            "remove it, or set training.strategy = federated");
+  if (!cc.active()) return;
+
+  // The asynchronous parameter server and federated learning decode every worker's message on its own (a
+  // shard applies each push, the aggregator weighs each upload): there is no group step in which a vote could
+  // be taken or a narrow-format sum could overflow, so these two settings would be silently ignored.
+  if (!traits.synchronous_group) {
+    if (m.majority_vote)
+      at.fail("compression.majority_vote",
+              std::string("a majority vote needs a synchronous group; ") + traits.name +
+                  " decodes each worker's signs on their own",
+              "remove it (each message is then plain signs), or use training.strategy = sync");
+    if (m.predivide)
+      at.fail("compression.predivide",
+              std::string("predivide scales a synchronous group's narrow-format sum; ") + traits.name +
+                  " has no such sum",
+              "remove it, or use training.strategy = sync");
+  }
+  // Secure aggregation masks each upload with pairwise masks that cancel only in the sum of dense vectors of
+  // one fixed length; compressed messages (sparse values at client-chosen indices, low-rank factors, signs
+  // with a scale) are neither, and revealing which indices a client sends defeats the masking.
+  if (reads_section(c.strategy, "fl") && c.fl.secure_aggregation.enabled)
+    at.fail("compression.kind", "compressed uploads cannot be securely aggregated (the masks need dense vectors)",
+            "set compression.kind = none, or fl.secure_aggregation = false");
+
+  // Synchronous groups compress the gradients as backward leaves them: a loss-scaled one would carry the
+  // scale (which changes as the scaler grows or backs off) into the residuals, and an overflowed step's
+  // infinities would stay in them for good. (The parameter server unscales before compressing.)
+  if (traits.synchronous_group && c.precision.loss_scaling != models::LossScaleMode::None)
+    at.fail("precision.loss_scaling", "loss scaling cannot be combined with gradient compression yet",
+            "use precision.weights = bf16 (which needs no loss scaling), or compression.kind = none");
+
+  // A restart rolls the model back to a checkpoint, which holds no residuals or half-combined steps.
+  if (traits.synchronous_group && !c.heterogeneity.faults.events.empty())
+    at.fail("compression.kind", "synchronous training with compression does not survive [faults] events yet",
+            "remove faults.events, or set compression.kind = none");
+}
+
+}  // namespace
+
+void check_run_config(const RunConfig& c, const KeyOrigins& at) {
+  check_data(c, at);
+  check_cluster(c, at);
+  check_faults(c, at);
+  check_parameter_server(c, at);
+  check_federated(c, at);
+  check_compression(c, at);
+}
+
+}  // namespace dtsim::sim
