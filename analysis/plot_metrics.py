@@ -20,17 +20,26 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 def load_run(path):
     """Returns (label, rows) where rows is a list of dicts of floats from metrics.csv."""
-    csv_path = os.path.join(path, "metrics.csv") if os.path.isdir(path) else path
+    csv_path = path
+    if os.path.isdir(path):
+        # A run that did not finish (interrupted or failed) leaves metrics.partial.csv instead.
+        csv_path = os.path.join(path, "metrics.csv")
+        if not os.path.exists(csv_path) and os.path.exists(os.path.join(path, "metrics.partial.csv")):
+            csv_path = os.path.join(path, "metrics.partial.csv")
     folder = os.path.dirname(csv_path)
     label = os.path.basename(os.path.normpath(folder)) or csv_path
     summary = os.path.join(folder, "summary.json")
     if os.path.exists(summary):
         with open(summary) as f:
-            label = json.load(f).get("scenario", {}).get("run", {}).get("name", label)
+            s = json.load(f)
+        label = s.get("scenario", {}).get("run", {}).get("name", label)
+        if s.get("status", "completed") != "completed":
+            label += f" ({s['status']})"
     rows = []
     with open(csv_path, newline="") as f:
         for row in csv.DictReader(f):
-            rows.append({k: (float(v) if v != "" else float("nan")) for k, v in row.items()})
+            # Empty cells (no value, or a non-finite one named in the nonfinite column) are plotted as gaps.
+            rows.append({k: (float(v) if v != "" else float("nan")) for k, v in row.items() if k != "nonfinite"})
     if not rows:
         raise ValueError(f"{csv_path}: no evaluation rows")
     return label, rows

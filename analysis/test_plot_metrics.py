@@ -40,6 +40,22 @@ class PlotMetricsTest(unittest.TestCase):
             f.write(HEADER)
         self.assertEqual(plot_metrics.main([self.run_dir, "-o", os.path.join(self.tmp.name, "p.png")]), 2)
 
+    def test_a_partial_run_with_flagged_cells_is_plotted_and_labelled(self):
+        os.remove(os.path.join(self.run_dir, "metrics.csv"))
+        with open(os.path.join(self.run_dir, "metrics.partial.csv"), "w") as f:
+            f.write(HEADER.rstrip("\n") + ",nonfinite\n")
+            f.write("0,0.0000,0,0.05,,2.3,0.1,0,\n")
+            f.write("10,0.5000,0.001,0.05,,,0.1,1000,train_loss|test_loss\n")
+        with open(os.path.join(self.run_dir, "summary.json"), "w") as f:
+            f.write('{"status": "interrupted", "scenario": {"run": {"name": "r"}}}')
+        label, rows = plot_metrics.load_run(self.run_dir)
+        self.assertEqual(label, "r (interrupted)")
+        self.assertEqual(len(rows), 2)
+        self.assertNotIn("nonfinite", rows[1])
+        self.assertNotEqual(rows[1]["test_loss"], rows[1]["test_loss"])  # NaN: a gap in the plot
+        out = os.path.join(self.tmp.name, "plot.png")
+        self.assertEqual(plot_metrics.main([self.run_dir, "-o", out]), 0)
+
 
 if __name__ == "__main__":
     unittest.main()

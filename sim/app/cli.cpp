@@ -2,6 +2,7 @@
 
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -14,9 +15,11 @@
 #include "sim/app/outputs.hpp"
 #include "sim/app/profiles_command.hpp"
 #include "sim/app/run.hpp"
+#include "sim/app/run_folder.hpp"
 #include "sim/scenario/keys.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/text.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -129,24 +132,48 @@ int command_check(const CommandLine& cl) {
   return kExitOk;
 }
 
-// Creates the output folder before anything runs, so a bad --out fails fast and nothing is half-written.
-std::string prepare_output_dir(const CommandLine& cl, const RunInputs& inputs) {
-  const std::string dir = cl.out.empty() ? "out/" + inputs.config.name : cl.out;
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
-    throw InputError("command line", "--out", "'" + dir + "' exists and is not a folder", "choose another --out");
-  fs::create_directories(dir, ec);
-  if (ec) throw InputError("command line", "--out", "cannot create folder '" + dir + "': " + ec.message());
-  return dir;
+int exit_status_of_signal(int signal) { return 128 + signal; }
+
+// A run that ended on an exception: what it recorded before, and the error as its reason.
+RunResult failed_result(const RunInputs& inputs, const MetricsLog& metrics, const std::string& reason) {
+  RunResult r;
+  r.status = RunStatus::Failed;
+  r.status_reason = reason;
+  r.strategy = to_string(inputs.config.strategy);
+  r.steps_per_epoch = static_cast<int>(inputs.length.steps_per_epoch);
+  r.points = metrics.points();
+  r.divergence = metrics.divergence();
+  if (!r.points.empty()) {
+    r.steps = r.points.back().step;
+    r.bytes_sent = r.points.back().bytes_sent;
+    r.simulated_time_s = r.points.back().sim_time_s;
+  }
+  return r;
+}
+
+// Writes summary.json (and model.bin for a completed run) into the staging folder, renames the rows of a run
+// that did not finish to metrics.partial.csv, and publishes everything into --out.
+void finish_run(RunFolder& folder, const RunInputs& inputs, const RunResult& result, double wall) {
+  const bool finished = result.status == RunStatus::Completed || result.status == RunStatus::Diverged;
+  if (!finished) fs::rename(folder.staged("metrics.csv"), folder.staged("metrics.partial.csv"));
+  write_file_atomically(folder.staging(), "summary.json", make_summary(inputs, result, wall).dump(2) + "\n");
+  if (result.status == RunStatus::Completed && inputs.config.save_model) write_model(folder.staging(), result.final_params);
+  folder.publish();
 }
 
 int command_run(const CommandLine& cl) {
   require_scenario(cl);
+  stop_on_signals();  // SIGINT and SIGTERM end the simulation at its next clock advance: status interrupted
   const auto wall_start = std::chrono::steady_clock::now();
+  const auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(); };
   const Scenario scenario = load_scenario(cl.scenario, cl.sets);
   const RunInputs inputs = prepare_run(scenario);
   report_ignored_keys(cl, inputs);
-  const std::string dir = prepare_output_dir(cl, inputs);
+  if (stop_signal() != 0) {
+    std::fprintf(stderr, "dtsim: interrupted before the simulation started; no output written\n");
+    return exit_status_of_signal(stop_signal());
+  }
+  RunFolder folder(cl.out.empty() ? "out/" + inputs.config.name : cl.out, cl.scenario);
 
   gpu::BackendChoice backend = gpu::make_backend(inputs.config.device);
   if (!cl.quiet) {
@@ -154,7 +181,7 @@ int command_run(const CommandLine& cl) {
                 backend.description.c_str());
     std::fflush(stdout);
   }
-  MetricsLog metrics((fs::path(dir) / "metrics.csv").string(), [&cl](const EvalPoint& p) {
+  MetricsLog metrics(folder.staged("metrics.csv"), [&cl](const EvalPoint& p) {
     if (!cl.quiet) {
       std::printf("%s\n", progress_line(p).c_str());
       std::fflush(stdout);
@@ -164,16 +191,17 @@ int command_run(const CommandLine& cl) {
   try {
     result = run_training(inputs, metrics, backend);
   } catch (const std::exception& e) {
-    // Leave a machine-readable trace of the failure next to the metrics measured so far.
-    const nlohmann::json failed = {{"status", "failed"}, {"error", e.what()}, {"dtsim_version", dtsim_version()}};
-    write_file_atomically(dir, "summary.json", failed.dump(2) + "\n");
+    // The rows measured so far and a summary saying what happened; then the error itself (exit 1 or 2).
+    finish_run(folder, inputs, failed_result(inputs, metrics, e.what()), wall());
     throw;
   }
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-
-  write_file_atomically(dir, "summary.json", make_summary(inputs, result, wall).dump(2) + "\n");
-  if (inputs.config.save_model) write_model(dir, result.final_params);
-  if (!cl.quiet) std::printf("%s", human_summary(inputs, result, wall, dir).c_str());
+  finish_run(folder, inputs, result, wall());
+  if (result.status != RunStatus::Completed)
+    std::fprintf(stderr, "dtsim: run %s: %s\n", to_string(result.status), result.status_reason.c_str());
+  if (!cl.quiet) std::printf("%s", human_summary(inputs, result, wall(), folder.out()).c_str());
+  if (result.status == RunStatus::Interrupted) return exit_status_of_signal(stop_signal());
+  // A simulated job that failed (every worker lost) is not a result to build on: exit 1, as for a crash.
+  if (result.status == RunStatus::Failed) return kExitInternal;
   return kExitOk;
 }
 
@@ -199,10 +227,10 @@ int dtsim_main(int argc, char** argv) {
     throw InputError("command line", "", "unknown command '" + cl.command + "'",
                      near.empty() ? "run 'dtsim --help'" : "did you mean '" + near + "'?");
   } catch (const InputError& e) {
-    std::fprintf(stderr, "dtsim: error: %s\n", e.what());
+    std::fprintf(stderr, "dtsim: error: %s\n", printable(e.what()).c_str());
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "dtsim: internal error: %s\n", e.what());
+    std::fprintf(stderr, "dtsim: internal error: %s\n", printable(e.what()).c_str());
     return kExitInternal;
   } catch (...) {
     std::fprintf(stderr, "dtsim: internal error: unknown exception\n");

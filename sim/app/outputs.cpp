@@ -45,7 +45,13 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
   const RunConfig& c = inputs.config;
   const WorkerTime mean = r.mean_time();
   nlohmann::json s;
-  s["status"] = "completed";
+  s["status"] = to_string(r.status);
+  s["status_reason"] = r.status == RunStatus::Completed && r.status_reason.empty()
+                           ? "every planned step ran"
+                           : r.status_reason;
+  if (r.divergence)
+    s["divergence"] = {{"step", r.divergence->step}, {"simulated_time_s", r.divergence->sim_time_s},
+                       {"cause", r.divergence->cause}};
   s["final_test_accuracy"] = r.final_accuracy();
   s["best_test_accuracy"] = r.best_accuracy();
   s["final_test_loss"] = r.points.empty() ? 0.0 : r.points.back().test_loss;
@@ -152,10 +158,12 @@ std::string describe_setup(const RunInputs& in) {
 }
 
 std::string progress_line(const EvalPoint& p) {
+  // A value that is not finite shows as "nan" or "inf" here (it is what a person watching needs to see); the
+  // metrics.csv row leaves it empty and names it in its nonfinite column.
+  const std::string train_loss = p.train_loss_measured ? format("%.4f", p.train_loss) : std::string("-");
   char buf[256];
   std::snprintf(buf, sizeof buf, "  step %7" PRId64 "  epoch %6.2f  sim %10s  train loss %8s  test loss %.4f  test acc %6.2f %%",
-                p.step, p.epoch, seconds(p.sim_time_s).c_str(),
-                std::isnan(p.train_loss) ? "-" : format("%.4f", p.train_loss).c_str(), p.test_loss,
+                p.step, p.epoch, seconds(p.sim_time_s).c_str(), train_loss.c_str(), p.test_loss,
                 100.0 * p.test_accuracy);
   return buf;
 }
@@ -166,6 +174,8 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
   const auto share = [busy](double x) { return busy > 0 ? format(" (%.1f %%)", 100.0 * x / busy) : std::string(); };
   std::ostringstream o;
   o << "Summary of " << in.config.name << " (" << r.model_description << ", " << r.num_params << " parameters)\n";
+  if (r.status != RunStatus::Completed)
+    o << "  status                " << to_string(r.status) << ": " << r.status_reason << "\n";
   o << "  platform              " << r.platform_description << "\n";
   o << "  backend               " << r.backend_description << "\n";
   o << "  final test accuracy   " << percent(r.final_accuracy()) << "   (best " << percent(r.best_accuracy()) << ")\n";
@@ -187,7 +197,9 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
     o << "  target " << percent(in.config.target_accuracy) << "      not reached\n";
   o << "  bytes sent            " << format_quantity(static_cast<double>(r.bytes_sent), Dimension::Bytes) << "\n";
   o << "  wall time             " << format("%.1f s", wall_time_s) << "\n";
-  if (!out_dir.empty()) o << "  outputs               " << out_dir << "/{metrics.csv,summary.json}\n";
+  const bool finished = r.status == RunStatus::Completed || r.status == RunStatus::Diverged;
+  if (!out_dir.empty())
+    o << "  outputs               " << out_dir << (finished ? "/{metrics.csv,summary.json}\n" : "/{metrics.partial.csv,summary.json}\n");
   return o.str();
 }
 

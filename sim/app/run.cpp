@@ -1,6 +1,9 @@
 #include "sim/app/run.hpp"
 
 #include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <stdexcept>
 
 #include "gpu/backend.hpp"
 #include "gpu/cuda_device.hpp"
@@ -33,6 +36,75 @@ double RunResult::best_accuracy() const {
   return best;
 }
 
+namespace {
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+// SimGrid's signals are process-wide: connect the callbacks once; they act on the run in progress.
+bool g_deadlocked = false;
+
+void connect_engine_callbacks() {
+  static bool connected = false;
+  if (connected) return;
+  connected = true;
+  // Polled as simulated time advances: a stop request ends every actor (from maestro, so none is spared).
+  sg4::Engine::on_time_advance_cb([](double) {
+    if (g_stop_signal != 0 && sg4::Engine::get_instance()->get_actor_count() > 0) sg4::Actor::kill_all();
+  });
+  sg4::Engine::on_deadlock_cb([] { g_deadlocked = true; });
+}
+
+// A run that stopped early: what it measured, up to the simulated time it reached.
+RunResult partial_result(const RunInputs& inputs, const MetricsLog& metrics, RunStatus status, std::string reason) {
+  RunResult r;
+  r.status = status;
+  r.status_reason = std::move(reason);
+  r.divergence = metrics.divergence();
+  r.strategy = to_string(inputs.config.strategy);
+  r.steps_per_epoch = static_cast<int>(inputs.length.steps_per_epoch);
+  r.points = metrics.points();
+  r.simulated_time_s = sg4::Engine::get_clock();
+  if (!r.points.empty()) {
+    r.steps = r.points.back().step;
+    r.bytes_sent = r.points.back().bytes_sent;
+  }
+  return r;
+}
+
+std::string format_seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g s", s);
+  return text;
+}
+
+}  // namespace
+
+void request_stop(int signal) { g_stop_signal = signal; }
+int stop_signal() { return g_stop_signal; }
+
+namespace {
+
+bool g_stop_on_signals = false;
+
+// SIGINT and SIGTERM ask the simulation to stop. A second signal is not caught: it ends the process at once.
+void stop_on_signal(int signal) {
+  request_stop(signal);
+  std::signal(signal, SIG_DFL);
+}
+
+void catch_stop_signals() {
+  if (!g_stop_on_signals) return;
+  for (const int signal : {SIGINT, SIGTERM})
+    if (g_stop_signal != signal) std::signal(signal, stop_on_signal);
+}
+
+}  // namespace
+
+void stop_on_signals() {
+  g_stop_on_signals = true;
+  catch_stop_signals();
+}
+
 RunResult run_training(const RunInputs& inputs, MetricsLog& metrics) {
   gpu::BackendChoice backend = gpu::make_backend(inputs.config.device);
   return run_training(inputs, metrics, backend);
@@ -56,14 +128,56 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   const RunConfig& cfg = inputs.config;
   const PlatformSpec spec = platform_spec(cfg);
   auto engine = create_engine(network_settings(spec));
+  catch_stop_signals();  // SimGrid's engine installs its own SIGINT handler, which exits at once
   // Parameter-server shards and federated learning's aggregator run on hosts of their own.
   const Platform platform = build_platform(*engine, spec, server_hosts(cfg));
   HeterogeneityRuntime heterogeneity = apply_heterogeneity(*engine, platform, cfg);
 
   const TrainingContext ctx{inputs, platform, objective, ops, metrics, heterogeneity, resolved_compression(inputs)};
-  const std::unique_ptr<TrainingStrategy> strategy = make_strategy(ctx);
+  std::unique_ptr<TrainingStrategy> strategy = make_strategy(ctx);
+  connect_engine_callbacks();
+  g_deadlocked = false;
+  // The divergence rule watches every training loss and evaluation; by default the first divergence ends
+  // the run there: every other actor is ended, then the one that found it.
+  metrics.watch_divergence(DivergenceRule(cfg.divergence_factor), [stop = cfg.stop_on_divergence](const Divergence&) {
+    if (!stop) return;
+    sg4::Actor::kill_all();
+    sg4::this_actor::exit();
+  });
   strategy->spawn();
-  engine->run();
+  std::string abnormal_end;  // why the simulation ended without finishing its work, if it did
+  try {
+    engine->run();
+    if (g_deadlocked || engine->get_actor_count() > 0)
+      abnormal_end = "the simulation deadlocked at simulated time " + format_seconds(sg4::Engine::get_clock()) +
+                     ": actors were still waiting with nothing left to wake them";
+  } catch (const std::exception& e) {
+    abnormal_end = e.what();
+  }
+  if (!abnormal_end.empty()) {
+    // Actors may still be blocked on the semaphores and mailboxes the strategy's objects hold, and SimGrid
+    // aborts when such an object is destroyed: on this path the strategy is deliberately not destroyed (the
+    // process reports the end and exits).
+    const double now = sg4::Engine::get_clock();
+    (void)strategy.release();
+    int down = 0;
+    for (int w = 0; w < cfg.workers; ++w) down += heterogeneity.faults().reachable(w, now) ? 0 : 1;
+    if (down == cfg.workers)
+      return partial_result(inputs, metrics, RunStatus::Failed,
+                            "every worker had failed by simulated time " + format_seconds(now) +
+                                " ([faults]); no worker was left to continue the training");
+    throw std::runtime_error(abnormal_end + " (a dtsim bug; please report it with the scenario)");
+  }
+  if (g_stop_signal != 0)
+    return partial_result(inputs, metrics, RunStatus::Interrupted,
+                          "stopped by signal " + std::to_string(g_stop_signal) + " at simulated time " +
+                              format_seconds(sg4::Engine::get_clock()));
+  if (metrics.divergence() && cfg.stop_on_divergence) {
+    const Divergence& d = *metrics.divergence();
+    return partial_result(inputs, metrics, RunStatus::Diverged,
+                          d.cause + " at step " + std::to_string(d.step) + " (simulated time " +
+                              format_seconds(d.sim_time_s) + "); the run stopped there");
+  }
   StrategyOutcome outcome = strategy->outcome();
 
   RunResult r;
@@ -82,6 +196,12 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   r.precision = outcome.precision;
   r.strategy_details = std::move(outcome.details);
   r.final_params = std::move(outcome.final_params);
+  if (const auto& d = metrics.divergence()) {  // eval.stop_on_divergence = false: it ran on regardless
+    r.status = RunStatus::Diverged;
+    r.divergence = d;
+    r.status_reason = d->cause + " at step " + std::to_string(d->step) + " (simulated time " +
+                      format_seconds(d->sim_time_s) + "); the run continued (eval.stop_on_divergence = false)";
+  }
   return r;
 }
 

@@ -36,10 +36,25 @@ struct RunResult {
   nlohmann::json strategy_details = nlohmann::json::object();
   std::vector<float> final_params;
 
+  // How the run ended (completed unless it diverged or was stopped); status_reason says why.
+  RunStatus status = RunStatus::Completed;
+  std::string status_reason;
+  std::optional<Divergence> divergence;
+
   WorkerTime mean_time() const;
   double final_accuracy() const { return points.empty() ? 0.0 : points.back().test_accuracy; }
   double best_accuracy() const;
 };
+
+// Asks a running simulation to stop (from a signal handler: async-signal-safe). The simulation notices as its
+// clock next advances, ends every actor and returns a RunResult whose status is interrupted; the rows
+// recorded so far stay. `signal` is kept for the exit status (SIGINT → 130, SIGTERM → 143).
+void request_stop(int signal);
+// The signal passed to request_stop, or 0.
+int stop_signal();
+// From now on SIGINT and SIGTERM call request_stop (also once SimGrid's engine, which installs a handler of
+// its own, exists). `dtsim run` calls it; library users and tests need not.
+void stop_on_signals();
 
 // Runs the simulation on the compute backend `backend` (see gpu/backend.hpp), or on the one compute.device
 // selects. Evaluation points go to `metrics` as they happen. One per process: SimGrid does not support a

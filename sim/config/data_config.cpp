@@ -94,7 +94,9 @@ DataConfig make_data_config(const Scenario& s) {
     s.fail("data.label_groups", e.what(), e.hint());
   }
   if (d.partition == PartitionKind::Groups && d.label_groups.empty())
-    s.fail("data.label_groups", "data.partition = groups needs label groups", "e.g. 'medical:0-4:4; finance:5-9:4'");
+    // Blamed on data.partition: the key the user set (label_groups has no line of its own when unset).
+    s.fail("data.partition", "groups needs label groups, and data.label_groups is empty",
+           "set data.label_groups, e.g. 'medical:0-4:4; finance:5-9:4'");
   if (d.partition == PartitionKind::Labels && d.labels_per_worker > 10 && d.dataset == DatasetSource::FashionMnist)
     s.fail("data.labels_per_worker", "Fashion-MNIST has only 10 labels");
   if (d.partition == PartitionKind::Natural && !d.synthetic())

@@ -51,6 +51,17 @@ TrainingData prepare_data(const RunConfig& c, const KeyOrigins& at) {
     } catch (const models::DatasetError& e) {
       at.fail("data.path", e.what(), "install the Debian package dataset-fashion-mnist or fix data.path");
     }
+    // Asking for more samples than the files hold is refused rather than silently cut to what is there.
+    if (c.data.train_samples > data.train.num_samples)
+      at.fail("data.train_samples",
+              std::to_string(c.data.train_samples) + " asked for, but the training set holds " +
+                  std::to_string(data.train.num_samples),
+              "use at most " + std::to_string(data.train.num_samples) + ", or 0 for all");
+    if (c.data.test_samples > data.test.num_samples)
+      at.fail("data.test_samples",
+              std::to_string(c.data.test_samples) + " asked for, but the test set holds " +
+                  std::to_string(data.test.num_samples),
+              "use at most " + std::to_string(data.test.num_samples) + ", or 0 for all");
   } else {
     models::SyntheticSettings s;
     s.alpha = c.data.synthetic_alpha;

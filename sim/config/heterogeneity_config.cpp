@@ -99,7 +99,7 @@ void add_heterogeneity_keys(std::vector<KeySpec>& keys) {
            "Speed of a slow worker as a fraction of the GPU's sustained FLOP rate (it becomes the host's speed)"),
       real("stragglers.step_probability", "0", between(0, 1),
            "Chance that a worker's step is slowed down, drawn independently per worker and step from run.seed"),
-      real("stragglers.step_slowdown", "2", at_least(1), "How many times longer a slowed step's compute takes"),
+      real("stragglers.step_slowdown", "2", between(1, 1e6), "How many times longer a slowed step's compute takes"),
       real("stragglers.lognormal_sigma", "0", between(0, 3),
            "Jitter: every step's compute time is multiplied by exp(sigma*Z - sigma^2/2), Z standard normal, "
            "a lognormal factor of mean one (median exp(-sigma^2/2)); 0 = none"),

@@ -120,10 +120,10 @@ void add_training_keys(std::vector<KeySpec>& keys) {
               "Global batch that training.lr is given for; 0 = the actual global batch (no scaling)"),
       choice("training.lr_scaling", "none", models::lr_scaling_names(),
              "Scale the lr from base_batch to the global batch: linear (Goyal et al.) or sqrt"),
-      real("training.warmup_epochs", "0", at_least(0), "Linear warmup length in epochs (or use warmup_steps)"),
-      integer("training.warmup_steps", "0", at_least(0), "Linear warmup length in optimizer steps"),
+      real("training.warmup_epochs", "0", between(0, 1e6), "Linear warmup length in epochs (or use warmup_steps)"),
+      integer("training.warmup_steps", "0", between(0, 1e15), "Linear warmup length in optimizer steps"),
       choice("training.decay", "constant", models::lr_decay_names(), "LR decay after warmup"),
-      real("training.decay_every_epochs", "30", positive(), "Step decay: multiply by decay_gamma every N epochs"),
+      real("training.decay_every_epochs", "30", positive(1e6), "Step decay: multiply by decay_gamma every N epochs"),
       real("training.decay_gamma", "0.1", fraction_open_closed(), "Step decay factor"),
       real("training.min_lr", "0", at_least(0), "Cosine decay: the lr reached at the last step"),
       // ---- precision ----------------------------------------------------------------------------------------

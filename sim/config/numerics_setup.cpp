@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
+
+#include "models/network.hpp"
+#include "sim/config/strategy.hpp"
 
 
 namespace dtsim::sim {
@@ -44,8 +48,11 @@ models::OptimizerSettings optimizer_settings(const RunConfig& c) {
 
 models::LrScheduleSettings schedule_settings(const RunConfig& c, const RunLength& length) {
   const ScheduleConfig& sc = c.schedule;
+  // Epochs are bounded by their keys (at most 1e6) and steps per epoch by the data, so the product fits; the
+  // clamp keeps llround defined whatever a test passes.
   const auto epochs_to_steps = [&](double epochs) {
-    return static_cast<int64_t>(std::llround(epochs * static_cast<double>(length.steps_per_epoch)));
+    const double steps = std::min(epochs * static_cast<double>(length.steps_per_epoch), 1e15);
+    return static_cast<int64_t>(std::llround(steps));
   };
   models::LrScheduleSettings s;
   s.base_lr = c.lr;
@@ -79,10 +86,20 @@ models::PrecisionSettings precision_settings(const RunConfig& c) {
 
 void check_numerics(const RunConfig& c, const RunLength& length, const models::Dataset& train,
                     const KeyOrigins& at) {
+  std::unique_ptr<models::Network<float>> network;
   try {
-    (void)models::make_network<float>(network_spec(c, train));
+    network = models::make_network<float>(network_spec(c, train));
   } catch (const std::invalid_argument& e) {
     at.fail("model.arch", e.what());
+  }
+  // Parameter-server shards hold whole tensors: found here, so that `dtsim check` refuses what the run would.
+  if (reads_section(c.strategy, "ps")) {
+    const size_t tensors = network->param_tensors().size();
+    if (tensors < static_cast<size_t>(c.ps.servers))
+      at.fail("ps.servers",
+              "the model has " + std::to_string(tensors) + " parameter tensors, too few for " +
+                  std::to_string(c.ps.servers) + " shards of whole tensors",
+              "use at most " + std::to_string(tensors) + " shards");
   }
   if (length.total_steps < 1)
     at.fail("training.batch_per_worker", "the run would take no optimizer step",

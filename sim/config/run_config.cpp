@@ -4,17 +4,46 @@
 #include "sim/config/schema.hpp"
 #include "sim/scenario/key_builders.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/text.hpp"
 
 namespace dtsim::sim {
+
+namespace {
+
+bool safe_name_char(char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+         ch == '.';
+}
+
+// run.name becomes a folder name (out/<run.name>): one plain file name, never a path. A name the user gave is
+// refused when it is not; the default (the scenario file's stem) has its other characters replaced by '_'.
+std::string run_name(const Scenario& s) {
+  const std::string name = trim(s.text("run.name"));
+  const bool given = !s.origin("run.name").file.empty() || s.origin("run.name").command_line;
+  bool safe = !name.empty() && name.size() <= 100 && name[0] != '.';
+  for (const char ch : name) safe = safe && safe_name_char(ch);
+  if (safe) return name;
+  if (given)
+    s.fail("run.name", "'" + printable(name) + "' is not a plain file name (it names the output folder out/<run.name>)",
+           "use letters, digits, '-', '_' and '.', not starting with '.', at most 100 characters");
+  std::string cleaned;
+  for (const char ch : name.substr(0, 100)) cleaned += safe_name_char(ch) ? ch : '_';
+  if (cleaned.empty() || cleaned[0] == '.') cleaned = "run" + cleaned;
+  return cleaned;
+}
+
+}  // namespace
 
 RunConfig make_run_config(const Scenario& s) {
   RunConfig c;
   // [run], [eval] and [output]: this module's own sections.
-  c.name = s.text("run.name");
+  c.name = run_name(s);
   c.scenario_path = s.path();
   c.seed = static_cast<uint64_t>(s.integer("run.seed"));
   c.evals_per_epoch = static_cast<int>(s.integer("eval.per_epoch"));
   c.target_accuracy = s.real("eval.target_accuracy");
+  c.stop_on_divergence = s.boolean("eval.stop_on_divergence");
+  c.divergence_factor = s.real("eval.divergence_factor");
   c.save_model = s.boolean("output.save_model");
 
   // Every other section, read once by the module that declares its keys. Some readers need a value of an
@@ -56,6 +85,11 @@ void add_output_keys(std::vector<KeySpec>& keys) {
            "Report the simulated time and cost at which test accuracy first reaches this value; 0 = none"),
       integer("eval.per_epoch", "2", between(1, 100000),
               "Test-set evaluations per epoch (plus one before training); evaluation costs no simulated time"),
+      boolean("eval.stop_on_divergence", "true",
+              "End the run at the first divergence (status diverged); false = record it and train on"),
+      real("eval.divergence_factor", "100", between(1, 1e12),
+           "Divergence: a step's training loss above this many times max(1, the first step's loss); NaN or "
+           "infinite losses always count"),
       boolean("output.save_model", "false", "Write the final parameters to model.bin (float32, little-endian)"),
   };
   keys.insert(keys.end(), mine.begin(), mine.end());

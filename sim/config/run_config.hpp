@@ -65,6 +65,8 @@ struct RunConfig {
   PrecisionConfig precision;
   int evals_per_epoch = 1;
   double target_accuracy = 0.0;  // 0 = none
+  bool stop_on_divergence = true;   // the first divergence ends the run (status diverged)
+  double divergence_factor = 100.0; // a training loss above this × max(1, the first loss) is a divergence
   bool save_model = false;
 
   nlohmann::json scenario_json;  // every key as resolved, for summary.json

@@ -1,5 +1,7 @@
 #include "sim/scenario/errors.hpp"
 
+#include "sim/scenario/text.hpp"
+
 namespace dtsim::sim {
 namespace {
 
@@ -10,7 +12,7 @@ std::string render(const std::string& where, const std::string& key, const std::
   if (!key.empty()) msg += key + ": ";
   msg += reason;
   if (!hint.empty()) msg += "; " + hint;
-  return msg;
+  return printable(msg);  // parts may quote a file's bytes: never let them reach a terminal raw
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 #include "sim/scenario/text.hpp"
 
@@ -150,6 +151,40 @@ std::vector<int64_t> parse_int_list(const std::string& text) {
   return out;
 }
 
+namespace {
+
+// Magnitudes no hardware comes near, for every quantity key: beyond them a value is a typo (1e300GB/s) that
+// would overflow the simulation's arithmetic (a transfer time of 0, a clock that never advances) rather than
+// describe a machine. Generous on purpose: about 500x the fastest of today's links, GPUs and memories.
+struct PhysicalLimit {
+  double max;
+  double min_positive;  // a positive value below this is as absurd (0 keeps its "unset" meaning where allowed)
+  const char* what;
+};
+
+PhysicalLimit physical_limit(Dimension d) {
+  switch (d) {
+    case Dimension::Time: return {1e9, 0.0, "time (about 32 years)"};
+    case Dimension::Bandwidth: return {1e15, 1.0, "bandwidth"};
+    case Dimension::FlopRate: return {1e18, 1.0, "FLOP rate"};
+    case Dimension::Bytes: return {1e18, 0.0, "size"};
+    case Dimension::Power: return {1e6, 0.0, "power"};
+  }
+  return {std::numeric_limits<double>::infinity(), 0.0, "value"};
+}
+
+void check_physical(const KeySpec& spec, double v, const std::string& shown) {
+  const PhysicalLimit limit = physical_limit(spec.dim);
+  if (v > limit.max)
+    throw ValueError(shown + " is beyond any physical " + limit.what,
+                     "at most " + format_quantity(limit.max, spec.dim) + "; check the exponent and the unit");
+  if (v > 0 && v < limit.min_positive)
+    throw ValueError(shown + " is too small to be a physical " + std::string(limit.what),
+                     "at least " + format_quantity(limit.min_positive, spec.dim) + "; check the exponent and the unit");
+}
+
+}  // namespace
+
 void validate_value(const KeySpec& spec, const std::string& text) {
   const std::string s = trim(text);
   switch (spec.type) {
@@ -172,6 +207,7 @@ void validate_value(const KeySpec& spec, const std::string& text) {
       const double v = parse_quantity(s, spec.dim);
       if (!spec.range.contains(v))
         throw ValueError(s + " is out of range", "must be " + spec.range.describe() + " " + spec.unit());
+      check_physical(spec, v, s);
       break;
     }
     case ValueType::IntList:

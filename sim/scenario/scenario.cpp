@@ -68,7 +68,7 @@ std::string resolve_profile_path(const std::string& section, const std::string& 
 // Reads the profile `name` of `section` (see resolve_profile_path) and writes its entries into `values`.
 // A template only because the value type is Scenario's private one.
 template <class Value>
-void apply_profile(const KeySchema& schema, std::map<std::string, Value>& values, const std::string& section, const std::string& name, const Origin& where,
+std::string apply_profile(const KeySchema& schema, std::map<std::string, Value>& values, const std::string& section, const std::string& name, const Origin& where,
                    const std::string& key, const std::string& scenario_dir, const std::string& profile_dir) {
   const std::string profile_key = section + ".profile";
   const std::string file = resolve_profile_path(section, name, where, key, scenario_dir, profile_dir);
@@ -83,6 +83,7 @@ void apply_profile(const KeySchema& schema, std::map<std::string, Value>& values
     if (e.key == profile_key) throw InputError(at, e.key, "a profile cannot name another profile");
     values[e.key] = {e.value, at};
   }
+  return file;
 }
 
 bool is_profile_section(const std::string& section) {
@@ -148,19 +149,29 @@ Scenario Scenario::parse(const KeySchema& schema, const std::string& name, const
 
   // Profiles sit between the defaults and the explicit values.
   const std::string scenario_dir = fs::path(name).parent_path().string();
+  std::map<std::string, std::string> profile_files;  // section → the profile file applied
   for (const char* section : kProfileSections) {
     const std::string profile_key = std::string(section) + ".profile";
     const auto it = explicit_values.find(profile_key);
     const Value chosen = it != explicit_values.end() ? it->second : sc.values_.at(profile_key);
     if (trim(chosen.text).empty()) continue;
-    apply_profile(schema, sc.values_, section, trim(chosen.text), chosen.origin, profile_key, scenario_dir, profile_dir);
+    profile_files[section] = apply_profile(schema, sc.values_, section, trim(chosen.text), chosen.origin, profile_key,
+                                           scenario_dir, profile_dir);
   }
   for (auto& [key, v] : explicit_values) sc.values_[key] = v;
 
   // Every value checked against the schema; every key without a default must have been given.
   for (const KeySpec& k : schema.keys()) {
     const auto it = sc.values_.find(k.name);
-    if (it == sc.values_.end()) throw InputError(Origin::at(name, 0), k.name, "has no value", missing_value_hint(k));
+    if (it == sc.values_.end()) {
+      // A profile in use that lacks the field is the file to fix (the scenario may still override it).
+      const auto profile = profile_files.find(k.section());
+      if (profile != profile_files.end())
+        throw InputError(Origin::at(profile->second, 0), k.name,
+                         "the " + k.section() + " profile does not set " + k.field(),
+                         "add '" + k.field() + " = …' to the profile, or set " + k.name + " in the scenario");
+      throw InputError(Origin::at(name, 0), k.name, "has no value", missing_value_hint(k));
+    }
     check_value(k, it->second.text, it->second.origin);
   }
   if (trim(sc.values_["run.name"].text).empty())

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
+#include <algorithm>
 
 namespace dtsim::sim {
 
@@ -17,6 +18,58 @@ MetricsLog::MetricsLog(const std::string& csv_path, std::function<void(const Eva
   }
 }
 
+const char* to_string(RunStatus status) {
+  switch (status) {
+    case RunStatus::Completed: return "completed";
+    case RunStatus::Diverged: return "diverged";
+    case RunStatus::Interrupted: return "interrupted";
+    case RunStatus::Failed: return "failed";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
+
+}  // namespace
+
+std::string DivergenceRule::check_train_loss(double loss) {
+  if (std::isnan(loss)) return "the training loss is NaN";
+  if (std::isinf(loss)) return "the training loss is infinite";
+  if (std::isnan(reference_)) reference_ = loss;
+  const double limit = factor_ * std::max(1.0, reference_);
+  if (loss > limit)
+    return "the training loss " + number(loss) + " exceeds " + number(factor_) + " x max(1, first loss " +
+           number(reference_) + ")";
+  return "";
+}
+
+std::string DivergenceRule::check_evaluation(const EvalPoint& p) const {
+  if (!std::isfinite(p.test_loss)) return "the test loss is not finite (the weights hold NaN or Inf)";
+  return "";
+}
+
+void MetricsLog::watch_divergence(DivergenceRule rule, std::function<void(const Divergence&)> on_divergence) {
+  rule_ = rule;
+  on_divergence_ = std::move(on_divergence);
+}
+
+void MetricsLog::diverged(int64_t step, double sim_time_s, const std::string& cause) {
+  if (divergence_) return;
+  divergence_ = Divergence{step, sim_time_s, cause};
+  if (on_divergence_) on_divergence_(*divergence_);
+}
+
+void MetricsLog::check_train_loss(int64_t step, double sim_time_s, double loss) {
+  const std::string cause = rule_.check_train_loss(loss);
+  if (!cause.empty()) diverged(step, sim_time_s, cause);
+}
+
 void MetricsLog::record(const EvalPoint& point) {
   points_.push_back(point);
   if (csv_.is_open()) {
@@ -24,25 +77,53 @@ void MetricsLog::record(const EvalPoint& point) {
     csv_.flush();
   }
   if (observer_) observer_(point);
+  const std::string cause = rule_.check_evaluation(point);
+  if (!cause.empty()) diverged(point.step, point.sim_time_s, cause);
 }
 
 std::string MetricsLog::csv_header() {
   return "step,epoch,sim_time_s,lr,train_loss,test_loss,test_accuracy,bytes_sent,compression_error,"
-         "wire_bytes_per_worker,compression_ratio";
+         "wire_bytes_per_worker,compression_ratio,nonfinite";
 }
 
+namespace {
+
+// A cell: the value in `fmt`, or empty (and the column named in `nonfinite`) when it is NaN or infinite.
+std::string cell(const char* fmt, double v, const char* column, std::string& nonfinite) {
+  if (!std::isfinite(v)) {
+    nonfinite += nonfinite.empty() ? column : std::string("|") + column;
+    return "";
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, fmt, v);
+  return text;
+}
+
+}  // namespace
+
 std::string MetricsLog::csv_row(const EvalPoint& p) {
-  // Fixed formats so identical runs give byte-identical files; train_loss is empty before training.
-  char train_loss[32] = "";
-  if (!std::isnan(p.train_loss)) std::snprintf(train_loss, sizeof train_loss, "%.6f", p.train_loss);
-  char compression[96] = ",,";
+  // Fixed formats so identical runs give byte-identical files. A value that is NaN or infinite is never
+  // written as text: its cell is empty and the last column, nonfinite, names it. train_loss is empty without a
+  // flag before training (no step measured yet), and the compression cells when nothing was compressed.
+  std::string nonfinite;
+  const std::string epoch = cell("%.4f", p.epoch, "epoch", nonfinite);
+  const std::string time = cell("%.9g", p.sim_time_s, "sim_time_s", nonfinite);
+  const std::string lr = cell("%.6g", p.lr, "lr", nonfinite);
+  const std::string train_loss =
+      p.train_loss_measured ? cell("%.6f", p.train_loss, "train_loss", nonfinite) : std::string();
+  const std::string test_loss = cell("%.6f", p.test_loss, "test_loss", nonfinite);
+  const std::string accuracy = cell("%.6f", p.test_accuracy, "test_accuracy", nonfinite);
+  std::string compression = ",,";
   if (!std::isnan(p.compression_error))
-    std::snprintf(compression, sizeof compression, "%.6f,%.1f,%.4f", p.compression_error, p.wire_bytes_per_worker,
-                  p.compression_ratio);
-  char row[384];
-  std::snprintf(row, sizeof row, "%" PRId64 ",%.4f,%.9g,%.6g,%s,%.6f,%.6f,%" PRIu64 ",%s", p.step, p.epoch,
-                p.sim_time_s, p.lr, train_loss, p.test_loss, p.test_accuracy, p.bytes_sent, compression);
-  return row;
+    compression = cell("%.6f", p.compression_error, "compression_error", nonfinite) + "," +
+                  cell("%.1f", p.wire_bytes_per_worker, "wire_bytes_per_worker", nonfinite) + "," +
+                  cell("%.4f", p.compression_ratio, "compression_ratio", nonfinite);
+  char head[64];
+  std::snprintf(head, sizeof head, "%" PRId64 ",", p.step);
+  char bytes[32];
+  std::snprintf(bytes, sizeof bytes, "%" PRIu64, p.bytes_sent);
+  return head + epoch + "," + time + "," + lr + "," + train_loss + "," + test_loss + "," + accuracy + "," + bytes +
+         "," + compression + "," + nonfinite;
 }
 
 }  // namespace dtsim::sim

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,34 @@ struct EvalPoint {
   double compression_error = std::numeric_limits<double>::quiet_NaN();
   double wire_bytes_per_worker = std::numeric_limits<double>::quiet_NaN();  // mean per message (worker-step)
   double compression_ratio = std::numeric_limits<double>::quiet_NaN();      // fp32 bytes / wire bytes
+  bool train_loss_measured = false;  // some step's loss went into train_loss (else it is empty, not a value)
+};
+
+// How a run ended. Every summary.json says which, with a reason (docs/outputs.md).
+enum class RunStatus { Completed, Diverged, Interrupted, Failed };
+const char* to_string(RunStatus status);
+
+// Where and why a run diverged.
+struct Divergence {
+  int64_t step = 0;
+  double sim_time_s = 0.0;
+  std::string cause;
+};
+
+// The divergence rule (docs/outputs.md): a run diverges at the first step whose training loss is NaN or
+// infinite, or exceeds `factor` × max(1, the first measured training loss), or at the first evaluation whose
+// test loss is NaN or infinite (the weights hold NaN or Inf: an update that was not finite reached them).
+class DivergenceRule {
+ public:
+  explicit DivergenceRule(double factor = 100.0) : factor_(factor) {}
+  // The cause when `loss` (a step's mean training loss) breaks the rule, else "".
+  std::string check_train_loss(double loss);
+  // The cause when the evaluation `p` breaks the rule, else "".
+  std::string check_evaluation(const EvalPoint& p) const;
+
+ private:
+  double factor_;
+  double reference_ = std::numeric_limits<double>::quiet_NaN();  // the first measured training loss
 };
 
 // Simulated seconds a worker spent in each activity. They add up to the worker's part of the run.
@@ -51,13 +80,25 @@ class MetricsLog {
   void record(const EvalPoint& point);
   const std::vector<EvalPoint>& points() const { return points_; }
 
+  // Divergence watching: `rule` decides, `on_divergence` (when set) is called once, at the first divergence,
+  // from the simulation actor that found it (the run stops it there unless eval.stop_on_divergence is false).
+  void watch_divergence(DivergenceRule rule, std::function<void(const Divergence&)> on_divergence);
+  // A step's mean training loss, at simulated time `sim_time_s`, for the divergence rule.
+  void check_train_loss(int64_t step, double sim_time_s, double loss);
+  const std::optional<Divergence>& divergence() const { return divergence_; }
+
   static std::string csv_header();
   static std::string csv_row(const EvalPoint& p);
 
  private:
+  void diverged(int64_t step, double sim_time_s, const std::string& cause);
+
   std::ofstream csv_;
   std::function<void(const EvalPoint&)> observer_;
   std::vector<EvalPoint> points_;
+  DivergenceRule rule_;
+  std::function<void(const Divergence&)> on_divergence_;
+  std::optional<Divergence> divergence_;
 };
 
 }  // namespace dtsim::sim

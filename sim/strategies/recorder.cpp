@@ -11,9 +11,10 @@ TrainingRecorder::TrainingRecorder(const TrainingContext& ctx, int64_t interval,
                                    double steps_per_epoch)
     : ctx_(ctx), interval_(std::max<int64_t>(1, interval)), total_steps_(total_steps), steps_per_epoch_(steps_per_epoch) {}
 
-void TrainingRecorder::add_train_loss(double mean_loss) {
+void TrainingRecorder::add_train_loss(double mean_loss, int64_t step) {
   loss_sum_ += mean_loss;
   ++loss_count_;
+  ctx_.metrics.check_train_loss(step, simgrid::s4u::Engine::get_clock(), mean_loss);
 }
 
 void TrainingRecorder::CompressionSums::add(const models::CompressionStats& s) {
@@ -72,6 +73,7 @@ void TrainingRecorder::record(int64_t applied_steps, const float* params, gpu::N
   p.sim_time_s = simgrid::s4u::Engine::get_clock();
   p.lr = lr;
   p.train_loss = loss_count_ > 0 ? loss_sum_ / static_cast<double>(loss_count_) : std::numeric_limits<double>::quiet_NaN();
+  p.train_loss_measured = loss_count_ > 0;
   p.test_loss = test.loss;
   p.test_accuracy = test.accuracy;
   p.bytes_sent = bytes_sent;

@@ -20,7 +20,9 @@ class TrainingRecorder {
   // steps to epochs in the rows.
   TrainingRecorder(const TrainingContext& ctx, int64_t interval, int64_t total_steps, double steps_per_epoch);
 
-  void add_train_loss(double mean_loss);
+  // A worker's mean loss for optimizer step `step` (counted from 1): summed into the next row and checked
+  // against the divergence rule (MetricsLog::check_train_loss).
+  void add_train_loss(double mean_loss, int64_t step);
   // One message's compression (a worker's step, push or upload): summed into the next row and the totals.
   void add_compression(const models::CompressionStats& stats);
   // The run's totals for summary.json (null when compression.kind is none).

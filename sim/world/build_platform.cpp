@@ -15,6 +15,7 @@ NetworkSettings network_settings(const PlatformSpec& spec) {
   NetworkSettings settings;
   settings.model = spec.network_model;
   settings.crosstraffic = spec.crosstraffic;
+  settings.ranks = spec.workers;
   double window = 0.0;
   const auto consider = [&window](const FabricSpec& fabric) {
     if (fabric.window_limited() && fabric.tcp_window > 0)

@@ -1,5 +1,7 @@
 #include "sim/world/platform.hpp"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <string>
 
@@ -16,6 +18,13 @@ std::unique_ptr<sg4::Engine> create_engine(const NetworkSettings& settings) {
           // SimGrid 3.32's default lazy update of the sharing gives some flows more than their max-min share
           // when flows with different bottlenecks cross (README, "Collectives"); the full update is exact.
           "--cfg=network/optim:Full"};
+  if (settings.ranks > kManyRanks) {
+    args.push_back("--cfg=contexts/guard-size:0");
+    args.push_back("--cfg=contexts/stack-size:1024");
+    // Without a guard page SimGrid allocates each stack with malloc; glibc would still map every 1 MiB block
+    // on its own (its mmap threshold is 128 KiB), so raise the threshold above the stack size.
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -21,7 +21,15 @@ struct NetworkSettings {
   // SimGrid's network/TCP-gamma: each flow is capped at window / (2 · route latency). SimGrid has one value for
   // the whole platform; 4 MiB is its default.
   double tcp_window = 4194304.0;
+  // Simulated ranks (workers): above kManyRanks, actors get smaller stacks without guard pages (below).
+  int ranks = 0;
 };
+
+// Each SimGrid actor's stack is a memory map of its own plus a guard page, and Linux allows a process about
+// 65530 maps (vm.max_map_count): past about 30 000 actors SimGrid aborts ("Failed to protect stack"). Above
+// this many ranks, create_engine gives actors 1 MiB stacks (enough for the numerics inside them) without guard
+// pages, taken from the heap rather than one map each.
+constexpr int kManyRanks = 8192;
 
 // Creates the process's one SimGrid engine (SimGrid does not support a second one in the same process)
 // with dtsim's network model settings and quiet logging.

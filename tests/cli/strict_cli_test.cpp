@@ -24,7 +24,7 @@ struct Folder {
 std::string write_scenario(const fs::path& dir) {
   const fs::path file = dir / "tiny.ini";
   std::ofstream(file) << "[data]\ndataset = synthetic\n[model]\narch = logreg\n[training]\nstrategy = sync\n"
-                         "max_steps = 2\n[ps]\nservers = 3\n";
+                         "max_steps = 2\n[ps]\nservers = 2\n";
   return file.string();
 }
 

@@ -75,13 +75,15 @@ void set_topk(RunConfig& c, double ratio, bool error_feedback) {
   c.compression.settings.error_feedback = error_feedback;
 }
 
-// The last `n` cells of a metrics.csv row.
+// The last `n` cells of a metrics.csv row before its final column (nonfinite, which must be empty here).
 std::vector<std::string> last_cells(const std::string& row, size_t n) {
   std::vector<std::string> cells;
   std::stringstream ss(row);
   std::string cell;
   while (std::getline(ss, cell, ',')) cells.push_back(cell);
   if (row.back() == ',') cells.push_back("");
+  EXPECT_EQ(cells.back(), "") << "a non-finite value in " << row;
+  cells.pop_back();
   return {cells.end() - static_cast<long>(n), cells.end()};
 }
 

@@ -170,6 +170,8 @@ void FederatedLearning::aggregate(const std::vector<ClientRun*>& survivors) {
 
   // `survivors` is in client-id order, whatever order their uploads arrived in.
   aggregator_.begin_round();
+  double round_loss = 0.0;
+  int64_t round_steps = 0;
   for (ClientRun* r : survivors) {
     const int c = r->work.client;
     const double weight = fl_.weight_by_samples ? samples_[c] : 1.0;
@@ -177,9 +179,14 @@ void FederatedLearning::aggregate(const std::vector<ClientRun*>& survivors) {
                     r->local->control_update());
     loss_sum_ += r->loss_sum;
     loss_count_ += r->steps_done;
+    round_loss += r->loss_sum;
+    round_steps += r->steps_done;
     const double local_epochs = static_cast<double>(r->steps_done) / static_cast<double>(planner_.steps_per_epoch(c));
     epochs_ += local_epochs * samples_[c] / total_samples_;
   }
+  // The round's mean client loss against the divergence rule (its step is the round being completed).
+  if (round_steps > 0)
+    ctx_.metrics.check_train_loss(rounds_done_ + 1, sg4::Engine::get_clock(), round_loss / static_cast<double>(round_steps));
   aggregator_.finish(params_.master(), c_global_.empty() ? nullptr : c_global_.data());
   params_.assign(params_.master());  // refreshes the copy clients download (rounded under reduced precision)
   if (fl_.algorithm == models::FlAlgorithm::Scaffold) {
@@ -200,6 +207,7 @@ void FederatedLearning::record(int64_t rounds_done) {
   p.sim_time_s = sg4::Engine::get_clock();
   p.lr = local_.lr;
   p.train_loss = loss_count_ > 0 ? loss_sum_ / static_cast<double>(loss_count_) : std::nan("");
+  p.train_loss_measured = loss_count_ > 0;
   p.test_loss = test.loss;
   p.test_accuracy = test.accuracy;
   p.bytes_sent = report_.bytes_total();

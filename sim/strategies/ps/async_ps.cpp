@@ -259,7 +259,7 @@ void AsyncParameterServer::send(int rank, int shard, std::unique_ptr<ShardReques
 void AsyncParameterServer::updated(const ShardServer& shard, const std::vector<double>& losses, double lr) {
   model_changed_ = true;
   if (shard.index() != 0) return;  // shard 0 is the step clock
-  for (const double l : losses) recorder_.add_train_loss(l);
+  for (const double l : losses) recorder_.add_train_loss(l, shard.version());
   last_lr_ = lr;
   // The last planned update is evaluated when every shard has finished, so the row shows the final model.
   const int64_t update = shard.version();

@@ -196,7 +196,7 @@ void SyncDataParallel::apply_gradient_average(int64_t step) {
       r->apply(scratch_.data(), step);
     }
   }
-  for (const int r : active_) recorder_.add_train_loss(workers_[r].batch_loss);
+  for (const int r : active_) recorder_.add_train_loss(workers_[r].batch_loss, step + 1);
   applied_steps_ = step + 1;
   if (applied_steps_ == step_at_failure_) {  // back where a restart started from: what it cost in all
     nlohmann::json& report = fault_reports_[report_waiting_catch_up_ - 1];
@@ -213,7 +213,7 @@ void SyncDataParallel::apply_model_average(int64_t step) {
   const float* average = evaluated_params();
   for (auto& r : replicas_) r->assign(average);
   for (Worker& w : workers_) {
-    if (w.loss_count > 0) recorder_.add_train_loss(w.loss_sum / static_cast<double>(w.loss_count));
+    if (w.loss_count > 0) recorder_.add_train_loss(w.loss_sum / static_cast<double>(w.loss_count), step + 1);
     w.loss_sum = 0.0;
     w.loss_count = 0;
   }

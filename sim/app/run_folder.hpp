@@ -1,0 +1,41 @@
+// Where one `dtsim run` writes: a lock on the --out folder, so that two live runs never share it; a private
+// staging folder inside it, where the run's files grow; and publishing, which moves them into --out when the
+// run ends, summary.json last. A reader of --out therefore sees either the previous run's files or the new
+// ones, and summary.json always describes the metrics beside it. A run that crashes before publishing leaves
+// --out as it was and its rows in the staging folder, named partial-run-<pid>.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dtsim::sim {
+
+class RunFolder {
+ public:
+  // Creates `out` if needed and locks it. Throws InputError at --out when it cannot be created or written,
+  // or when another live run holds it (naming that run's process, start time and scenario).
+  RunFolder(const std::string& out, const std::string& scenario);
+  ~RunFolder();  // releases the lock; an unpublished staging folder stays
+  RunFolder(const RunFolder&) = delete;
+  RunFolder& operator=(const RunFolder&) = delete;
+
+  const std::string& out() const { return out_; }
+  const std::string& staging() const { return staging_; }
+  std::string staged(const std::string& name) const;  // staging()/name
+
+  // Moves every file of the staging folder into --out. The files an earlier run left there that this run does
+  // not replace (dtsim's own outputs only: summary.json, metrics*.csv, model.bin) are removed first, so that
+  // nothing of two runs is mixed; summary.json moves last. Then removes the staging folder.
+  void publish();
+
+  // The file names dtsim writes into --out.
+  static const std::vector<std::string>& output_names();
+
+ private:
+  std::string out_;
+  std::string staging_;
+  int lock_fd_ = -1;
+  bool published_ = false;
+};
+
+}  // namespace dtsim::sim

@@ -1,0 +1,281 @@
+// What a run promises about its outputs and exit status (docs/outputs.md), through the dtsim executable:
+// summary.json always says how the run ended; an interrupted, failed or crashed run never leaves a previous
+// run's "completed" next to new rows; two runs never share an --out; divergence stops a run and is reported;
+// metrics.csv never holds nan or inf text; and the inputs that used to crash or hang are refused.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/cli/run_dtsim.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Outcome = dtsim::testing::DtsimOutcome;
+
+const std::string kQuickstart = std::string(DTSIM_SOURCE_DIR) + "/scenarios/quickstart.ini";
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+nlohmann::json summary_of(const fs::path& out) { return nlohmann::json::parse(read_file(out / "summary.json")); }
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// A dtsim run started in the background, so that a test can signal it while it runs.
+class BackgroundRun {
+ public:
+  explicit BackgroundRun(const std::vector<std::string>& args, const fs::path& stderr_file) {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      std::freopen(stderr_file.c_str(), "w", stderr);
+      std::freopen("/dev/null", "w", stdout);
+      std::vector<char*> argv;
+      std::string binary = DTSIM_BINARY;
+      argv.push_back(binary.data());
+      std::vector<std::string> copy = args;
+      for (std::string& a : copy) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(binary.c_str(), argv.data());
+      std::_Exit(127);
+    }
+  }
+  ~BackgroundRun() {
+    if (pid_ > 0 && !reaped_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  pid_t pid() const { return pid_; }
+
+  // Waits until the run has recorded `rows` evaluation rows in its staging folder (false after 120 s).
+  bool wait_for_rows(const fs::path& out, size_t rows) const {
+    const fs::path staged = out / ("partial-run-" + std::to_string(pid_)) / "metrics.csv";
+    for (int i = 0; i < 1200; ++i) {
+      if (fs::exists(staged) && lines_of(read_file(staged)).size() >= rows + 1) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
+  // Sends `signal` and returns the exit status (-1 when killed by a signal).
+  int stop(int signal) {
+    ::kill(pid_, signal);
+    return wait();
+  }
+  int wait() {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    reaped_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+};
+
+class Robustness : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("dtsim_robust_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+            std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path out() const { return dir_ / "out"; }
+  std::string short_run() const { return "run " + kQuickstart + " --quiet --out " + out().string() + " --set training.max_steps=8"; }
+
+  fs::path dir_;
+};
+
+// Every row of a metrics file has the header's number of fields and no nan/inf text.
+void expect_clean_rows(const std::string& csv) {
+  const std::vector<std::string> lines = lines_of(csv);
+  ASSERT_FALSE(lines.empty());
+  const auto fields = [](const std::string& l) { return std::count(l.begin(), l.end(), ',') + 1; };
+  for (const std::string& l : lines) {
+    EXPECT_EQ(fields(l), fields(lines[0])) << l;
+    EXPECT_EQ(l.find("nan"), std::string::npos) << l;
+    EXPECT_EQ(l.find("inf"), std::string::npos) << l;
+  }
+  EXPECT_EQ(csv.back(), '\n') << "the last row is complete";
+}
+
+TEST_F(Robustness, ACompletedRunSaysSoAndLeavesNoStagingFolder) {
+  const Outcome o = dtsim::testing::run_dtsim(short_run());
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const nlohmann::json s = summary_of(out());
+  EXPECT_EQ(s["status"], "completed");
+  EXPECT_FALSE(s["status_reason"].get<std::string>().empty());
+  EXPECT_TRUE(fs::exists(out() / "metrics.csv"));
+  EXPECT_FALSE(fs::exists(out() / "metrics.partial.csv"));
+  for (const auto& entry : fs::directory_iterator(out()))
+    EXPECT_EQ(entry.path().filename().string().rfind("partial-run-", 0), std::string::npos) << entry.path();
+  expect_clean_rows(read_file(out() / "metrics.csv"));
+}
+
+TEST_F(Robustness, SigintAndSigtermEndTheRunAsInterrupted) {
+  ASSERT_EQ(dtsim::testing::run_dtsim(short_run()).exit_code, 0);  // a previous, completed run in the folder
+  for (const int signal : {SIGINT, SIGTERM}) {
+    BackgroundRun run({"run", kQuickstart, "--quiet", "--out", out().string()}, dir_ / "stderr.txt");
+    ASSERT_TRUE(run.wait_for_rows(out(), 2)) << "the run never recorded two rows";
+    EXPECT_EQ(run.stop(signal), 128 + signal);
+    const nlohmann::json s = summary_of(out());
+    EXPECT_EQ(s["status"], "interrupted");
+    EXPECT_NE(s["status_reason"].get<std::string>().find("signal " + std::to_string(signal)), std::string::npos);
+    EXPECT_GT(s["simulated_time_s"].get<double>(), 0.0);
+    // The previous run's rows are gone with its summary: only this run's partial rows remain, all complete.
+    EXPECT_FALSE(fs::exists(out() / "metrics.csv"));
+    const std::string rows = read_file(out() / "metrics.partial.csv");
+    EXPECT_GE(lines_of(rows).size(), 3u);
+    expect_clean_rows(rows);
+    const std::string err = read_file(dir_ / "stderr.txt");
+    EXPECT_EQ(err.find("WARNING"), std::string::npos) << "no SimGrid warning: " << err;
+    EXPECT_NE(err.find("dtsim: run interrupted"), std::string::npos) << err;
+  }
+}
+
+TEST_F(Robustness, ACrashLeavesThePreviousOutputsWholeAndTheNewRowsApart) {
+  ASSERT_EQ(dtsim::testing::run_dtsim(short_run()).exit_code, 0);
+  const std::string previous_rows = read_file(out() / "metrics.csv");
+  BackgroundRun run({"run", kQuickstart, "--quiet", "--out", out().string()}, dir_ / "stderr.txt");
+  ASSERT_TRUE(run.wait_for_rows(out(), 2));
+  const pid_t pid = run.pid();
+  EXPECT_EQ(run.stop(SIGKILL), -1);  // nothing can be written on SIGKILL: the folder must still tell the truth
+  EXPECT_EQ(summary_of(out())["status"], "completed");
+  EXPECT_EQ(read_file(out() / "metrics.csv"), previous_rows) << "the completed run's rows sit beside its summary";
+  const fs::path staged = out() / ("partial-run-" + std::to_string(pid)) / "metrics.csv";
+  EXPECT_GE(lines_of(read_file(staged)).size(), 3u) << "the crashed run's rows, in a folder named for it";
+  // The next run is not blocked by the dead one's lock.
+  EXPECT_EQ(dtsim::testing::run_dtsim(short_run()).exit_code, 0);
+}
+
+TEST_F(Robustness, ASecondRunOnTheSameOutIsRefusedNamingTheHolder) {
+  BackgroundRun first({"run", kQuickstart, "--quiet", "--out", out().string()}, dir_ / "stderr.txt");
+  ASSERT_TRUE(first.wait_for_rows(out(), 1));
+  const Outcome second = dtsim::testing::run_dtsim(short_run());
+  EXPECT_EQ(second.exit_code, 2) << second.output;
+  EXPECT_EQ(second.output.rfind("dtsim: error: command line: --out: ", 0), 0u) << second.output;
+  EXPECT_NE(second.output.find("in use by another dtsim run (pid " + std::to_string(first.pid())), std::string::npos)
+      << second.output;
+  EXPECT_EQ(std::count(second.output.begin(), second.output.end(), '\n'), 1) << second.output;
+  EXPECT_EQ(first.stop(SIGTERM), 128 + SIGTERM);
+  EXPECT_EQ(summary_of(out())["status"], "interrupted") << "the first run's own rows, not mixed with another's";
+}
+
+TEST_F(Robustness, EveryWorkerFailingEndsAsAFailedRun) {
+  for (const std::string reaction : {"elastic", "restart"}) {
+    const Outcome o = dtsim::testing::run_dtsim(
+        short_run() + " --set cluster.workers=2 --set 'faults.events=worker 0 down at 0s; worker 1 down at 0s'" +
+            " --set sync.fault_reaction=" + reaction,
+        true);
+    EXPECT_EQ(o.exit_code, 1) << reaction << ": " << o.err;
+    const nlohmann::json s = summary_of(out());
+    EXPECT_EQ(s["status"], "failed") << reaction;
+    EXPECT_NE(s["status_reason"].get<std::string>().find("every worker had failed"), std::string::npos);
+    EXPECT_TRUE(fs::exists(out() / "metrics.partial.csv"));
+    EXPECT_EQ(o.err.find("Cannot destroy semaphore"), std::string::npos) << o.err;
+  }
+}
+
+TEST_F(Robustness, DivergenceStopsTheRunAndIsReported) {
+  const Outcome o = dtsim::testing::run_dtsim(short_run() + " --set training.lr=90 --set training.max_steps=50", true);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("dtsim: run diverged: "), std::string::npos) << o.err;
+  const nlohmann::json s = summary_of(out());
+  EXPECT_EQ(s["status"], "diverged");
+  ASSERT_TRUE(s.contains("divergence"));
+  EXPECT_GE(s["divergence"]["step"].get<int64_t>(), 1);
+  EXPECT_LT(s["divergence"]["step"].get<int64_t>(), 50) << "stopped there, not at the planned end";
+  EXPECT_GT(s["divergence"]["simulated_time_s"].get<double>(), 0.0);
+  expect_clean_rows(read_file(out() / "metrics.csv"));
+}
+
+TEST_F(Robustness, ADivergedRunThatGoesOnWritesEmptyCellsAndFlags) {
+  const Outcome o = dtsim::testing::run_dtsim(
+      short_run() + " --set training.lr=90 --set training.max_steps=40 --set eval.stop_on_divergence=false", true);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json s = summary_of(out());
+  EXPECT_EQ(s["status"], "diverged");
+  EXPECT_EQ(s["steps"], 40) << "it trained on";
+  const std::string csv = read_file(out() / "metrics.csv");
+  expect_clean_rows(csv);
+  EXPECT_NE(csv.find("test_loss"), csv.rfind("test_loss")) << "a non-finite test loss is flagged by name:\n" << csv;
+}
+
+TEST_F(Robustness, BadInputsThatUsedToCrashOrLieAreRefusedAtTheKey) {
+  const auto refused = [&](const std::string& args, const std::string& start) {
+    const Outcome o = dtsim::testing::run_dtsim(args);
+    EXPECT_EQ(o.exit_code, 2) << args << "\n" << o.output;
+    EXPECT_EQ(o.output.rfind(start, 0), 0u) << args << "\n" << o.output;
+    EXPECT_EQ(std::count(o.output.begin(), o.output.end(), '\n'), 1) << o.output;
+  };
+  const std::string check = "check " + kQuickstart;
+  refused(check + " --set fabric.bandwidth=1e300GB/s",
+          "dtsim: error: command line (--set): fabric.bandwidth: 1e300GB/s is beyond any physical bandwidth");
+  refused(check + " --set gpu.peak_fp32=1e-30TFLOPS",
+          "dtsim: error: command line (--set): gpu.peak_fp32: 1e-30TFLOPS is too small to be a physical FLOP rate");
+  refused(check + " --set gpu.memory=1e30B", "dtsim: error: command line (--set): gpu.memory:");
+  refused(check + " --set sync.fault_timeout=1e12s", "dtsim: error: command line (--set): sync.fault_timeout:");
+  refused(check + " --set run.name=../../escape",
+          "dtsim: error: command line (--set): run.name: '../../escape' is not a plain file name");
+  refused(check + " --set run.name=a/b", "dtsim: error: command line (--set): run.name:");
+  refused(check + " --set training.warmup_epochs=1e308",
+          "dtsim: error: command line (--set): training.warmup_epochs: 1e308 is out of range");
+  refused(check + " --set data.train_samples=100000000",
+          "dtsim: error: command line (--set): data.train_samples: 100000000 asked for, but the training set holds 60000");
+  refused(check + " --set training.strategy=async-ps --set ps.servers=64",
+          "dtsim: error: command line (--set): ps.servers: the model has 6 parameter tensors, too few for 64 shards");
+  refused("run " + kQuickstart + " --out /proc/dtsim-cannot-write-here", "dtsim: error: command line: --out: ");
+}
+
+TEST_F(Robustness, ADefaultRunNameIsMadeSafe) {
+  const fs::path scenario = dir_ / "my run;1.ini";
+  std::ofstream(scenario) << "[training]\nmax_steps = 2\n[data]\ntrain_samples = 512\ntest_samples = 128\n";
+  const Outcome o = dtsim::testing::run_dtsim("check '" + scenario.string() + "'");
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("(my_run_1: "), std::string::npos) << o.output;
+}
+
+TEST_F(Robustness, AProfileThatLacksAFieldIsNamed) {
+  const fs::path profile = dir_ / "half.ini";
+  std::ofstream(profile) << "[gpu]\nname = Half\npeak_tf32 = 1TFLOPS\npeak_bf16 = 1TFLOPS\nmemory = 1GB\nefficiency = 0.5\n";
+  const Outcome o = dtsim::testing::run_dtsim("check " + kQuickstart + " --set gpu.profile=" + profile.string());
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_EQ(o.output.rfind("dtsim: error: " + profile.string() + ": gpu.peak_fp32: the gpu profile does not set peak_fp32", 0),
+            0u)
+      << o.output;
+}
+
+TEST_F(Robustness, ControlCharactersNeverReachTheTerminal) {
+  const Outcome o = dtsim::testing::run_dtsim("check " + kQuickstart + " --set \"run.name=a$(printf '\\033')[31mred\"");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_EQ(o.output.find('\x1b'), std::string::npos) << "raw ESC printed";
+  EXPECT_NE(o.output.find("\\x1b"), std::string::npos) << o.output;
+}
+
+}  // namespace

@@ -1,0 +1,112 @@
+// metrics.csv rows and the divergence rule: closed cases written out by hand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "sim/scenario/text.hpp"
+#include "sim/strategies/metrics.hpp"
+
+namespace dtsim::sim {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+EvalPoint point() {
+  EvalPoint p;
+  p.step = 12;
+  p.epoch = 0.5;
+  p.sim_time_s = 0.25;
+  p.lr = 0.1;
+  p.train_loss = 1.5;
+  p.train_loss_measured = true;
+  p.test_loss = 2.0;
+  p.test_accuracy = 0.75;
+  p.bytes_sent = 4096;
+  return p;
+}
+
+TEST(MetricsRows, AFiniteRowHasAnEmptyFlagColumn) {
+  EXPECT_EQ(MetricsLog::csv_row(point()), "12,0.5000,0.25,0.1,1.500000,2.000000,0.750000,4096,,,,");
+  EXPECT_EQ(MetricsLog::csv_header().substr(MetricsLog::csv_header().rfind(',') + 1), "nonfinite");
+}
+
+TEST(MetricsRows, NonFiniteValuesAreEmptyCellsNamedInTheFlagColumn) {
+  EvalPoint p = point();
+  p.train_loss = kNaN;
+  p.test_loss = kInf;
+  p.test_accuracy = -kInf;
+  EXPECT_EQ(MetricsLog::csv_row(p), "12,0.5000,0.25,0.1,,,,4096,,,,train_loss|test_loss|test_accuracy");
+}
+
+TEST(MetricsRows, NoTrainingLossYetIsEmptyButNotFlagged) {
+  EvalPoint p = point();
+  p.train_loss = kNaN;
+  p.train_loss_measured = false;
+  EXPECT_EQ(MetricsLog::csv_row(p), "12,0.5000,0.25,0.1,,2.000000,0.750000,4096,,,,");
+}
+
+TEST(MetricsRows, CompressionCellsAreFlaggedOneByOne) {
+  EvalPoint p = point();
+  p.compression_error = 0.25;
+  p.wire_bytes_per_worker = kInf;
+  p.compression_ratio = 8.0;
+  EXPECT_EQ(MetricsLog::csv_row(p), "12,0.5000,0.25,0.1,1.500000,2.000000,0.750000,4096,0.250000,,8.0000,"
+                                    "wire_bytes_per_worker");
+}
+
+TEST(DivergenceRule, NonFiniteLossesAlwaysDiverge) {
+  DivergenceRule rule(100.0);
+  EXPECT_EQ(rule.check_train_loss(kNaN), "the training loss is NaN");
+  EXPECT_EQ(rule.check_train_loss(kInf), "the training loss is infinite");
+  EXPECT_EQ(rule.check_train_loss(-kInf), "the training loss is infinite");
+}
+
+TEST(DivergenceRule, ALossAboveFactorTimesTheFirstDiverges) {
+  DivergenceRule rule(10.0);
+  EXPECT_EQ(rule.check_train_loss(2.5), "") << "the first loss sets the reference";
+  EXPECT_EQ(rule.check_train_loss(25.0), "") << "exactly 10 x 2.5 is not above it";
+  EXPECT_NE(rule.check_train_loss(25.01), "");
+  EXPECT_EQ(rule.check_train_loss(0.1), "");
+}
+
+TEST(DivergenceRule, ASmallFirstLossCountsAsOne) {
+  DivergenceRule rule(10.0);
+  EXPECT_EQ(rule.check_train_loss(0.01), "");
+  EXPECT_EQ(rule.check_train_loss(9.9), "") << "the reference is max(1, 0.01) = 1";
+  EXPECT_NE(rule.check_train_loss(10.5), "");
+}
+
+TEST(DivergenceRule, ANonFiniteTestLossDiverges) {
+  const DivergenceRule rule;
+  EvalPoint p = point();
+  EXPECT_EQ(rule.check_evaluation(p), "");
+  p.test_loss = kNaN;
+  EXPECT_NE(rule.check_evaluation(p), "");
+}
+
+TEST(MetricsLog, ReportsTheFirstDivergenceOnce) {
+  MetricsLog log;
+  int calls = 0;
+  log.watch_divergence(DivergenceRule(100.0), [&calls](const Divergence&) { ++calls; });
+  log.check_train_loss(1, 0.5, 2.0);
+  EXPECT_FALSE(log.divergence().has_value());
+  log.check_train_loss(2, 1.0, kNaN);
+  log.check_train_loss(3, 1.5, kNaN);
+  ASSERT_TRUE(log.divergence().has_value());
+  EXPECT_EQ(log.divergence()->step, 2);
+  EXPECT_EQ(log.divergence()->sim_time_s, 1.0);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(Printable, EscapesControlCharactersOnly) {
+  EXPECT_EQ(printable("plain text, é"), "plain text, é");
+  EXPECT_EQ(printable(std::string("a\x1b[31mb\r\n", 9)), "a\\x1b[31mb\\x0d\\x0a");
+  EXPECT_EQ(printable(std::string("x\0y", 3)), "x\\x00y");
+  EXPECT_EQ(printable("\x7f"), "\\x7f");
+}
+
+}  // namespace
+}  // namespace dtsim::sim
