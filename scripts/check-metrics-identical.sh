@@ -4,13 +4,14 @@
 #
 # Usage (a plain shell script: no CTest, no Makefile target, run it from anywhere inside the repository):
 #
-#   scripts/check-metrics-identical.sh                    # base 0ef3fa7 against the working tree, full scenarios
+#   scripts/check-metrics-identical.sh                    # base 9579d03 against the working tree, full scenarios
 #   scripts/check-metrics-identical.sh --quick            # the same, every run cut short (a few minutes on 2 cores)
 #   scripts/check-metrics-identical.sh --base HEAD~3 --quick --jobs 4
 #   scripts/check-metrics-identical.sh --quick --keep /tmp/identity   # keep worktree, builds and outputs there
 #
-#   --base REV   the revision that defines "before" (default: $DEFAULT_BASE below, the last commit before the
-#                refactor); resolved with git rev-parse and built in a temporary git worktree
+#   --base REV   the revision that defines "before" (default: $DEFAULT_BASE below); resolved with git rev-parse
+#                and built in a temporary git worktree. 0ef3fa7 was the base of the sim/ folders refactor;
+#                9579d03 added metrics.csv's last column (nonfinite), so later refactors compare against it
 #   --quick      cap every run: training.max_steps for step-based strategies, fl.rounds for federated ones
 #                (see QUICK_* below). A shorter run is a prefix of the same code paths, so identical output
 #                still proves identical behaviour of everything it touched. Without --quick, full scenarios.
@@ -46,7 +47,7 @@
 # 145 s in all with both builds up to date; a cold build of one side took ~9 min there (ccache speeds reruns).
 set -euo pipefail
 
-DEFAULT_BASE=0ef3fa7
+DEFAULT_BASE=9579d03
 QUICK_STEPS=40    # --quick: training.max_steps for every strategy except federated
 QUICK_ROUNDS=3    # --quick: fl.rounds for training.strategy = federated
 

@@ -41,7 +41,8 @@ FabricSpec make_wan(const Scenario& s) {
   if (s.quantity("cluster.wan_bandwidth") > 0) wan.bandwidth = s.quantity("cluster.wan_bandwidth");
   if (s.quantity("cluster.wan_latency") > 0) wan.link_latency = s.quantity("cluster.wan_latency");
   if (wan.bandwidth <= 0)
-    s.fail("cluster.wan_profile", "two-sites needs the WAN between the sites",
+    s.fail_at_set({"cluster.wan_profile", "cluster.wan_bandwidth", "cluster.topology"},
+                  "two-sites needs the WAN between the sites",
            "name a fabric profile (e.g. wan-10g) or set cluster.wan_bandwidth and cluster.wan_latency");
   if (wan.name.empty()) wan.name = "WAN";
   return wan;
@@ -102,8 +103,9 @@ ClusterConfig make_cluster_config(const Scenario& s) {
     c.intra_node_fabric = make_fabric_spec(s.with_profile("fabric", intra, "cluster.intra_node_fabric"));
     c.has_intra_node_fabric = true;
   } else if (c.multi_gpu_nodes()) {
-    s.fail("cluster.intra_node_fabric", "nodes hold several GPUs but nothing joins them",
-           "name a fabric profile (e.g. nvlink4-nvswitch or pcie5-x16) or a .ini path");
+    s.fail_at_set({"cluster.intra_node_fabric", "cluster.gpus_per_node", "cluster.groups"},
+                  "nodes hold several GPUs but nothing joins them (cluster.intra_node_fabric is empty)",
+                  "set cluster.intra_node_fabric to a fabric profile (e.g. nvlink4-nvswitch or pcie5-x16) or a .ini path");
   }
 
   c.fat_tree.levels = static_cast<int>(s.integer("cluster.fat_tree_levels"));

@@ -1,11 +1,14 @@
 #include "sim/config/data_setup.hpp"
 
+#include <filesystem>
 #include <stdexcept>
 
 #include "models/synthetic.hpp"
 
 namespace dtsim::sim {
 namespace {
+
+namespace fs = std::filesystem;
 
 models::Partition make_partition(const RunConfig& c, const models::Dataset& train,
                                  const std::vector<std::vector<int32_t>>& natural_shards) {
@@ -45,6 +48,12 @@ TrainingData prepare_data(const RunConfig& c, const KeyOrigins& at) {
   TrainingData data;
   std::vector<std::vector<int32_t>> natural_shards;
   if (c.data.dataset == DatasetSource::FashionMnist) {
+    std::error_code ec;
+    if (!fs::exists(c.data.path, ec))
+      at.fail("data.path", "no folder '" + c.data.path + "'",
+              "install the Debian package dataset-fashion-mnist (it fills /usr/share/datasets/fashion-mnist) or fix data.path");
+    if (!fs::is_directory(c.data.path, ec))
+      at.fail("data.path", "'" + c.data.path + "' is not a folder", "name the folder that holds Fashion-MNIST's four .gz files");
     try {
       data.train = models::load_fashion_mnist(c.data.path, models::Split::Train, c.data.train_samples);
       data.test = models::load_fashion_mnist(c.data.path, models::Split::Test, c.data.test_samples);

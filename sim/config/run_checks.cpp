@@ -87,7 +87,8 @@ void check_federated(const RunConfig& c, const KeyOrigins& at) {
   }
   if (fl.straggler_fraction > 0 && fl.straggler_policy == StragglerPolicy::Partial && fl.local_steps == 0 &&
       fl.local_steps_by_client.empty() && fl.local_epochs < 2)
-    at.fail("fl.local_epochs", "partial stragglers run 1 to E-1 local epochs, so E must be at least 2");
+    at.fail_at_set({"fl.local_epochs", "fl.straggler_policy", "fl.straggler_fraction"},
+                   "partial stragglers run 1 to E-1 local epochs, so E (fl.local_epochs) must be at least 2");
 
   // What the federated clients do not model.
   if (c.optimizer.kind != models::OptimizerKind::Sgd)

@@ -20,4 +20,11 @@ void KeyOrigins::fail(const std::string& key, const std::string& reason, const s
                    hint);
 }
 
+void KeyOrigins::fail_at_set(const std::vector<std::string>& keys, const std::string& reason,
+                             const std::string& hint) const {
+  for (const std::string& key : keys)
+    if (set_by_user(key)) fail(key, reason, hint);
+  fail(keys.front(), reason, hint);
+}
+
 }  // namespace dtsim::sim

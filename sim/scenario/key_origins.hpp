@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "sim/scenario/errors.hpp"
 
@@ -26,6 +27,9 @@ class KeyOrigins {
 
   // An InputError located where `key` was set; a default points at the scenario file.
   [[noreturn]] void fail(const std::string& key, const std::string& reason, const std::string& hint = "") const;
+  // Located at the first of `keys` the user set (the file or --set), else at the first of them.
+  [[noreturn]] void fail_at_set(const std::vector<std::string>& keys, const std::string& reason,
+                                const std::string& hint = "") const;
 
  private:
   std::string scenario_path_;

@@ -50,7 +50,11 @@ std::string resolve_profile_path(const std::string& section, const std::string& 
   if (looks_like_path) {
     fs::path p(value);
     if (p.is_relative() && !where.command_line && !scenario_dir.empty()) p = fs::path(scenario_dir) / p;
-    if (!fs::is_regular_file(p)) throw InputError(where, key, "profile file '" + p.string() + "' not found");
+    std::error_code ec;
+    if (fs::exists(p, ec) && !fs::is_regular_file(p, ec))
+      throw InputError(where, key, "profile '" + p.string() + "' is not a regular file (a folder, a FIFO or a device)",
+                       "name a profile's .ini file");
+    if (!fs::is_regular_file(p, ec)) throw InputError(where, key, "profile file '" + p.string() + "' not found");
     return p.string();
   }
   const std::string folder = (fs::path(profile_dir) / section).string();
@@ -198,6 +202,11 @@ double Scenario::quantity(const std::string& key) const {
   const KeySpec* spec = schema_->find(key);
   if (!spec || spec->type != ValueType::Quantity) throw std::logic_error("'" + key + "' is not a quantity key");
   return parse_quantity(text(key), spec->dim);
+}
+
+void Scenario::fail_at_set(const std::vector<std::string>& keys, const std::string& reason,
+                           const std::string& hint) const {
+  origins().fail_at_set(keys, reason, hint);
 }
 
 KeyOrigins Scenario::origins() const {

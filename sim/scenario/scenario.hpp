@@ -48,6 +48,10 @@ class Scenario {
 
   // An InputError located where `key` was set.
   [[noreturn]] void fail(const std::string& key, const std::string& reason, const std::string& hint = "") const;
+  // For a rule several keys make together: located at the first of `keys` the user set (so that a --set that
+  // broke it is blamed, not a key left at its default), else at the first of them.
+  [[noreturn]] void fail_at_set(const std::vector<std::string>& keys, const std::string& reason,
+                                const std::string& hint = "") const;
 
   // Every key as resolved, grouped by section, quantities in base units.
   nlohmann::json to_json() const;

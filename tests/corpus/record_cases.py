@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""Writes tests/corpus/cases.txt: the bad-input corpus with each case's exit status and first stderr line as
+the dtsim binary given gives them today. Run it after a deliberate change of messages, then read the diff of
+cases.txt line by line: every expected line must be the message a user should see (file, line, key, reason,
+hint), never just what the code happens to print.
+
+    python3 tests/corpus/record_cases.py build/dtsim > tests/corpus/cases.txt
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+QUICK = "{quickstart}"
+CHECK = "check " + QUICK
+
+
+def case(name, args, files=None):
+    return {"name": name, "args": args, "files": files or {}}
+
+
+def s(name, content, args="check {dir}/s.ini"):
+    """A scenario file case."""
+    return case(name, args, {"s.ini": content})
+
+
+def setcase(name, assignment, command=CHECK):
+    return case(name, command + " --set '" + assignment + "'")
+
+
+CASES = []
+
+# ---- scenario file syntax ---------------------------------------------------------------------------------
+CASES += [
+    s("unknown_key", "[training]\\nepocs = 2\\n"),
+    s("unknown_section", "[trainig]\\nepochs = 2\\n"),
+    s("key_outside_section", "epochs = 2\\n"),
+    s("missing_equals", "[training]\\nepochs 2\\n"),
+    s("empty_value", "[training]\\nepochs =\\n"),
+    s("duplicate_key", "[training]\\nepochs = 2\\nepochs = 3\\n"),
+    s("unclosed_section", "[training\\nepochs = 2\\n"),
+    s("section_with_spaces", "[ training ]\\nepochs = 2\\nnope = 1\\n"),
+    s("empty_section_name", "[]\\nepochs = 2\\n"),
+    s("cr_only_line_endings", "[training]\\repochs = 2\\rlr = 0.1\\r\\c"),
+    s("nul_byte_in_value", "[training]\\nepochs = 2\\x003\\n"),
+    s("escape_sequence_in_value", "[run]\\nname = a\\x1b[31mred\\n"),
+    s("utf8_bom_then_unknown_key", "\\xef\\xbb\\xbf[training]\\nepocs = 2\\n"),
+    s("utf16_le_file", "\\xff\\xfe[\\x00t\\x00r\\x00a\\x00]\\x00\\n\\x00"),
+    s("binary_garbage", "\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\n"),
+    s("only_comments_then_bad_value", "# a comment\\n; another\\n[cluster]\\nworkers = many\\n"),
+    s("value_with_trailing_words", "[training]\\nepochs = 2 epochs\\n"),
+    s("very_long_line", "[run]\\nname = " + "x" * 5000 + "\\n"),
+    case("scenario_missing", "check {dir}/absent.ini"),
+    case("scenario_is_a_folder", "check {dir}"),
+    case("scenario_is_dev_null", "check /dev/null"),
+]
+
+# ---- values of each type ----------------------------------------------------------------------------------
+CASES += [
+    setcase("int_not_a_number", "cluster.workers=eight"),
+    setcase("int_with_fraction", "cluster.workers=2.5"),
+    setcase("int_zero_workers", "cluster.workers=0"),
+    setcase("int_too_many_workers", "cluster.workers=1000000"),
+    setcase("int_negative_epochs", "training.epochs=-1"),
+    setcase("int_overflow", "training.max_steps=99999999999999999999999"),
+    setcase("real_not_a_number", "training.lr=fast"),
+    setcase("real_nan", "training.lr=nan"),
+    setcase("real_inf", "training.lr=inf"),
+    setcase("real_negative_lr", "training.lr=-0.1"),
+    setcase("real_momentum_one", "training.momentum=1"),
+    setcase("bool_bad", "sync.overlap=maybe"),
+    setcase("choice_bad_with_suggestion", "training.optimizer=adamm"),
+    setcase("choice_bad_no_suggestion", "training.optimizer=rmsprop"),
+    setcase("choice_case", "training.strategy=SYNC"),
+    setcase("choice_strategy_typo", "training.strategy=asyncps"),
+    setcase("choice_topology_typo", "cluster.topology=fattree"),
+    setcase("choice_compressor_typo", "compression.kind=top-k"),
+    setcase("choice_partition_typo", "data.partition=dirichlet2"),
+    setcase("choice_model_typo", "model.arch=resnet"),
+    setcase("quantity_no_unit", "fabric.bandwidth=200"),
+    setcase("quantity_bad_unit", "fabric.bandwidth=200Gbs"),
+    setcase("quantity_wrong_dimension", "fabric.bandwidth=2us"),
+    setcase("quantity_negative_latency", "fabric.link_latency=-1us"),
+    setcase("quantity_huge_bandwidth", "fabric.bandwidth=1e300GB/s"),
+    setcase("quantity_tiny_bandwidth", "fabric.bandwidth=1e-9B/s"),
+    setcase("quantity_huge_flops", "gpu.peak_fp32=1e30TFLOPS"),
+    setcase("quantity_tiny_flops", "gpu.peak_fp32=1e-30TFLOPS"),
+    setcase("quantity_huge_memory", "gpu.memory=1e30B"),
+    setcase("quantity_huge_time", "sync.fault_timeout=1e12s"),
+    setcase("quantity_nan", "fabric.bandwidth=nanGB/s"),
+    setcase("quantity_inf", "fabric.bandwidth=infGB/s"),
+    setcase("quantity_zero_bandwidth", "fabric.bandwidth=0GB/s"),
+    setcase("int_list_bad", "model.hidden=256,abc"),
+    setcase("int_list_zero", "model.hidden=256,0"),
+    setcase("int_list_empty_item", "model.hidden=256,,128"),
+    setcase("efficiency_above_one", "gpu.efficiency=1.5"),
+    setcase("warmup_epochs_huge", "training.warmup_epochs=1e308"),
+    setcase("decay_every_huge", "training.decay_every_epochs=1e308"),
+    setcase("step_slowdown_huge", "stragglers.step_slowdown=1e300"),
+    setcase("seed_negative", "run.seed=-5"),
+    setcase("run_name_path", "run.name=../../escape"),
+    setcase("run_name_slash", "run.name=a/b"),
+    setcase("run_name_dot", "run.name=.hidden"),
+    setcase("run_name_space", "run.name=my run"),
+    setcase("target_accuracy_above_one", "eval.target_accuracy=1.5"),
+    setcase("divergence_factor_below_one", "eval.divergence_factor=0.5"),
+]
+
+# ---- rules across keys ------------------------------------------------------------------------------------
+CASES += [
+    setcase("warmup_both", "training.warmup_epochs=1' --set 'training.warmup_steps=10"),
+    setcase("batch_too_large", "training.batch_per_worker=100000"),
+    setcase("train_samples_above_dataset", "data.train_samples=100000000"),
+    setcase("test_samples_above_dataset", "data.test_samples=100000000"),
+    setcase("lenet_on_synthetic", "data.dataset=synthetic' --set 'model.arch=lenet"),
+    setcase("natural_on_fashion", "data.partition=natural"),
+    setcase("groups_without_groups", "data.partition=groups"),
+    setcase("groups_bad_syntax", "data.partition=groups' --set 'data.label_groups=medical-0-4"),
+    setcase("groups_overlapping_labels", "data.partition=groups' --set 'data.label_groups=a:0-5:4; b:5-9:4"),
+    setcase("groups_worker_count", "data.partition=groups' --set 'data.label_groups=a:0-4:2; b:5-9:2"),
+    setcase("labels_per_worker_above_10", "data.partition=labels' --set 'data.labels_per_worker=11"),
+    setcase("fl_clients_above_workers", "training.strategy=federated' --set 'fl.clients_per_round=99"),
+    setcase("fl_prox_mu_without_fedprox", "training.strategy=federated' --set 'fl.prox_mu=0.1"),
+    setcase("fl_no_local_work", "training.strategy=federated' --set 'fl.local_epochs=0"),
+    setcase("fl_adam_clients", "training.strategy=federated' --set 'training.optimizer=adam"),
+    setcase("fl_nesterov", "training.strategy=federated' --set 'training.nesterov=true"),
+    setcase("fl_decay", "training.strategy=federated' --set 'training.decay=cosine"),
+    setcase("fl_steps_by_client_count", "training.strategy=federated' --set 'fl.local_steps_by_client=1,2"),
+    setcase("fl_steps_by_client_zero", "training.strategy=federated' --set 'cluster.workers=2' --set 'fl.local_steps_by_client=1,0"),
+    setcase("fl_partial_one_epoch", "training.strategy=federated' --set 'fl.straggler_fraction=0.5' --set 'fl.straggler_policy=partial"),
+    setcase("fl_trace_bad", "training.strategy=federated' --set 'fl.availability_trace=3 0s to 10s"),
+    setcase("fl_trace_overlap", "training.strategy=federated' --set 'fl.availability_trace=3: 0s to 10s, 5s to 20s"),
+    setcase("fl_secagg_with_compression", "training.strategy=federated' --set 'fl.secure_aggregation=true' --set 'compression.kind=topk"),
+    setcase("ps_bound_with_softsync", "training.strategy=async-ps' --set 'ps.staleness_bound=2' --set 'ps.gradients_per_update=2"),
+    setcase("ps_link_failure", "training.strategy=async-ps' --set 'faults.events=link 1 down at 1ms"),
+    setcase("ps_servers_above_tensors", "training.strategy=async-ps' --set 'ps.servers=64"),
+    setcase("local_sgd_with_faults", "training.strategy=local' --set 'faults.events=worker 1 down at 1ms"),
+    setcase("compression_majority_vote_ps", "training.strategy=async-ps' --set 'compression.kind=sign' --set 'compression.majority_vote=true"),
+    setcase("compression_predivide_fl", "training.strategy=federated' --set 'compression.kind=fp16' --set 'compression.predivide=true"),
+    setcase("compression_downloads_sync", "compression.kind=topk' --set 'compression.downloads=true"),
+    setcase("compression_error_feedback_without_kind", "compression.error_feedback=true"),
+    setcase("compression_momentum_twice", "compression.kind=topk' --set 'compression.momentum_correction=0.9' --set 'training.momentum=0.9"),
+    setcase("compression_loss_scaling", "compression.kind=topk' --set 'precision.loss_scaling=dynamic"),
+    setcase("compression_with_faults", "compression.kind=topk' --set 'faults.events=worker 1 down at 1ms"),
+    setcase("compression_ratio_for_sign_strict", "compression.kind=sign' --set 'compression.ratio=0.1", CHECK + " --strict"),
+    setcase("compression_rank_zero", "compression.kind=powersgd' --set 'compression.rank=0"),
+    setcase("compression_ratio_zero", "compression.kind=topk' --set 'compression.ratio=0"),
+    setcase("torus_wrong_size", "cluster.topology=torus' --set 'cluster.torus_dims=3,3"),
+    setcase("torus_for_ps_servers", "cluster.topology=torus' --set 'cluster.torus_dims=2,4' --set 'training.strategy=async-ps"),
+    setcase("fat_tree_levels", "cluster.topology=fat-tree' --set 'cluster.fat_tree_levels=7"),
+    setcase("dragonfly_links_count", "cluster.topology=dragonfly' --set 'cluster.dragonfly_links=1,1"),
+    setcase("two_sites_without_wan", "cluster.topology=two-sites"),
+    setcase("two_sites_bad_split", "cluster.topology=two-sites' --set 'cluster.wan_profile=wan-10g' --set 'cluster.site_nodes=3,3"),
+    setcase("multi_gpu_without_intra_fabric", "cluster.gpus_per_node=4"),
+    setcase("groups_bad_syntax_cluster", "cluster.groups=a100:4"),
+    setcase("groups_unknown_gpu", "cluster.groups=a:4:no-such-gpu; b:4:v100-32gb"),
+    setcase("groups_duplicate_names", "cluster.groups=a:4:a100-40gb; a:4:v100-32gb"),
+    setcase("slow_worker_missing", "stragglers.slow_workers=3, 8-11"),
+    setcase("slow_both_ways", "stragglers.slow_workers=1' --set 'stragglers.slow_fraction=0.5"),
+    setcase("slow_fraction_rounds_to_none", "stragglers.slow_fraction=0.01"),
+    setcase("background_bad_level", "background.link_profile=worker3: 0s 100%, 0.5s fast"),
+    setcase("background_flow_bad", "background.flows=worker 1 to worker 1 at 1ms"),
+    setcase("fault_up_before_down", "faults.events=node 3 down at 10s up at 5s"),
+    setcase("fault_bad_time", "faults.events=link 5 down at soon"),
+    setcase("fault_unknown_target", "faults.events=switch 1 down at 1s"),
+    setcase("fault_worker_missing", "faults.events=worker 99 down at 1s"),
+    setcase("gpu_half_power", "gpu.power_idle=0W' --set 'gpu.power_busy=300W"),
+    setcase("gpu_idle_above_busy", "gpu.power_idle=500W' --set 'gpu.power_busy=300W"),
+    setcase("gpu_price_half", "gpu.price_low=1' --set 'gpu.price_high=0"),
+    setcase("gpu_price_inverted", "gpu.price_low=5' --set 'gpu.price_high=1"),
+    setcase("fabric_tcp_window_on_rdma", "fabric.tcp_window=4MiB"),
+    setcase("fabric_protocol_bad", "fabric.protocol=carrier-pigeon"),
+    setcase("collective_algorithm_key_bad", "collective.algorithm=butterfly"),
+    setcase("cuda_device_without_gpu", "compute.device=cuda"),
+]
+
+# ---- profiles ---------------------------------------------------------------------------------------------
+GPU_OK = "[gpu]\\nname = T\\npeak_fp32 = 1TFLOPS\\npeak_tf32 = 1TFLOPS\\npeak_bf16 = 1TFLOPS\\nmemory = 1GB\\nefficiency = 0.5\\n"
+CASES += [
+    setcase("gpu_profile_unknown", "gpu.profile=no-such-gpu"),
+    setcase("fabric_profile_unknown", "fabric.profile=ib-hdr-2000"),
+    setcase("gpu_profile_path_missing", "gpu.profile={dir}/absent.ini"),
+    case("gpu_profile_lacks_field", CHECK + " --set gpu.profile={dir}/p.ini", {"p.ini": GPU_OK.replace("peak_fp32 = 1TFLOPS\\n", "")}),
+    case("gpu_profile_wrong_section", CHECK + " --set gpu.profile={dir}/p.ini", {"p.ini": GPU_OK.replace("[gpu]", "[fabric]")}),
+    case("gpu_profile_unknown_key", CHECK + " --set gpu.profile={dir}/p.ini", {"p.ini": GPU_OK + "cores = 9\\n"}),
+    case("gpu_profile_names_profile", CHECK + " --set gpu.profile={dir}/p.ini", {"p.ini": GPU_OK + "profile = a100-40gb\\n"}),
+    case("gpu_profile_bad_value", CHECK + " --set gpu.profile={dir}/p.ini", {"p.ini": GPU_OK.replace("0.5", "2")}),
+    case("gpu_profile_huge_memory", CHECK + " --set gpu.profile={dir}/p.ini", {"p.ini": GPU_OK.replace("1GB", "1e40B")}),
+    case("gpu_profile_cr_only", CHECK + " --set gpu.profile={dir}/p.ini", {"p.ini": GPU_OK.replace("\\n", "\\r") + "\\c"}),
+    case("gpu_profile_nul", CHECK + " --set gpu.profile={dir}/p.ini", {"p.ini": GPU_OK.replace("name = T", "name = T\\x00X")}),
+    case("gpu_profile_is_folder", CHECK + " --set gpu.profile={dir}"),
+    case("profiles_command_bad_folder", "profiles {dir}/absent"),
+    case("profiles_command_bad_file", "profiles {dir}", {"gpu/bad.ini": "[gpu]\\nname = X\\n", "fabric/f.ini": "[fabric]\\nname = F\\n"}),
+]
+
+# ---- datasets ---------------------------------------------------------------------------------------------
+def data_case(name, files, extra=""):
+    return case(name, CHECK + " --set data.path={dir}" + extra, files)
+
+
+CASES += [
+    case("data_folder_missing", CHECK + " --set data.path={dir}/absent"),
+    data_case("data_folder_empty", {}),
+    data_case("data_file_empty", {"train-images-idx3-ubyte.gz": "\\c"}),
+    data_case("data_file_not_gzip", {"train-images-idx3-ubyte.gz": "not gzip at all\\n"}),
+    data_case("data_file_truncated_gzip", {"train-images-idx3-ubyte.gz": "\\x1f\\x8b\\x08\\x00\\x00\\x00\\x00\\x00\\x00\\x03\\c"}),
+    case("data_path_is_a_file", CHECK + " --set data.path={quickstart}"),
+    setcase("synthetic_devices_vs_workers", "data.dataset=synthetic' --set 'data.partition=natural' --set 'data.synthetic_devices=3"),
+]
+
+# ---- command line -----------------------------------------------------------------------------------------
+CASES += [
+    case("no_command", ""),
+    case("unknown_command", "rnu " + QUICK),
+    case("run_without_scenario", "run"),
+    case("check_without_scenario", "check"),
+    case("unknown_flag", "run " + QUICK + " --fast"),
+    case("set_without_equals", CHECK + " --set training.lr"),
+    case("set_without_section", CHECK + " --set lr=0.1"),
+    case("set_unknown_key", CHECK + " --set training.nosuchkey=1"),
+    case("set_empty", CHECK + " --set ''"),
+    case("out_is_a_file", "run " + QUICK + " --out {quickstart}"),
+    case("out_unwritable", "run " + QUICK + " --out /proc/dtsim-cannot"),
+    case("strict_with_ignored_key", "run " + QUICK + " --strict --set ps.servers=2"),
+    case("keys_bad_format", "keys --format html"),
+    case("two_scenarios", "check " + QUICK + " " + QUICK),
+    case("collective_bad_ranks", "collective --ranks zero"),
+    case("collective_zero_ranks", "collective --ranks 0"),
+    case("collective_sizes_inverted", "collective --sizes 1MiB:8B"),
+    case("collective_sizes_zero", "collective --sizes 0B:8B"),
+    case("collective_sizes_huge", "collective --sizes 8B:1e30B"),
+    case("collective_bad_algorithm", "collective --algorithm butterfly"),
+    case("collective_bad_op", "collective --op scatter-gather"),
+    case("collective_bad_topology", "collective --topology ring"),
+    case("collective_bad_profile", "collective --profile ib-hdr-2000"),
+    case("collective_bad_fidelity", "collective --fidelity exact"),
+    case("collective_bad_iters", "collective --iters -1"),
+    case("collective_bad_set", "collective --set cluster.workers=0"),
+    case("collective_unknown_flag", "collective --fast"),
+]
+
+
+def run_case(binary, c, tmp):
+    folder = os.path.join(tmp, c["name"])
+    os.makedirs(folder)
+    for name, text in c["files"].items():
+        os.makedirs(os.path.dirname(os.path.join(folder, name)), exist_ok=True)
+        data = text.replace("\\c", "").encode("latin-1").decode("unicode_escape").encode("latin-1")
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(data)
+    args = c["args"].replace("{dir}", folder).replace("{src}", SRC).replace(
+        "{quickstart}", os.path.join(SRC, "scenarios/quickstart.ini"))
+    p = subprocess.run("timeout 120 " + binary + " " + args, shell=True, cwd=folder, capture_output=True)
+    first = p.stderr.decode("utf-8", errors="backslashreplace").split("\n")[0]
+    first = first.replace(folder, "{dir}").replace(os.path.join(SRC, "scenarios/quickstart.ini"), "{quickstart}")
+    first = first.replace(SRC, "{src}")
+    return p.returncode, first
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1])
+    tmp = tempfile.mkdtemp(prefix="dtsim_corpus_record_")
+    try:
+        print("# The bad-input corpus: see tests/corpus/corpus_test.cpp for the format and")
+        print("# tests/corpus/record_cases.py for how it is recorded and reviewed.")
+        for c in CASES:
+            code, first = run_case(binary, c, tmp)
+            print()
+            print("== " + c["name"])
+            for name, text in c["files"].items():
+                print("file " + name + " <<")
+                body = text
+                if body.endswith("\\n"):
+                    body = body[:-2]
+                print(body.replace("\\n", "\n"))
+                print(">>")
+            print("args: " + c["args"])
+            print("exit: " + str(code))
+            print("stderr: " + first)
+    finally:
+        shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    main()
