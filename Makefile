@@ -50,3 +50,11 @@ sanitize: deps
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# libFuzzer targets (tests/fuzz/), built with clang-14, ASan and UBSan in build-fuzz/ and run for FUZZ_SECONDS
+# each (default 60) on a copy of their seed corpora; fails when one finds a crash.
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz
+fuzz:
+	@bash scripts/install-deps.sh fuzz
+	@JOBS=$(JOBS) bash tests/fuzz/run_fuzzers.sh build-fuzz $(FUZZ_SECONDS)

@@ -1,6 +1,7 @@
 // In-memory labelled datasets and the readers that fill them. Pure data: no notion of workers or time.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -39,8 +40,21 @@ enum class Split { Train, Test };
 
 // Fashion-MNIST from the gzip'ed IDX files of Debian's dataset-fashion-mnist package (or any folder holding
 // {train,t10k}-{images-idx3,labels-idx1}-ubyte.gz). Pixels are scaled to [0, 1]. `max_samples` > 0 keeps
-// only the first max_samples samples of the split.
+// only the first max_samples samples of the split. Each file is decompressed whole (at most
+// kMaxIdxBytes plus its header) and handed to parse_fashion_mnist.
 Dataset load_fashion_mnist(const std::string& directory, Split split, int max_samples = 0);
+
+// The largest IDX payload accepted, 1 GiB: 20 times the Fashion-MNIST training images.
+constexpr size_t kMaxIdxBytes = size_t(1) << 30;
+
+// The same from the two files' decompressed bytes, held in memory; `images_name` and `labels_name` stand for
+// the files in errors. Every malformed input (bad magic, wrong number of dimensions, a dimension of zero, a
+// payload over kMaxIdxBytes, fewer or more bytes than the header declares, images other than 28×28, counts
+// that differ, a label above 9) is a DatasetError; the header's sizes are checked against the bytes present
+// before anything is allocated.
+Dataset parse_fashion_mnist(const std::string& images_idx, const std::string& labels_idx,
+                            const std::string& images_name, const std::string& labels_name, Split split,
+                            int max_samples = 0);
 
 // Computes the crc32 content hash of a dataset's features and labels.
 std::string dataset_content_hash(const Dataset& data);

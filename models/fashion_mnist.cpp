@@ -1,5 +1,10 @@
-// Reader for the IDX format of (Fashion-)MNIST, straight from the .gz files through zlib.
+// Reader for the IDX format of (Fashion-)MNIST: the .gz files are decompressed through zlib, then parsed in
+// memory, so that the parser can be tested (and fuzzed) on bytes without files.
+#include <sys/stat.h>
 #include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <array>
 #include <cstdio>
@@ -15,72 +20,94 @@ struct GzCloser {
 };
 using GzFile = std::unique_ptr<std::remove_pointer_t<gzFile>, GzCloser>;
 
-struct IdxArray {
+// An IDX array inside the bytes it was parsed from.
+struct IdxView {
   std::vector<uint32_t> dims;
-  std::vector<uint8_t> bytes;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
 };
 
 uint32_t big_endian(const uint8_t* p) {
   return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
 }
 
-void read_exact(gzFile f, void* out, size_t n, const std::string& path, const char* what) {
-  auto* dst = static_cast<uint8_t*>(out);
-  size_t done = 0;
-  while (done < n) {
-    const unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - done, 1u << 30));
-    const int got = gzread(f, dst + done, chunk);
-    if (got <= 0) {
-      int errnum = 0;
-      const char* msg = gzerror(f, &errnum);
-      throw DatasetError(path, std::string("truncated or corrupt while reading ") + what +
-                                   (errnum != Z_OK && msg ? std::string(" (") + msg + ")" : ""));
-    }
-    done += static_cast<size_t>(got);
+// The whole decompressed content of a gzip file (a file that is not gzip'ed is read as it is). Stops with a
+// DatasetError once it exceeds what an IDX file may hold, so that a small file cannot fill the memory.
+std::string read_gzip(const std::string& path) {
+  // Checked before opening: a FIFO or a device would block gzopen or read forever.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT)
+      throw DatasetError(path, "no such file (the folder must hold the four .gz files of dataset-fashion-mnist)");
+    throw DatasetError(path, std::string("cannot read: ") + std::strerror(errno));
   }
+  if (!S_ISREG(st.st_mode)) throw DatasetError(path, "is not a regular file (a folder, a FIFO or a device)");
+  GzFile f(gzopen(path.c_str(), "rb"));
+  if (!f) throw DatasetError(path, std::string("cannot read: ") + std::strerror(errno ? errno : EIO));
+  constexpr size_t kMaxFileBytes = kMaxIdxBytes + 4 + 4 * 255;  // the payload, the magic and 255 dimensions
+  std::string content;
+  std::array<char, 1 << 16> chunk{};
+  while (true) {
+    const int got = gzread(f.get(), chunk.data(), static_cast<unsigned>(chunk.size()));
+    if (got <= 0) break;  // the end, or an error that gzerror reports below
+    if (content.size() + static_cast<size_t>(got) > kMaxFileBytes)
+      throw DatasetError(path, "decompresses to more than 1 GiB, more than an IDX file may hold");
+    content.append(chunk.data(), static_cast<size_t>(got));
+  }
+  int errnum = Z_OK;
+  const char* msg = gzerror(f.get(), &errnum);
+  if (errnum != Z_OK && errnum != Z_STREAM_END)
+    throw DatasetError(path, std::string("truncated or corrupt gzip data") + (msg && *msg ? std::string(" (") + msg + ")" : ""));
+  return content;
 }
 
 // IDX: magic 0x0000 <type> <ndims>, then ndims big-endian uint32 sizes, then the data. We accept unsigned
-// bytes (type 0x08) only, which is what (Fashion-)MNIST uses.
-IdxArray read_idx(const std::string& path, size_t expected_ndims) {
-  GzFile f(gzopen(path.c_str(), "rb"));
-  if (!f) throw DatasetError(path, "cannot open (is the package dataset-fashion-mnist installed?)");
-  std::array<uint8_t, 4> magic{};
-  read_exact(f.get(), magic.data(), 4, path, "the header");
-  if (magic[0] != 0 || magic[1] != 0 || magic[2] != 0x08)
-    throw DatasetError(path, "not an IDX file of unsigned bytes (bad magic number)");
-  if (magic[3] != expected_ndims)
-    throw DatasetError(path, "expected " + std::to_string(expected_ndims) + " dimensions, found " +
-                                 std::to_string(magic[3]));
-  IdxArray arr;
+// bytes (type 0x08) only, which is what (Fashion-)MNIST uses. The sizes are checked, without overflow,
+// against kMaxIdxBytes and against the bytes that follow the header.
+IdxView parse_idx(const std::string& bytes, size_t expected_ndims, const std::string& name) {
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  const size_t header = 4 + 4 * expected_ndims;
+  if (bytes.size() < 4)
+    throw DatasetError(name, "truncated in the header (" + std::to_string(bytes.size()) + " bytes)");
+  if (p[0] != 0 || p[1] != 0 || p[2] != 0x08)
+    throw DatasetError(name, "not an IDX file of unsigned bytes (bad magic number)");
+  if (p[3] != expected_ndims)
+    throw DatasetError(name, "expected " + std::to_string(expected_ndims) + " dimensions, found " + std::to_string(p[3]));
+  if (bytes.size() < header)
+    throw DatasetError(name, "truncated in the header (" + std::to_string(bytes.size()) + " bytes, " +
+                                 std::to_string(header) + " expected)");
+  IdxView arr;
   size_t total = 1;
   for (size_t d = 0; d < expected_ndims; ++d) {
-    std::array<uint8_t, 4> b{};
-    read_exact(f.get(), b.data(), 4, path, "the header");
-    arr.dims.push_back(big_endian(b.data()));
-    total *= arr.dims.back();
+    const uint32_t dim = big_endian(p + 4 + 4 * d);
+    arr.dims.push_back(dim);
+    if (dim == 0 || total > kMaxIdxBytes / dim)
+      throw DatasetError(name, "implausible array size in header (dimension " + std::to_string(d) + " is " +
+                                   std::to_string(dim) + "; at most 1 GiB of data is accepted)");
+    total *= dim;
   }
-  if (total == 0 || total > (size_t(1) << 34)) throw DatasetError(path, "implausible array size in header");
-  arr.bytes.resize(total);
-  read_exact(f.get(), arr.bytes.data(), total, path, "the data");
-  uint8_t extra = 0;
-  if (gzread(f.get(), &extra, 1) > 0) throw DatasetError(path, "has trailing bytes after the declared data");
+  const size_t present = bytes.size() - header;
+  if (present < total)
+    throw DatasetError(name, "truncated: the header declares " + std::to_string(total) + " bytes of data, " +
+                                 std::to_string(present) + " follow");
+  if (present > total) throw DatasetError(name, "has trailing bytes after the declared data");
+  arr.data = p + header;
+  arr.size = total;
   return arr;
 }
 
 }  // namespace
 
-Dataset load_fashion_mnist(const std::string& directory, Split split, int max_samples) {
-  const std::string prefix = directory + "/" + (split == Split::Train ? "train" : "t10k");
-  const std::string images_path = prefix + "-images-idx3-ubyte.gz";
-  const std::string labels_path = prefix + "-labels-idx1-ubyte.gz";
-  const IdxArray images = read_idx(images_path, 3);
-  const IdxArray labels = read_idx(labels_path, 1);
+Dataset parse_fashion_mnist(const std::string& images_idx, const std::string& labels_idx,
+                            const std::string& images_name, const std::string& labels_name, Split split,
+                            int max_samples) {
+  const IdxView images = parse_idx(images_idx, 3, images_name);
+  const IdxView labels = parse_idx(labels_idx, 1, labels_name);
   if (images.dims[1] != 28 || images.dims[2] != 28)
-    throw DatasetError(images_path, "expected 28×28 images, found " + std::to_string(images.dims[1]) + "×" +
+    throw DatasetError(images_name, "expected 28×28 images, found " + std::to_string(images.dims[1]) + "×" +
                                         std::to_string(images.dims[2]));
   if (images.dims[0] != labels.dims[0])
-    throw DatasetError(labels_path, "holds " + std::to_string(labels.dims[0]) + " labels for " +
+    throw DatasetError(labels_name, "holds " + std::to_string(labels.dims[0]) + " labels for " +
                                         std::to_string(images.dims[0]) + " images");
 
   Dataset data;
@@ -90,21 +117,31 @@ Dataset load_fashion_mnist(const std::string& directory, Split split, int max_sa
   data.height = 28;
   data.width = 28;
   data.num_features = 28 * 28;
+  // At most kMaxIdxBytes / 784 images, so the count fits an int.
   data.num_samples = static_cast<int>(images.dims[0]);
   if (max_samples > 0 && max_samples < data.num_samples) data.num_samples = max_samples;
 
   const size_t n = static_cast<size_t>(data.num_samples);
   data.features.resize(n * data.num_features);
-  for (size_t i = 0; i < data.features.size(); ++i) data.features[i] = images.bytes[i] / 255.0f;
+  for (size_t i = 0; i < data.features.size(); ++i) data.features[i] = images.data[i] / 255.0f;
   data.labels.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    if (labels.bytes[i] >= data.num_classes)
-      throw DatasetError(labels_path, "label " + std::to_string(labels.bytes[i]) + " of sample " +
+    if (labels.data[i] >= data.num_classes)
+      throw DatasetError(labels_name, "label " + std::to_string(labels.data[i]) + " of sample " +
                                           std::to_string(i) + " is not in 0..9");
-    data.labels[i] = labels.bytes[i];
+    data.labels[i] = labels.data[i];
   }
   data.content_hash = dataset_content_hash(data);
   return data;
+}
+
+Dataset load_fashion_mnist(const std::string& directory, Split split, int max_samples) {
+  const std::string prefix = directory + "/" + (split == Split::Train ? "train" : "t10k");
+  const std::string images_path = prefix + "-images-idx3-ubyte.gz";
+  const std::string labels_path = prefix + "-labels-idx1-ubyte.gz";
+  const std::string images = read_gzip(images_path);
+  const std::string labels = read_gzip(labels_path);
+  return parse_fashion_mnist(images, labels, images_path, labels_path, split, max_samples);
 }
 
 }  // namespace dtsim::models

@@ -20,6 +20,10 @@ PACKAGES=(
   python3-matplotlib
   zlib1g-dev
 )
+# `make fuzz` (scripts/install-deps.sh fuzz) also needs clang and its libFuzzer runtime.
+if [[ "${1:-}" == "fuzz" ]]; then
+  PACKAGES+=(clang-14 libclang-rt-14-dev)
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

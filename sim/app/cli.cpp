@@ -20,6 +20,7 @@
 #include "sim/config/schema.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/text.hpp"
+#include "sim/scenario/units.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;

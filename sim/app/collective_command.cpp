@@ -141,9 +141,7 @@ std::vector<unsigned long long> parse_size_range(const std::string& text) {
   const size_t colon = text.find(':');
   const auto parse = [&](const std::string& part) {
     try {
-      const double v = parse_quantity(part, Dimension::Bytes);
-      if (v < 1.0 || v > 1e15 || std::floor(v) != v) throw ValueError("'" + part + "' is not a whole number of bytes", "");
-      return static_cast<unsigned long long>(v);
+      return static_cast<unsigned long long>(parse_byte_count(part, 1, 1000000000000000ull));  // 1 B to 1 PB
     } catch (const ValueError& e) {
       throw InputError("command line", "--sizes", e.what(), "write e.g. --sizes 8B:1GiB");
     }

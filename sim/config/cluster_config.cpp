@@ -43,7 +43,7 @@ FabricSpec make_wan(const Scenario& s) {
   if (wan.bandwidth <= 0)
     s.fail_at_set({"cluster.wan_profile", "cluster.wan_bandwidth", "cluster.topology"},
                   "two-sites needs the WAN between the sites",
-           "name a fabric profile (e.g. wan-10g) or set cluster.wan_bandwidth and cluster.wan_latency");
+           "set cluster.wan_profile to a fabric profile (e.g. wan-10g), or cluster.wan_bandwidth and cluster.wan_latency");
   if (wan.name.empty()) wan.name = "WAN";
   return wan;
 }

@@ -5,6 +5,7 @@
 #include "sim/scenario/key_builders.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/text.hpp"
+#include "sim/scenario/units.hpp"
 
 namespace dtsim::sim {
 

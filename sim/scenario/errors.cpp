@@ -1,6 +1,7 @@
 #include "sim/scenario/errors.hpp"
 
 #include "sim/scenario/text.hpp"
+#include "sim/scenario/units.hpp"
 
 namespace dtsim::sim {
 namespace {

@@ -28,10 +28,14 @@ struct IniFile {
 
 // Parses INI text. Throws InputError for syntax errors (with the line), for keys outside any section and
 // for a key given twice. Does not check key names: that is the caller's job; `keys` are the names Boost is
-// told about.
+// told about. The text must be UTF-8 with LF or CRLF line endings (a UTF-8 byte-order mark is skipped):
+// UTF-16 and UTF-32 files, CR-only line endings, NUL bytes, control characters other than tab (such as a
+// terminal's ESC [ sequences) and bytes that are not UTF-8 are InputErrors naming the file and the line.
+// Section headers may have spaces inside the brackets: [ training ] is [training].
 IniFile parse_ini(const std::string& path, const std::string& content, const std::vector<KeySpec>& keys);
 
-// The whole content of a text file; a missing or unreadable file is an InputError naming it.
+// The whole content of a text file; a missing, unreadable or implausibly large (over 16 MiB) file is an
+// InputError naming it.
 std::string read_text_file(const std::string& path, const std::string& what);
 
 // Reads a file from disk and parses it; a missing or unreadable file is an InputError naming it.

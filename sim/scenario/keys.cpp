@@ -153,34 +153,26 @@ std::vector<int64_t> parse_int_list(const std::string& text) {
 
 namespace {
 
-// Magnitudes no hardware comes near, for every quantity key: beyond them a value is a typo (1e300GB/s) that
-// would overflow the simulation's arithmetic (a transfer time of 0, a clock that never advances) rather than
-// describe a machine. Generous on purpose: about 500x the fastest of today's links, GPUs and memories.
-struct PhysicalLimit {
-  double max;
-  double min_positive;  // a positive value below this is as absurd (0 keeps its "unset" meaning where allowed)
+// The parser (units.cpp) caps each dimension's magnitude; a positive value far below anything physical is
+// as sure a typo (1e-9B/s: a transfer would take longer than the simulation can count), so it is refused here.
+struct PhysicalFloor {
+  double min_positive;  // 0 keeps its "unset" meaning where a key allows it
   const char* what;
 };
 
-PhysicalLimit physical_limit(Dimension d) {
+PhysicalFloor physical_floor(Dimension d) {
   switch (d) {
-    case Dimension::Time: return {1e9, 0.0, "time (about 32 years)"};
-    case Dimension::Bandwidth: return {1e15, 1.0, "bandwidth"};
-    case Dimension::FlopRate: return {1e18, 1.0, "FLOP rate"};
-    case Dimension::Bytes: return {1e18, 0.0, "size"};
-    case Dimension::Power: return {1e6, 0.0, "power"};
+    case Dimension::Bandwidth: return {1.0, "bandwidth"};
+    case Dimension::FlopRate: return {1.0, "FLOP rate"};
+    default: return {0.0, "value"};
   }
-  return {std::numeric_limits<double>::infinity(), 0.0, "value"};
 }
 
 void check_physical(const KeySpec& spec, double v, const std::string& shown) {
-  const PhysicalLimit limit = physical_limit(spec.dim);
-  if (v > limit.max)
-    throw ValueError(shown + " is beyond any physical " + limit.what,
-                     "at most " + format_quantity(limit.max, spec.dim) + "; check the exponent and the unit");
-  if (v > 0 && v < limit.min_positive)
-    throw ValueError(shown + " is too small to be a physical " + std::string(limit.what),
-                     "at least " + format_quantity(limit.min_positive, spec.dim) + "; check the exponent and the unit");
+  const PhysicalFloor floor = physical_floor(spec.dim);
+  if (v > 0 && v < floor.min_positive)
+    throw ValueError(shown + " is too small to be a physical " + std::string(floor.what),
+                     "at least " + format_quantity(floor.min_positive, spec.dim) + "; check the exponent and the unit");
 }
 
 }  // namespace

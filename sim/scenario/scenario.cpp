@@ -142,6 +142,12 @@ Scenario Scenario::parse(const KeySchema& schema, const std::string& name, const
     explicit_values[e.key] = {e.value, where};
   }
   for (const std::string& item : overrides) {
+    // The same hygiene as a file's lines: no control character or invalid UTF-8 reaches a value.
+    if (const size_t bad = find_unprintable(item); bad != std::string_view::npos)
+      throw InputError(Origin::from_command_line(), "",
+                       "--set '" + item + "' holds a control character or a byte that is not UTF-8 at column " +
+                           std::to_string(bad + 1),
+                       "type the value as plain text");
     const size_t eq = item.find('=');
     const std::string key = trim(item.substr(0, eq));
     if (eq == std::string::npos || key.find('.') == std::string::npos)

@@ -4,6 +4,7 @@
 // metrics.csv never holds nan or inf text; and the inputs that used to crash or hang are refused.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -236,7 +237,7 @@ TEST_F(Robustness, BadInputsThatUsedToCrashOrLieAreRefusedAtTheKey) {
   };
   const std::string check = "check " + kQuickstart;
   refused(check + " --set fabric.bandwidth=1e300GB/s",
-          "dtsim: error: command line (--set): fabric.bandwidth: 1e300GB/s is beyond any physical bandwidth");
+          "dtsim: error: command line (--set): fabric.bandwidth: '1e300GB/s' is too large; the largest bandwidth accepted is");
   refused(check + " --set gpu.peak_fp32=1e-30TFLOPS",
           "dtsim: error: command line (--set): gpu.peak_fp32: 1e-30TFLOPS is too small to be a physical FLOP rate");
   refused(check + " --set gpu.memory=1e30B", "dtsim: error: command line (--set): gpu.memory:");
@@ -251,6 +252,31 @@ TEST_F(Robustness, BadInputsThatUsedToCrashOrLieAreRefusedAtTheKey) {
   refused(check + " --set training.strategy=async-ps --set ps.servers=64",
           "dtsim: error: command line (--set): ps.servers: the model has 6 parameter tensors, too few for 64 shards");
   refused("run " + kQuickstart + " --out /proc/dtsim-cannot-write-here", "dtsim: error: command line: --out: ");
+}
+
+// A FIFO where a file is expected used to block for ever; it is refused at once (the command runs under
+// `timeout`, so a hang shows as exit 124, not as a stuck suite).
+TEST_F(Robustness, FifosAreRefusedNotWaitedOn) {
+  const fs::path data = dir_ / "data";
+  fs::create_directories(data);
+  for (const char* name : {"train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"})
+    fs::copy_file(fs::path("/usr/share/datasets/fashion-mnist") / name, data / name);
+  ASSERT_EQ(::mkfifo((data / "train-images-idx3-ubyte.gz").c_str(), 0644), 0);
+  const Outcome o = dtsim::testing::run_dtsim("check " + kQuickstart + " --set data.path=" + data.string());
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("train-images-idx3-ubyte.gz: is not a regular file"), std::string::npos) << o.output;
+
+  const fs::path scenario = dir_ / "fifo.ini";
+  ASSERT_EQ(::mkfifo(scenario.c_str(), 0644), 0);
+  const Outcome s = dtsim::testing::run_dtsim("check " + scenario.string());
+  EXPECT_EQ(s.exit_code, 2) << s.output;
+  EXPECT_NE(s.output.find("not a regular file"), std::string::npos) << s.output;
+
+  const fs::path profile = dir_ / "gpu.ini";
+  ASSERT_EQ(::mkfifo(profile.c_str(), 0644), 0);
+  const Outcome p = dtsim::testing::run_dtsim("check " + kQuickstart + " --set gpu.profile=" + profile.string());
+  EXPECT_EQ(p.exit_code, 2) << p.output;
+  EXPECT_NE(p.output.find("is not a regular file"), std::string::npos) << p.output;
 }
 
 TEST_F(Robustness, ADefaultRunNameIsMadeSafe) {
@@ -276,6 +302,15 @@ TEST_F(Robustness, ControlCharactersNeverReachTheTerminal) {
   EXPECT_EQ(o.exit_code, 2) << o.output;
   EXPECT_EQ(o.output.find('\x1b'), std::string::npos) << "raw ESC printed";
   EXPECT_NE(o.output.find("\\x1b"), std::string::npos) << o.output;
+  // The same through a scenario file, and for a key that does not exist.
+  const fs::path file = dir_ / "esc.ini";
+  std::ofstream(file) << "[run]\nname = a\x1b[2Jb\n";
+  const Outcome from_file = dtsim::testing::run_dtsim("check " + file.string());
+  EXPECT_EQ(from_file.exit_code, 2) << from_file.output;
+  EXPECT_EQ(from_file.output.find('\x1b'), std::string::npos) << from_file.output;
+  const Outcome unknown = dtsim::testing::run_dtsim("check " + kQuickstart + " --set \"bogus$(printf '\\033')[2J=1\"");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_EQ(unknown.output.find('\x1b'), std::string::npos) << unknown.output;
 }
 
 }  // namespace

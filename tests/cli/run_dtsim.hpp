@@ -21,7 +21,7 @@ inline DtsimOutcome run_dtsim(const std::string& args, bool separate_stderr = fa
   DtsimOutcome o;
   const std::string err_file = "/tmp/dtsim_test_stderr_" + std::to_string(::getpid());
   const std::string command =
-      std::string(DTSIM_BINARY) + " " + args + (separate_stderr ? " 2>" + err_file : std::string(" 2>&1"));
+      "timeout 3600 " + std::string(DTSIM_BINARY) + " " + args + (separate_stderr ? " 2>" + err_file : std::string(" 2>&1"));
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return o;
   char buf[4096];

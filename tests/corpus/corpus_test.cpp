@@ -141,12 +141,11 @@ INSTANTIATE_TEST_SUITE_P(BadInputs, Corpus,
                          ::testing::ValuesIn(read_cases(std::string(DTSIM_SOURCE_DIR) + "/tests/corpus/cases.txt")),
                          case_name);
 
-TEST(CorpusFile, HoldsAtLeast150CasesEachComplete) {
+TEST(CorpusFile, HoldsAtLeast150CasesEachComplete) {  // (a case may have no arguments: bare `dtsim`)
   const std::vector<CorpusCase> cases = read_cases(std::string(DTSIM_SOURCE_DIR) + "/tests/corpus/cases.txt");
   EXPECT_GE(cases.size(), 150u);
   std::map<std::string, int> seen;
   for (const CorpusCase& c : cases) {
-    EXPECT_FALSE(c.args.empty()) << c.name;
     EXPECT_GE(c.exit_code, 1) << c.name;
     EXPECT_FALSE(c.first_stderr_line.empty()) << c.name;
     EXPECT_EQ(++seen[c.name], 1) << "two cases named " << c.name;

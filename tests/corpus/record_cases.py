@@ -196,7 +196,14 @@ CASES += [
 ]
 
 # ---- datasets ---------------------------------------------------------------------------------------------
+# A valid IDX label file of two labels, uncompressed (the reader takes a file that is not gzip'ed as it is).
+LABELS = "\\x00\\x00\\x08\\x01\\x00\\x00\\x00\\x02\\x03\\x04\\c"
+
+
 def data_case(name, files, extra=""):
+    """A data folder holding the given training images file and a valid training label file."""
+    files = dict(files)
+    files.setdefault("train-labels-idx1-ubyte.gz", LABELS)
     return case(name, CHECK + " --set data.path={dir}" + extra, files)
 
 
@@ -205,6 +212,9 @@ CASES += [
     data_case("data_folder_empty", {}),
     data_case("data_file_empty", {"train-images-idx3-ubyte.gz": "\\c"}),
     data_case("data_file_not_gzip", {"train-images-idx3-ubyte.gz": "not gzip at all\\n"}),
+    data_case("data_images_header_only", {"train-images-idx3-ubyte.gz": "\\x00\\x00\\x08\\x03\\x00\\x00\\x00\\x02\\x00\\x00\\x00\\x1c\\x00\\x00\\x00\\x1c\\c"}),
+    data_case("data_images_absurd_count", {"train-images-idx3-ubyte.gz": "\\x00\\x00\\x08\\x03\\xff\\xff\\xff\\xff\\x00\\x00\\x00\\x1c\\x00\\x00\\x00\\x1c\\c"}),
+    data_case("data_images_wrong_dims", {"train-images-idx3-ubyte.gz": "\\x00\\x00\\x08\\x01\\x00\\x00\\x00\\x02\\x01\\x02\\c"}),
     data_case("data_file_truncated_gzip", {"train-images-idx3-ubyte.gz": "\\x1f\\x8b\\x08\\x00\\x00\\x00\\x00\\x00\\x00\\x03\\c"}),
     case("data_path_is_a_file", CHECK + " --set data.path={quickstart}"),
     setcase("synthetic_devices_vs_workers", "data.dataset=synthetic' --set 'data.partition=natural' --set 'data.synthetic_devices=3"),

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/scenario/text.hpp"
+#include "sim/scenario/units.hpp"
 #include "sim/strategies/metrics.hpp"
 
 namespace dtsim::sim {

@@ -77,7 +77,9 @@ TEST(ClusterErrors, InvalidShapesNameTheirKey) {
   expect_error("[cluster]\ntopology = fat-tree\nworkers = 32\ngpus_per_node = 8\nnics_per_node = 4\nleaf_ports = 6\n" + kNvlink,
                "cluster.leaf_ports", "split a node's 4 NICs");
   expect_error("[cluster]\ntopology = fat-tree\nleaves_per_pod = 4\n", "cluster.leaves_per_pod", "3-level");
-  expect_error("[cluster]\ntopology = two-sites\n", "cluster.wan_profile", "needs the WAN");
+  // Blamed on the key the user set (cluster.topology); the hint names the WAN keys to add.
+  expect_error("[cluster]\ntopology = two-sites\n", "cluster.topology", "needs the WAN");
+  expect_error("[cluster]\ntopology = two-sites\n", "cluster.topology", "wan_profile");
   expect_error("[cluster]\ntopology = two-sites\nwan_bandwidth = 10Gbps\nsite_nodes = 3,3\n", "cluster.site_nodes",
                "3 + 3 nodes but the cluster has 8");
 }
