@@ -173,7 +173,7 @@ CASES += [
     setcase("fabric_tcp_window_on_rdma", "fabric.tcp_window=4MiB"),
     setcase("fabric_protocol_bad", "fabric.protocol=carrier-pigeon"),
     setcase("collective_algorithm_key_bad", "collective.algorithm=butterfly"),
-    setcase("cuda_device_without_gpu", "compute.device=cuda"),
+    # (compute.device = cuda is not here: its message depends on the machine, with or without CUDA.)
 ]
 
 # ---- profiles ---------------------------------------------------------------------------------------------
