@@ -151,6 +151,11 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
     if (g_deadlocked || engine->get_actor_count() > 0)
       abnormal_end = "the simulation deadlocked at simulated time " + format_seconds(sg4::Engine::get_clock()) +
                      ": actors were still waiting with nothing left to wake them";
+  } catch (const InputError&) {
+    // A problem with the input found during the run stays an input error (exit 2); the strategy is kept
+    // alive for the reason given below.
+    (void)strategy.release();
+    throw;
   } catch (const std::exception& e) {
     abnormal_end = e.what();
   }
