@@ -135,23 +135,6 @@ int command_check(const CommandLine& cl) {
 
 int exit_status_of_signal(int signal) { return 128 + signal; }
 
-// A run that ended on an exception: what it recorded before, and the error as its reason.
-RunResult failed_result(const RunInputs& inputs, const MetricsLog& metrics, const std::string& reason) {
-  RunResult r;
-  r.status = RunStatus::Failed;
-  r.status_reason = reason;
-  r.strategy = to_string(inputs.config.strategy);
-  r.steps_per_epoch = static_cast<int>(inputs.length.steps_per_epoch);
-  r.points = metrics.points();
-  r.divergence = metrics.divergence();
-  if (!r.points.empty()) {
-    r.steps = r.points.back().step;
-    r.bytes_sent = r.points.back().bytes_sent;
-    r.simulated_time_s = r.points.back().sim_time_s;
-  }
-  return r;
-}
-
 // Writes summary.json (and model.bin for a completed run) into the staging folder, renames the rows of a run
 // that did not finish to metrics.partial.csv, and publishes everything into --out.
 void finish_run(RunFolder& folder, const RunInputs& inputs, const RunResult& result, double wall) {
@@ -193,7 +176,9 @@ int command_run(const CommandLine& cl) {
     result = run_training(inputs, metrics, backend);
   } catch (const std::exception& e) {
     // The rows measured so far and a summary saying what happened; then the error itself (exit 1 or 2).
-    finish_run(folder, inputs, failed_result(inputs, metrics, e.what()), wall());
+    // (The simulated time is the last row's: the engine may be gone.)
+    const double reached = metrics.points().empty() ? 0.0 : metrics.points().back().sim_time_s;
+    finish_run(folder, inputs, result_so_far(inputs, metrics, RunStatus::Failed, e.what(), reached), wall());
     throw;
   }
   finish_run(folder, inputs, result, wall());

@@ -54,23 +54,6 @@ void connect_engine_callbacks() {
   sg4::Engine::on_deadlock_cb([] { g_deadlocked = true; });
 }
 
-// A run that stopped early: what it measured, up to the simulated time it reached.
-RunResult partial_result(const RunInputs& inputs, const MetricsLog& metrics, RunStatus status, std::string reason) {
-  RunResult r;
-  r.status = status;
-  r.status_reason = std::move(reason);
-  r.divergence = metrics.divergence();
-  r.strategy = to_string(inputs.config.strategy);
-  r.steps_per_epoch = static_cast<int>(inputs.length.steps_per_epoch);
-  r.points = metrics.points();
-  r.simulated_time_s = sg4::Engine::get_clock();
-  if (!r.points.empty()) {
-    r.steps = r.points.back().step;
-    r.bytes_sent = r.points.back().bytes_sent;
-  }
-  return r;
-}
-
 std::string format_seconds(double s) {
   char text[32];
   std::snprintf(text, sizeof text, "%.6g s", s);
@@ -78,6 +61,23 @@ std::string format_seconds(double s) {
 }
 
 }  // namespace
+
+RunResult result_so_far(const RunInputs& inputs, const MetricsLog& metrics, RunStatus status, std::string reason,
+                        double simulated_time_s) {
+  RunResult r;
+  r.status = status;
+  r.status_reason = std::move(reason);
+  r.divergence = metrics.divergence();
+  r.strategy = to_string(inputs.config.strategy);
+  r.steps_per_epoch = static_cast<int>(inputs.length.steps_per_epoch);
+  r.points = metrics.points();
+  r.simulated_time_s = simulated_time_s;
+  if (!r.points.empty()) {
+    r.steps = r.points.back().step;
+    r.bytes_sent = r.points.back().bytes_sent;
+  }
+  return r;
+}
 
 void request_stop(int signal) { g_stop_signal = signal; }
 int stop_signal() { return g_stop_signal; }
@@ -168,20 +168,23 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
     int down = 0;
     for (int w = 0; w < cfg.workers; ++w) down += heterogeneity.faults().reachable(w, now) ? 0 : 1;
     if (down == cfg.workers)
-      return partial_result(inputs, metrics, RunStatus::Failed,
-                            "every worker had failed by simulated time " + format_seconds(now) +
-                                " ([faults]); no worker was left to continue the training");
+      return result_so_far(inputs, metrics, RunStatus::Failed,
+                           "every worker had failed by simulated time " + format_seconds(now) +
+                               " ([faults]); no worker was left to continue the training",
+                           now);
     throw std::runtime_error(abnormal_end + " (a dtsim bug; please report it with the scenario)");
   }
   if (g_stop_signal != 0)
-    return partial_result(inputs, metrics, RunStatus::Interrupted,
-                          "stopped by signal " + std::to_string(g_stop_signal) + " at simulated time " +
-                              format_seconds(sg4::Engine::get_clock()));
+    return result_so_far(inputs, metrics, RunStatus::Interrupted,
+                         "stopped by signal " + std::to_string(g_stop_signal) + " at simulated time " +
+                             format_seconds(sg4::Engine::get_clock()),
+                         sg4::Engine::get_clock());
   if (metrics.divergence() && cfg.stop_on_divergence) {
     const Divergence& d = *metrics.divergence();
-    return partial_result(inputs, metrics, RunStatus::Diverged,
-                          d.cause + " at step " + std::to_string(d.step) + " (simulated time " +
-                              format_seconds(d.sim_time_s) + "); the run stopped there");
+    return result_so_far(inputs, metrics, RunStatus::Diverged,
+                         d.cause + " at step " + std::to_string(d.step) + " (simulated time " +
+                             format_seconds(d.sim_time_s) + "); the run stopped there",
+                         sg4::Engine::get_clock());
   }
   StrategyOutcome outcome = strategy->outcome();
 

@@ -46,6 +46,11 @@ struct RunResult {
   double best_accuracy() const;
 };
 
+// A run that ended early (interrupted, diverged, failed): the rows `metrics` recorded, the steps and bytes of
+// the last of them, and the simulated time it reached.
+RunResult result_so_far(const RunInputs& inputs, const MetricsLog& metrics, RunStatus status, std::string reason,
+                        double simulated_time_s);
+
 // Asks a running simulation to stop (from a signal handler: async-signal-safe). The simulation notices as its
 // clock next advances, ends every actor and returns a RunResult whose status is interrupted; the rows
 // recorded so far stay. `signal` is kept for the exit status (SIGINT → 130, SIGTERM → 143).
