@@ -49,11 +49,6 @@ bool reads_section(Strategy strategy, const std::string& section) {
   return std::find(own.begin(), own.end(), section) != own.end();
 }
 
-Strategy parse_strategy(const std::string& name) {
-  if (const auto s = strategy_table().parse(name)) return *s;
-  throw std::invalid_argument("unknown training strategy '" + name + "' (expected " + strategy_table().or_list() + ")");
-}
-
 int server_hosts(Strategy strategy, int ps_servers) {
   switch (strategy_descriptor(strategy).servers) {
     case StrategyDescriptor::Servers::None: return 0;

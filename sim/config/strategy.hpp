@@ -47,9 +47,6 @@ std::vector<std::string> strategy_owned_sections();
 // Whether `strategy` reads the keys of `section` (one of strategy_owned_sections()).
 bool reads_section(Strategy strategy, const std::string& section);
 
-// The strategy training.strategy names (a choice key, so always one of strategy_names()).
-Strategy parse_strategy(const std::string& name);
-
 // Extra hosts the platform needs for `strategy`, given ps.servers.
 int server_hosts(Strategy strategy, int ps_servers);
 
