@@ -7,8 +7,11 @@
 #include <memory>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/collectives/collective.hpp"
 #include "sim/config/collective_algorithms.hpp"
+#include "sim/config/ignored_keys.hpp"
 #include "sim/config/run_config.hpp"
 #include "sim/scenario/errors.hpp"
 #include "sim/world/build_platform.hpp"
@@ -28,26 +31,35 @@ const char* const kHelp =
     "\n"
     "Simulates one collective at doubling sizes and prints a table in the layout of nccl-tests:\n"
     "size (B), count (float elements), type, time (us), algbw = size/time and busbw = algbw x factor (GB/s,\n"
-    "10^9 B/s; factor 2(N-1)/N for allreduce, (N-1)/N for reduce_scatter and all_gather, 1 for broadcast and\n"
-    "reduce), the wall-clock seconds the size took to simulate, and the alpha-beta prediction (us).\n"
+    "10^9 B/s; factor 2(N-1)/N for allreduce, (N-1)/N for reduce_scatter, all_gather and alltoall, 1 for\n"
+    "broadcast and reduce), the wall-clock seconds the size took to simulate, the alpha-beta prediction (us),\n"
+    "and the variant that ran (the algorithm, and the protocol with collective.protocol set, e.g. ring/ll128).\n"
     "\n"
     "  --profile P         fabric profile (fabric.profile; default ib-hdr-200)\n"
     "  --topology T        cluster.topology (default star)\n"
     "  --ranks N           cluster.workers (default 8)\n"
-    "  --algorithm A       ring | tree | halving-doubling | hierarchical (default ring)\n"
+    "  --algorithm A       ring | tree | halving-doubling | hierarchical | direct (default ring)\n"
     "  --sizes MIN:MAX     sizes doubling from MIN up to MAX (default 8B:128MiB; GB = 10^9 B, GiB = 2^30 B)\n"
-    "  --op OP             allreduce | reduce_scatter | all_gather | broadcast | reduce (default allreduce)\n"
+    "  --op OP             allreduce | reduce_scatter | all_gather | broadcast | reduce | alltoall (default\n"
+    "                      allreduce; alltoall runs the direct algorithm)\n"
     "  --fidelity F        auto | stepwise | aggregated | analytic (default auto)\n"
+    "  --protocol P        none | ll | ll128 | simple | auto (collective.protocol; default none)\n"
     "  --gpus-per-node G   GPUs per node (cluster.gpus_per_node, for topologies with multi-GPU nodes)\n"
     "  --warmup W          untimed collectives before each size (default 0; the first call of a size builds its\n"
     "                      plan and mailboxes, which a warm-up keeps out of wall(s))\n"
     "  --iters N           timed collectives per size; time and wall are their means (default 1)\n"
+    "  --format F          table (default, nccl-tests' layout with # comment lines) | csv (a header line, then one\n"
+    "                      line per size) | json (one document: the collective, the platform and the rows)\n"
     "  --set k=v           any scenario key, e.g. --set fabric.bandwidth=300GB/s (repeatable)\n"
     "\n"
     "All sizes run one after another in one simulation; each starts when every rank finished the previous one.\n";
 
+enum class Format { Table, Csv, Json };
+
 struct Flags {
-  std::vector<std::string> sets;  // the flags as scenario keys, then the user's --set
+  std::vector<std::string> sets;       // the flags as scenario keys, then the user's --set
+  std::vector<std::string> set_flags;  // the flag behind each of `sets`, for messages
+  Format format = Format::Table;
   CollectiveKind op = CollectiveKind::Allreduce;
   std::vector<unsigned long long> sizes;
   int warmup = 0;
@@ -67,15 +79,16 @@ void add_key_flag(Flags& f, const po::variables_map& vm, const char* flag, const
     throw InputError("command line", std::string("--") + flag, e.what(), e.hint());
   }
   f.sets.push_back(key + "=" + value);
+  f.set_flags.push_back(std::string("--") + flag);
 }
 
 Flags parse_flags(int argc, char** argv) {
   po::options_description opts;
   opts.add_options()("profile", po::value<std::string>())("topology", po::value<std::string>())(
       "ranks", po::value<std::string>())("algorithm", po::value<std::string>())("sizes", po::value<std::string>())(
-      "op", po::value<std::string>())("fidelity", po::value<std::string>())("gpus-per-node", po::value<std::string>())(
+      "op", po::value<std::string>())("fidelity", po::value<std::string>())("protocol", po::value<std::string>())("gpus-per-node", po::value<std::string>())(
       "set", po::value<std::vector<std::string>>()->composing())("help,h", po::bool_switch())(
-      "warmup", po::value<std::string>())("iters", po::value<std::string>())(
+      "warmup", po::value<std::string>())("iters", po::value<std::string>())("format", po::value<std::string>())(
       "extra", po::value<std::vector<std::string>>());
   po::positional_options_description positional;
   positional.add("extra", -1);
@@ -96,14 +109,34 @@ Flags parse_flags(int argc, char** argv) {
   add_key_flag(f, vm, "ranks", "cluster.workers");
   add_key_flag(f, vm, "algorithm", "collective.algorithm");
   add_key_flag(f, vm, "fidelity", "collective.fidelity");
+  add_key_flag(f, vm, "protocol", "collective.protocol");
   add_key_flag(f, vm, "gpus-per-node", "cluster.gpus_per_node");
   if (vm.count("set"))
-    for (const std::string& s : vm["set"].as<std::vector<std::string>>()) f.sets.push_back(s);
+    for (const std::string& s : vm["set"].as<std::vector<std::string>>()) {
+      f.sets.push_back(s);
+      f.set_flags.push_back("--set");
+    }
+  if (vm.count("format")) {
+    const std::string format = vm["format"].as<std::string>();
+    if (format == "table") f.format = Format::Table;
+    else if (format == "csv") f.format = Format::Csv;
+    else if (format == "json") f.format = Format::Json;
+    else throw InputError("command line", "--format", "unknown format '" + format + "'", "use table, csv or json");
+  }
   if (vm.count("op") && !parse_collective_kind(vm["op"].as<std::string>(), f.op)) {
     const std::string near = suggest_among(vm["op"].as<std::string>(), collective_kind_names());
     throw InputError("command line", "--op", "unknown collective '" + vm["op"].as<std::string>() + "'",
                      near.empty() ? "use " + collective_kind_table().or_list()
                                   : "did you mean '" + near + "'?");
+  }
+  // An operation that only one algorithm implements (alltoall: direct) runs it unless --algorithm says
+  // otherwise.
+  if (!vm.count("algorithm")) {
+    const std::vector<Algorithm> able = algorithms_implementing(f.op);
+    if (able.size() == 1 && able.front() != Algorithm::Ring) {
+      f.sets.insert(f.sets.begin(), std::string("collective.algorithm=") + to_string(able.front()));
+      f.set_flags.insert(f.set_flags.begin(), "--op");
+    }
   }
   f.sizes = parse_size_range(vm.count("sizes") ? vm["sizes"].as<std::string>() : "8B:128MiB");
   const auto count = [&](const char* flag, int lowest, int fallback) {
@@ -122,17 +155,88 @@ Flags parse_flags(int argc, char** argv) {
   return f;
 }
 
+std::string efficiency_text(double e) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", e);
+  return buf;
+}
+
+// One size's result.
 struct Row {
+  uint64_t size = 0;
   double start = 0.0, end = 0.0, wall = 0.0;
+  double model = 0.0;  // the alpha-beta prediction (s)
+  std::string variant;  // algorithm and protocol that ran, e.g. "ring/ll128"
+
+  double seconds() const { return end - start; }
+  double algbw() const { return seconds() > 0.0 ? static_cast<double>(size) / seconds() / 1e9 : 0.0; }
 };
 
-void print_row(uint64_t size, const Row& r, double factor, double model_s) {
-  const double t = r.end - r.start;
-  const double algbw = t > 0.0 ? static_cast<double>(size) / t / 1e9 : 0.0;
-  std::printf("%13llu %13llu %7s %12.2f %12.3f %12.3f %10.4f %12.2f\n", static_cast<unsigned long long>(size),
-              static_cast<unsigned long long>(size / 4), "float", t * 1e6, algbw, algbw * factor, r.wall,
-              model_s * 1e6);
+// What every format says about the run before its rows.
+struct Header {
+  std::string collective;  // Collective::describe()
+  std::string platform;    // the platform and fabric line
+  CollectiveKind op = CollectiveKind::Allreduce;
+  int ranks = 0;
+  double factor = 1.0;  // busbw = algbw x factor
+  int warmup = 0, iters = 1;
+};
+
+void print_header(Format format, const Header& h) {
+  switch (format) {
+    case Format::Table:
+      std::printf("# dtsim collective: %s\n# platform: %s\n", h.collective.c_str(), h.platform.c_str());
+      std::printf("# busbw = algbw x %.6g; sizes run one after another in one simulation, %d untimed + %d timed per size\n#\n",
+                  h.factor, h.warmup, h.iters);
+      std::printf("#%12s %13s %7s %12s %12s %12s %10s %12s  %s\n", "size", "count", "type", "time(us)", "algbw(GB/s)",
+                  "busbw(GB/s)", "wall(s)", "model(us)", "variant");
+      break;
+    case Format::Csv:
+      std::printf("size_bytes,count,type,time_us,algbw_gbps,busbw_gbps,wall_s,model_us,variant\n");
+      break;
+    case Format::Json: break;  // one document at the end
+  }
   std::fflush(stdout);
+}
+
+void print_row(Format format, const Row& r, double factor) {
+  const unsigned long long size = r.size;
+  switch (format) {
+    case Format::Table:
+      std::printf("%13llu %13llu %7s %12.2f %12.3f %12.3f %10.4f %12.2f  %s\n", size, size / 4, "float",
+                  r.seconds() * 1e6, r.algbw(), r.algbw() * factor, r.wall, r.model * 1e6, r.variant.c_str());
+      break;
+    case Format::Csv:
+      std::printf("%llu,%llu,float,%.9g,%.9g,%.9g,%.6g,%.9g,%s\n", size, size / 4, r.seconds() * 1e6, r.algbw(),
+                  r.algbw() * factor, r.wall, r.model * 1e6, r.variant.c_str());
+      break;
+    case Format::Json: return;
+  }
+  std::fflush(stdout);
+}
+
+void print_json(const Header& h, const std::vector<Row>& rows) {
+  nlohmann::json doc;
+  doc["collective"] = h.collective;
+  doc["platform"] = h.platform;
+  doc["op"] = to_string(h.op);
+  doc["ranks"] = h.ranks;
+  doc["busbw_factor"] = h.factor;
+  doc["warmup"] = h.warmup;
+  doc["iters"] = h.iters;
+  nlohmann::json list = nlohmann::json::array();
+  for (const Row& r : rows)
+    list.push_back({{"size_bytes", r.size},
+                    {"count", r.size / 4},
+                    {"type", "float"},
+                    {"time_us", r.seconds() * 1e6},
+                    {"algbw_gbps", r.algbw()},
+                    {"busbw_gbps", r.algbw() * h.factor},
+                    {"wall_s", r.wall},
+                    {"model_us", r.model * 1e6},
+                    {"variant", r.variant}});
+  doc["rows"] = std::move(list);
+  std::printf("%s\n", doc.dump(2).c_str());
 }
 
 }  // namespace
@@ -160,7 +264,7 @@ int command_collective(int argc, char** argv) {
     std::fputs(kHelp, stdout);
     return 0;
   }
-  const Scenario scenario = parse_scenario("dtsim collective", "", flags.sets);
+  const Scenario scenario = parse_scenario("dtsim collective", "", flags.sets, default_profile_dir(), flags.set_flags);
   const RunConfig cfg = make_run_config(scenario);
   // Checked before the platform is built, so that the error names the flag.
   if (!algorithm_descriptor(cfg.collectives.algorithm).implements(flags.op))
@@ -174,24 +278,31 @@ int command_collective(int argc, char** argv) {
   std::unique_ptr<Collective> collective;
   try {
     collective = make_collective(flags.op, cfg.collectives.algorithm, cfg.collectives.fidelity, platform, "collective",
-                                 cfg.collectives.options(cfg.fabric.efficiency));
+                                 cfg.collectives.options(cfg.fabric, cfg.layout));
   } catch (const CollectiveError& e) {
     throw InputError("collective", collective_key_of(e.cause()), e.reason(), e.hint());
   }
-  const int n = platform.num_workers();
-  const double factor = bus_bandwidth_factor(flags.op, n);
+  // The flags are keys, so a flag without effect here gets the same warning as in a run.
+  for (const char* key : {"collective.algorithm", "collective.inter_node", "collective.pipeline_chunk",
+                          "collective.pipeline_chunks_max", "collective.protocol"})
+    if (scenario.origin(key).command_line)
+      if (const std::string why = why_ignored(key, cfg); !why.empty())
+        std::fprintf(stderr, "dtsim: warning: %s: %s: %s\n", scenario.origin(key).describe().c_str(), key, why.c_str());
 
-  std::printf("# dtsim collective: %s\n", collective->describe().c_str());
-  std::printf("# platform: %s; fabric: %s, %s per port, link latency %s, switch latency %s, efficiency %.3g\n",
-              platform.description.c_str(), cfg.fabric.name.c_str(),
-              format_quantity(cfg.fabric.bandwidth, Dimension::Bandwidth).c_str(),
-              format_quantity(cfg.fabric.link_latency, Dimension::Time).c_str(),
-              format_quantity(cfg.fabric.switch_latency, Dimension::Time).c_str(), cfg.fabric.efficiency);
-  std::printf("# busbw = algbw x %.6g; sizes run one after another in one simulation, %d untimed + %d timed per size\n#\n",
-              factor, flags.warmup, flags.iters);
-  std::printf("#%12s %13s %7s %12s %12s %12s %10s %12s\n", "size", "count", "type", "time(us)", "algbw(GB/s)",
-              "busbw(GB/s)", "wall(s)", "model(us)");
-  std::fflush(stdout);
+  const int n = platform.num_workers();
+  Header header;
+  header.collective = collective->describe();
+  header.platform = platform.description + "; fabric: " + cfg.fabric.name + ", " +
+                    format_quantity(cfg.fabric.bandwidth, Dimension::Bandwidth) + " per port, link latency " +
+                    format_quantity(cfg.fabric.link_latency, Dimension::Time) + ", switch latency " +
+                    format_quantity(cfg.fabric.switch_latency, Dimension::Time) + ", efficiency " +
+                    efficiency_text(cfg.fabric.efficiency);
+  header.op = flags.op;
+  header.ranks = n;
+  header.factor = bus_bandwidth_factor(flags.op, n);
+  header.warmup = flags.warmup;
+  header.iters = flags.iters;
+  print_header(flags.format, header);
 
   std::vector<Row> rows(flags.sizes.size());
   const auto between_sizes = simgrid::s4u::Barrier::create(static_cast<unsigned>(n));
@@ -210,14 +321,19 @@ int command_collective(int argc, char** argv) {
           between_sizes->wait();  // each iteration ends when the last rank is done
         }
         if (r != 0) continue;
-        rows[i].start = start;
-        rows[i].end = start + (simgrid::s4u::Engine::get_clock() - start) / flags.iters;
-        rows[i].wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count() / flags.iters;
-        print_row(flags.sizes[i], rows[i], factor, collective->predicted_seconds(flags.sizes[i]));
+        Row& row = rows[i];
+        row.size = flags.sizes[i];
+        row.start = start;
+        row.end = start + (simgrid::s4u::Engine::get_clock() - start) / flags.iters;
+        row.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count() / flags.iters;
+        row.model = collective->predicted_seconds(flags.sizes[i]);
+        row.variant = collective->variant(flags.sizes[i]);
+        print_row(flags.format, row, header.factor);
       }
     });
   }
   engine->run();
+  if (flags.format == Format::Json) print_json(header, rows);
   return 0;
 }
 

@@ -37,6 +37,13 @@ double hierarchical_closed_form_seconds(int gpus_per_node, int nodes, uint64_t b
 // it is computed exactly from the schedule (O(N·(k + log N)), cached), so small k is covered too.
 int double_binary_tree_rounds(int ranks, int chunks);
 
+// ⌊log2 x⌋ for x ≥ 1 (0 for x ≤ 1): the depth of the deepest position of a heap of x elements.
+inline int floor_log2(int x) {
+  int l = 0;
+  for (; x > 1; x /= 2) ++l;
+  return l;
+}
+
 // Size of chunk c when `bytes` are split into `parts` chunks (sizes differ by at most one byte).
 inline uint64_t chunk_bytes(uint64_t bytes, int parts, int c) {
   const uint64_t n = static_cast<uint64_t>(parts);

@@ -40,6 +40,9 @@ class Collective {
   virtual int ranks() const = 0;
   // One line for people, e.g. "ring allreduce, stepwise (auto: 2 240 flows per call), alpha 1.33 us, B 24 GB/s".
   virtual std::string describe() const = 0;
+  // What runs for a call of `bytes` bytes: the algorithm and, with a protocol model, the protocol chosen for
+  // that size, e.g. "ring/ll128".
+  virtual std::string variant(uint64_t bytes) const = 0;
 
   // Cancels the transfers in flight when a member has failed and the caller is about to kill the other
   // members' actors: a transfer destroyed while still running is a SimGrid error, a cancelled one is not.

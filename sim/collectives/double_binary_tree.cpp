@@ -33,15 +33,6 @@ struct SlotStep {
   Step step;
 };
 
-int floor_log2(int x) {
-  int l = 0;
-  while (x > 1) {
-    x /= 2;
-    ++l;
-  }
-  return l;
-}
-
 // Every rank's steps, in slot order.
 std::vector<std::vector<SlotStep>> build_slot_steps(int n, uint64_t bytes, int k) {
   std::vector<std::vector<SlotStep>> steps(n);

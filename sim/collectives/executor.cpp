@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "sim/collectives/protocol.hpp"
 #include "sim/world/platform.hpp"
 
 namespace dtsim::sim {
@@ -47,9 +48,14 @@ PlannedCollective::PlannedCollective(CollectiveKind kind, Algorithm algorithm, F
       algorithm_(algorithm),
       requested_(requested),
       hosts_(platform.workers),
+      calibration_(platform.calibration),
       name_(std::move(name)),
       options_(options),
       builder_(std::move(builder)) {
+  node_of_ = platform.node_of_worker;
+  node_of_.resize(hosts_.size(), 0);
+  hop_context_.one_gpu_per_node = !platform.workers_of_node.empty();
+  for (const auto& node : platform.workers_of_node) hop_context_.one_gpu_per_node &= node.size() == 1;
   const Plan probe = builder_(kProbeBytes);
   measure_layout(probe);
   for (const Phase& phase : probe.phases)
@@ -60,18 +66,35 @@ PlannedCollective::PlannedCollective(CollectiveKind kind, Algorithm algorithm, F
   fidelity_ = resolve_fidelity(requested, auto_stepwise_flows_, auto_aggregated_flows_);
 }
 
+HopClass PlannedCollective::hop_class(int from, int to) const {
+  return node_of_[from] == node_of_[to] ? options_.intra_node_hops : options_.inter_node_hops;
+}
+
+double PlannedCollective::hop_extra(int from, int to, const ProtocolCosts& costs) {
+  const double least = costs.hop(hop_class(from, to));
+  if (least <= 0.0) return 0.0;
+  const uint64_t key = (static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to);
+  auto it = route_latency_.find(key);
+  if (it == route_latency_.end()) it = route_latency_.emplace(key, route_latency(hosts_[from], hosts_[to])).first;
+  return std::max(0.0, least - it->second);
+}
+
 void PlannedCollective::measure_layout(const Plan& plan) {
   const int n = ranks();
   seats_.assign(plan.phases.size(), std::vector<Seat>(n));
   links_.assign(plan.phases.size(), AlphaBeta{});
+  phase_hops_.assign(plan.phases.size(), PhaseHops{});
+  fanout_.assign(plan.phases.size(), 1);
+  level_links_.assign(plan.phases.size(), {});
   for (size_t ph = 0; ph < plan.phases.size(); ++ph) {
     std::vector<std::pair<int, int>> flows;  // (from, to) global ranks of the first step
     for (size_t g = 0; g < plan.phases[ph].groups.size(); ++g) {
       const Group& group = plan.phases[ph].groups[g];
       for (size_t pos = 0; pos < group.members.size(); ++pos) {
         seats_[ph][group.members[pos]] = {static_cast<int>(g), static_cast<int>(pos)};
-        const int peer = group.schedule->pattern_peer(static_cast<int>(pos));
-        if (peer >= 0) flows.push_back({group.members[pos], group.members[peer]});
+        const std::vector<int> peers = group.schedule->pattern_peers(static_cast<int>(pos));
+        fanout_[ph] = std::max(fanout_[ph], static_cast<int>(peers.size()));
+        for (const int peer : peers) flows.push_back({group.members[pos], group.members[peer]});
       }
     }
     // Route them all, count the flows on every link, then take the worst latency and the worst share.
@@ -82,15 +105,36 @@ void PlannedCollective::measure_layout(const Plan& plan) {
       double latency = 0.0;
       hosts_[flows[f].first]->route_to(hosts_[flows[f].second], routes[f], &latency);
       alpha = std::max(alpha, latency);
+      const HopClass c = hop_class(flows[f].first, flows[f].second);
+      double& worst = phase_hops_[ph].route[static_cast<int>(c)];
+      worst = std::max(worst, latency);
+      hop_context_.crosses_network |= c == HopClass::Network;
+      any_pcie_hop_ |= c == HopClass::PCIe;
       for (sg4::Link* l : routes[f]) ++load[l];
     }
-    double share = std::numeric_limits<double>::infinity();
-    for (const auto& route : routes)
-      for (sg4::Link* l : route) {
+    // Each flow gets its bottleneck share times its route's bandwidth factor, as SimGrid gives it (the
+    // calibration: NVLink hops at NVLink's efficiency, network hops at the network's). Also per level:
+    // flows between two GPUs of a node, and flows between nodes.
+    double rate = std::numeric_limits<double>::infinity();
+    AlphaBeta level[2] = {{0.0, std::numeric_limits<double>::infinity()}, {0.0, std::numeric_limits<double>::infinity()}};
+    bool seen[2] = {false, false};
+    for (size_t f = 0; f < routes.size(); ++f) {
+      double share = std::numeric_limits<double>::infinity();
+      for (sg4::Link* l : routes[f]) {
         const bool shared = l->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE;
         share = std::min(share, l->get_bandwidth() / (shared ? load[l] : 1));
       }
-    links_[ph] = {alpha, share * options_.bandwidth_efficiency};
+      const double factor = calibration_ ? calibration_->factor(routes[f]) : options_.bandwidth_efficiency;
+      rate = std::min(rate, share * factor);
+      const int lv = node_of_[flows[f].first] == node_of_[flows[f].second] ? 0 : 1;
+      seen[lv] = true;
+      level[lv].alpha = std::max(level[lv].alpha, route_latency(hosts_[flows[f].first], hosts_[flows[f].second]));
+      level[lv].bandwidth = std::min(level[lv].bandwidth, share * factor);
+    }
+    links_[ph] = {alpha, rate};
+    for (int lv = 0; lv < 2; ++lv)
+      if (!seen[lv]) level[lv] = links_[ph];
+    level_links_[ph] = {level[0], level[1]};
   }
 }
 
@@ -110,13 +154,58 @@ const PlannedCollective::Prepared& PlannedCollective::prepared(uint64_t bytes) c
   Prepared p;
   p.last_used = ++uses_;
   p.plan = builder_(bytes);
-  for (size_t ph = 0; ph < p.plan.phases.size(); ++ph) {
-    const AlphaBeta& link = links_[ph];
+  if (options_.protocol == Protocol::Auto) {
+    // NCCL's choice: the protocol whose predicted time is least for this size (the first on a tie).
+    bool first = true;
+    for (const Protocol candidate : auto_protocol_candidates(any_pcie_hop_)) {
+      Prepared trial;
+      trial.protocol = candidate;
+      time_plan(p.plan, protocol_costs(candidate, algorithm_, kind_, hop_context_), trial);
+      if (first || trial.total_seconds < p.total_seconds) {
+        p.protocol = candidate;
+        p.costs = trial.costs;
+        p.phase_seconds = std::move(trial.phase_seconds);
+        p.residual = std::move(trial.residual);
+        p.total_seconds = trial.total_seconds;
+      }
+      first = false;
+    }
+  } else {
+    p.protocol = options_.protocol;
+    time_plan(p.plan, protocol_costs(options_.protocol, algorithm_, kind_, hop_context_), p);
+  }
+  p.total_bytes = p.plan.total_bytes();
+  return cache_.emplace(bytes, std::move(p)).first->second;
+}
+
+void PlannedCollective::time_plan(const Plan& plan, const ProtocolCosts& costs, Prepared& p) const {
+  p.costs = costs;
+  p.phase_seconds.clear();
+  p.residual.clear();
+  p.total_seconds = costs.call_latency;
+  for (size_t ph = 0; ph < plan.phases.size(); ++ph) {
+    // A step costs max(route latency, the protocol's least hop latency) + wire bytes / bandwidth.
+    AlphaBeta link = links_[ph];
+    for (int c = 0; c < 3; ++c)
+      if (phase_hops_[ph].route[c] >= 0.0)
+        link.alpha = std::max(link.alpha, costs.hop_latency[c]);
+    link.bandwidth *= costs.bandwidth_fraction;
     double seconds = 0.0;
     uint64_t busiest = 0;
     bool any_flow = false;
-    for (const Group& g : p.plan.phases[ph].groups) {
-      seconds = std::max(seconds, g.schedule->seconds(link));
+    // Per level, for schedules timed so: inside a node the intra-node hops' least latency, between nodes the
+    // network's.
+    const auto adjusted = [&](AlphaBeta l, HopClass c) {
+      l.alpha = std::max(l.alpha, costs.hop(c));
+      l.bandwidth *= costs.bandwidth_fraction;
+      return l;
+    };
+    for (const Group& g : plan.phases[ph].groups) {
+      seconds = std::max(seconds, g.schedule->timed_by_level()
+                                      ? g.schedule->seconds_by_level(
+                                            adjusted(level_links_[ph][0], options_.intra_node_hops),
+                                            adjusted(level_links_[ph][1], options_.inter_node_hops))
+                                      : g.schedule->seconds(link));
       if (fidelity_ != Fidelity::Aggregated) continue;
       for (int pos = 0; pos < g.schedule->size(); ++pos) {
         const PeerTotals t = g.schedule->totals(pos);
@@ -127,13 +216,15 @@ const PlannedCollective::Prepared& PlannedCollective::prepared(uint64_t bytes) c
         any_flow = any_flow || !t.sends.empty();
       }
     }
-    const double flows = any_flow ? link.alpha + static_cast<double>(busiest) / link.bandwidth : 0.0;
+    // Aggregated: the flows carry the wire bytes at the route's latency; the residual sleep adds the rest.
+    // A rank's pattern flows run side by side, each at the measured share.
+    const double flows = any_flow ? links_[ph].alpha + static_cast<double>(wire_bytes(busiest, costs.bandwidth_fraction)) /
+                                                             (links_[ph].bandwidth * fanout_[ph])
+                                  : 0.0;
     p.phase_seconds.push_back(seconds);
     p.residual.push_back(std::max(0.0, seconds - flows));
     p.total_seconds += seconds;
   }
-  p.total_bytes = p.plan.total_bytes();
-  return cache_.emplace(bytes, std::move(p)).first->second;
 }
 
 void PlannedCollective::run(int rank, uint64_t bytes) {
@@ -156,32 +247,159 @@ void PlannedCollective::abandon() {
 }
 
 void PlannedCollective::run_stepwise(int rank, const Prepared& p) {
+  const bool modelled = p.protocol != Protocol::None;
+  if (p.costs.call_latency > 0.0) sg4::this_actor::sleep_for(p.costs.call_latency);
   for (size_t ph = 0; ph < p.plan.phases.size(); ++ph) {
     const Seat seat = seats_[ph][rank];
     if (seat.group < 0) continue;
     const Group& group = p.plan.phases[ph].groups[seat.group];
     const Schedule& schedule = *group.schedule;
     const int steps = schedule.num_steps(seat.pos);
+    if (schedule.lanes() > 1) {
+      run_lanes(rank, group, seat.pos, p);
+      continue;
+    }
     for (int i = 0; i < steps; ++i) {
       const Step s = schedule.step(seat.pos, i);
       sg4::CommPtr send;
       std::list<sg4::CommPtr>::iterator tracked;
+      // With a protocol, a transfer is complete for both ends the protocol's hop wait after SimGrid delivers
+      // it: max(route, hop latency) + wire bytes / bandwidth in all.
+      double done = 0.0;
       if (s.send.active()) {
-        send = mailbox(group.members[s.send.peer], rank)->put_async(&transfer_token, s.send.bytes);
+        const int to = group.members[s.send.peer];
+        send = mailbox(to, rank)->put_async(
+            &transfer_token, modelled ? wire_bytes(s.send.bytes, p.costs.bandwidth_fraction) : s.send.bytes);
         tracked = in_flight_.insert(in_flight_.end(), send);
       }
-      if (s.recv.active()) mailbox(rank, group.members[s.recv.peer])->get<int>();
+      if (s.recv.active()) {
+        const int from = group.members[s.recv.peer];
+        mailbox(rank, from)->get<int>();
+        if (modelled) done = sg4::Engine::get_clock() + hop_extra(from, rank, p.costs);
+      }
       if (send) {
         send->wait();
         in_flight_.erase(tracked);
         bytes_sent_ += s.send.bytes;
+        if (modelled) done = std::max(done, send->get_finish_time() + hop_extra(rank, group.members[s.send.peer], p.costs));
       }
+      if (done > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(done);
     }
   }
 }
 
+// Lane groups (NCCL's channels) run independently, as a GPU's channels do: a group posts its step's
+// transfers (one send and one receive per lane) and moves on to its next step as soon as all are complete,
+// whatever the other groups are doing. Coupling every lane step by step would make each wait for the slowest,
+// and a lane that lags a step then shares its links with the others' next step, which a real GPU's channels
+// do not suffer from. With a protocol, a transfer is complete its hop wait after SimGrid delivers it; the
+// group's next step is posted then, without blocking the other groups.
+void PlannedCollective::run_lanes(int rank, const Group& group, int pos, const Prepared& p) {
+  const Schedule& schedule = *group.schedule;
+  const bool modelled = p.protocol != Protocol::None;
+  const int lanes = schedule.lanes();
+  const int steps = schedule.num_steps(pos);
+  struct LaneGroup {
+    std::vector<int> lanes;
+    int step = 0;          // the step under way (or next to post)
+    int pending = 0;       // its transfers not yet complete
+    double post_at = 0.0;  // when its next step may be posted
+    bool posted = false;
+    uint64_t sending = 0;  // payload bytes of the step's sends, counted once they are done
+  };
+  std::vector<LaneGroup> groups;
+  for (int lane = 0; lane < lanes; ++lane) {
+    const size_t g = static_cast<size_t>(schedule.lane_group(lane));
+    if (groups.size() <= g) groups.resize(g + 1);
+    groups[g].lanes.push_back(lane);
+  }
+  std::vector<int*> received(static_cast<size_t>(lanes), nullptr);
+  struct InFlight {
+    sg4::CommPtr comm;
+    int group;
+    double extra;  // the protocol's wait after delivery
+    std::list<sg4::CommPtr>::iterator tracked;
+  };
+  std::vector<InFlight> flying;
+  std::vector<sg4::CommPtr> comms;  // the comms of `flying`, in the same order, for wait_any
+  // A group whose wait ends within a picosecond of now may post (the clock after a timed wait can fall an
+  // ulp short of the date asked for).
+  constexpr double kSlack = 1e-12;
+
+  const auto post = [&](int g) {
+    LaneGroup& grp = groups[g];
+    grp.posted = true;
+    grp.sending = 0;
+    const auto add = [&](const sg4::CommPtr& c, double extra) {
+      flying.push_back({c, g, extra, in_flight_.insert(in_flight_.end(), c)});
+      comms.push_back(c);
+      ++grp.pending;
+    };
+    for (const int lane : grp.lanes) {
+      const Step s = schedule.lane_step(pos, grp.step, lane);
+      if (s.send.active()) {
+        const int to = group.members[s.send.peer];
+        add(mailbox(to, rank, g)->put_async(
+                &transfer_token, modelled ? wire_bytes(s.send.bytes, p.costs.bandwidth_fraction) : s.send.bytes),
+            modelled ? hop_extra(rank, to, p.costs) : 0.0);
+        grp.sending += s.send.bytes;
+      }
+      if (s.recv.active()) {
+        const int from = group.members[s.recv.peer];
+        add(mailbox(rank, from, g)->get_async<int>(&received[lane]), modelled ? hop_extra(from, rank, p.costs) : 0.0);
+      }
+    }
+  };
+  const auto next_step = [&](int g) {
+    LaneGroup& grp = groups[g];
+    ++grp.step;
+    grp.posted = false;
+    grp.post_at = std::max(grp.post_at, sg4::Engine::get_clock());
+  };
+
+  while (true) {
+    // Post every group whose wait is over (an empty step is done at once); find the earliest still waiting.
+    for (bool again = true; again;) {
+      again = false;
+      for (size_t g = 0; g < groups.size(); ++g) {
+        LaneGroup& grp = groups[g];
+        if (grp.posted || grp.step >= steps || grp.post_at > sg4::Engine::get_clock() + kSlack) continue;
+        post(static_cast<int>(g));
+        if (grp.pending == 0) next_step(static_cast<int>(g));
+        again = true;
+      }
+    }
+    double next_post = -1.0;
+    for (const LaneGroup& grp : groups)
+      if (!grp.posted && grp.step < steps && (next_post < 0.0 || grp.post_at < next_post)) next_post = grp.post_at;
+    if (comms.empty()) {
+      if (next_post < 0.0) break;
+      sg4::this_actor::sleep_until(next_post);
+      continue;
+    }
+    const double timeout = next_post < 0.0 ? -1.0 : std::max(0.0, next_post - sg4::Engine::get_clock());
+    const ssize_t done = sg4::Comm::wait_any_for(comms, timeout);
+    if (done < 0) continue;  // a group's wait is over
+    const InFlight finished = flying[static_cast<size_t>(done)];
+    in_flight_.erase(finished.tracked);
+    flying.erase(flying.begin() + done);
+    comms.erase(comms.begin() + done);
+    LaneGroup& grp = groups[static_cast<size_t>(finished.group)];
+    grp.post_at = std::max(grp.post_at, sg4::Engine::get_clock() + finished.extra);
+    if (--grp.pending == 0) {
+      bytes_sent_ += grp.sending;
+      next_step(finished.group);
+    }
+  }
+  // The last steps' transfers are complete once their protocol waits are over too.
+  double end = sg4::Engine::get_clock();
+  for (const LaneGroup& grp : groups) end = std::max(end, grp.post_at);
+  if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(end);
+}
+
 void PlannedCollective::run_aggregated(int rank, const Prepared& p) {
   barrier().wait();
+  if (p.costs.call_latency > 0.0) sg4::this_actor::sleep_for(p.costs.call_latency);
   for (size_t ph = 0; ph < p.plan.phases.size(); ++ph) {
     const Seat seat = seats_[ph][rank];
     if (seat.group >= 0) {
@@ -190,7 +408,8 @@ void PlannedCollective::run_aggregated(int rank, const Prepared& p) {
       std::vector<sg4::CommPtr> comms;
       std::vector<int*> received(t.recvs.size(), nullptr);
       for (const Transfer& s : t.sends)
-        comms.push_back(mailbox(group.members[s.peer], rank)->put_async(&transfer_token, s.bytes));
+        comms.push_back(mailbox(group.members[s.peer], rank)
+                            ->put_async(&transfer_token, wire_bytes(s.bytes, p.costs.bandwidth_fraction)));
       for (size_t r = 0; r < t.recvs.size(); ++r)
         comms.push_back(mailbox(rank, group.members[t.recvs[r].peer])->get_async<int>(&received[r]));
       std::vector<std::list<sg4::CommPtr>::iterator> tracked;
@@ -210,13 +429,22 @@ void PlannedCollective::run_analytic(int rank, const Prepared& p) {
   if (p.total_seconds > 0.0) sg4::this_actor::sleep_for(p.total_seconds);
 }
 
-sg4::Mailbox* PlannedCollective::mailbox(int to, int from) {
-  const uint64_t key = (static_cast<uint64_t>(to) << 32) | static_cast<uint32_t>(from);
+sg4::Mailbox* PlannedCollective::mailbox(int to, int from, int group) {
+  // Ranks stay below 2^24 (cluster.workers ≤ 65536), groups below 2^16.
+  const uint64_t key = (static_cast<uint64_t>(group) << 48) | (static_cast<uint64_t>(to) << 24) | static_cast<uint64_t>(from);
   const auto it = mailboxes_.find(key);
   if (it != mailboxes_.end()) return it->second;
-  sg4::Mailbox* mb = sg4::Mailbox::by_name(name_ + "/" + std::to_string(to) + "<" + std::to_string(from));
+  sg4::Mailbox* mb = sg4::Mailbox::by_name(name_ + "/" + std::to_string(to) + "<" + std::to_string(from) +
+                                           (group > 0 ? "#" + std::to_string(group) : ""));
   mailboxes_.emplace(key, mb);
   return mb;
+}
+
+std::string PlannedCollective::variant(uint64_t bytes) const {
+  const Protocol protocol = prepared(bytes).protocol;
+  std::string text = to_string(algorithm_);
+  if (protocol != Protocol::None) text += std::string("/") + to_string(protocol);
+  return text;
 }
 
 sg4::Barrier& PlannedCollective::barrier() {
@@ -229,6 +457,9 @@ std::string PlannedCollective::describe() const {
                      std::to_string(ranks()) + " ranks, " + to_string(fidelity_);
   if (requested_ == Fidelity::Auto)
     line += " (auto: " + std::to_string(auto_stepwise_flows_) + " stepwise flows per call)";
+  if (options_.protocol != Protocol::None)
+    line += std::string(", protocol ") + to_string(options_.protocol) +
+            (options_.protocol == Protocol::Auto ? " (NCCL's choice per size)" : "");
   for (size_t ph = 0; ph < links_.size(); ++ph) {
     const bool several = links_.size() > 1;
     line += several ? "; phase " + std::to_string(ph + 1) + ": " : "; ";

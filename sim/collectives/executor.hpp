@@ -1,7 +1,7 @@
 // Runs a Plan at any fidelity on the simulated platform.
 //
 // Stepwise: each step of the schedule is a put_async + get (+ wait) between the rank actors, mailboxes per
-// (receiver, sender) pair so that a rank expecting a chunk from a given peer cannot get someone else's.
+// (receiver, sender, lane) so that a rank expecting a chunk from a given peer cannot get someone else's.
 //
 // Aggregated: all ranks meet at a barrier (so that no rank finishes before every rank has started, as the
 // real data dependencies demand), then per phase each rank starts one flow per peer with the bytes its steps
@@ -13,19 +13,22 @@
 //
 // α and B per phase come from the platform: the flows of the schedule's first step (Schedule::pattern_peer)
 // are routed; α is the largest route latency, B the smallest bandwidth share along any of them (a link's
-// bandwidth divided by the number of those flows crossing it, unless the link is a fat pipe), times
-// options.bandwidth_efficiency.
+// bandwidth divided by the number of those flows crossing it, unless the link is a fat pipe), times the
+// route's bandwidth factor from the platform's calibration (options.bandwidth_efficiency without one).
 #pragma once
 
 #include <simgrid/s4u.hpp>
 
+#include <array>
 #include <functional>
 #include <list>
 #include <map>
 #include <unordered_map>
 
 #include "sim/collectives/collective.hpp"
+#include "sim/collectives/protocol.hpp"
 #include "sim/collectives/schedule.hpp"
+#include "sim/world/topology/calibration.hpp"
 
 namespace dtsim::sim {
 
@@ -45,6 +48,7 @@ class PlannedCollective final : public Collective {
   Fidelity fidelity() const override { return fidelity_; }
   int ranks() const override { return static_cast<int>(hosts_.size()); }
   std::string describe() const override;
+  std::string variant(uint64_t bytes) const override;
   void abandon() override;
 
  private:
@@ -52,8 +56,10 @@ class PlannedCollective final : public Collective {
     Plan plan;
     std::vector<double> phase_seconds;
     std::vector<double> residual;  // aggregated: what each phase's latency terms add to its flows
-    double total_seconds = 0.0;
+    double total_seconds = 0.0;  // with the protocol's call latency
     uint64_t total_bytes = 0;
+    Protocol protocol = Protocol::None;  // as chosen for this size (never Auto)
+    ProtocolCosts costs;
     mutable int users = 0;           // ranks inside run() with this size
     mutable uint64_t last_used = 0;  // for evicting old sizes
   };
@@ -63,12 +69,25 @@ class PlannedCollective final : public Collective {
     int pos = -1;
   };
 
+  // The greatest route latency of each hop class among a phase's pattern flows (−1: none of that class).
+  struct PhaseHops {
+    double route[3] = {-1.0, -1.0, -1.0};
+  };
+
   const Prepared& prepared(uint64_t bytes) const;
+  // Fills p's costs, phase_seconds, residual and total_seconds: `plan` timed under `costs`.
+  void time_plan(const Plan& plan, const ProtocolCosts& costs, Prepared& p) const;
   void measure_layout(const Plan& plan);
+  HopClass hop_class(int from, int to) const;
+  // What a step from `from` to `to` waits beyond its route latency under `costs`.
+  double hop_extra(int from, int to, const ProtocolCosts& costs);
   void run_stepwise(int rank, const Prepared& p);
+  void run_lanes(int rank, const Group& group, int pos, const Prepared& p);
   void run_aggregated(int rank, const Prepared& p);
   void run_analytic(int rank, const Prepared& p);
-  simgrid::s4u::Mailbox* mailbox(int to, int from);
+  // One per (receiver, sender, lane group): groups that share a pair of ranks must not take each other's
+  // transfers (a pair meets at most once in a group's step, and both ends agree on the group).
+  simgrid::s4u::Mailbox* mailbox(int to, int from, int group = 0);
   simgrid::s4u::Barrier& barrier();
 
   CollectiveKind kind_;
@@ -76,6 +95,7 @@ class PlannedCollective final : public Collective {
   Fidelity requested_;
   Fidelity fidelity_;
   std::vector<simgrid::s4u::Host*> hosts_;
+  std::shared_ptr<const topology::LinkCalibration> calibration_;  // may be null (see Platform::calibration)
   std::string name_;
   CollectiveOptions options_;
   PlanBuilder builder_;
@@ -85,6 +105,13 @@ class PlannedCollective final : public Collective {
   // Filled on first use (simulations are single-threaded), independent of the message size.
   std::vector<std::vector<Seat>> seats_;  // [phase][rank]
   std::vector<AlphaBeta> links_;          // [phase]
+  std::vector<PhaseHops> phase_hops_;     // [phase]
+  std::vector<int> fanout_;               // [phase]: most pattern flows of one rank
+  std::vector<std::array<AlphaBeta, 2>> level_links_;  // [phase]: inside a node, between nodes
+  std::vector<int> node_of_;              // each rank's node
+  HopContext hop_context_;
+  bool any_pcie_hop_ = false;
+  std::unordered_map<uint64_t, double> route_latency_;  // (from, to) → seconds, filled as steps need it
   // Plans by message size; a few are kept (a plan can hold every rank's steps), never one still in use.
   static constexpr size_t kCachedSizes = 4;
   mutable std::map<uint64_t, Prepared> cache_;

@@ -14,9 +14,10 @@ namespace dtsim::sim {
 const std::vector<AlgorithmImplementation>& algorithm_implementations() {
   static const std::vector<AlgorithmImplementation> registry = {
       ring_implementation(),
-      double_binary_tree_implementation(),
+      tree_implementation(),
       halving_doubling_implementation(),
       hierarchical_implementation(),
+      direct_implementation(),
   };
   return registry;
 }

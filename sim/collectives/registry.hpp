@@ -48,10 +48,16 @@ std::optional<CollectiveError> refusal(CollectiveKind kind, Algorithm algorithm,
 // options are checked separately).
 bool can_serve(CollectiveKind kind, Algorithm algorithm, const Platform& group);
 
+// How many channels the ring runs over ranks sitting in `nodes`: options.channels, or by default one per NIC
+// of a node when there are several nodes (NCCL finds a ring per NIC), else one.
+int ring_channels(const NodeRanks& nodes, const CollectiveOptions& options);
+
 // Each algorithm's file defines its entry.
 AlgorithmImplementation ring_implementation();
+AlgorithmImplementation tree_implementation();  // NCCL's tree, or on single-GPU nodes the double binary tree
 AlgorithmImplementation double_binary_tree_implementation();
 AlgorithmImplementation halving_doubling_implementation();
 AlgorithmImplementation hierarchical_implementation();
+AlgorithmImplementation direct_implementation();
 
 }  // namespace dtsim::sim

@@ -1,5 +1,6 @@
 // Ring allreduce, reduce-scatter and all-gather: every step, each rank sends one chunk to its successor
 // and receives one from its predecessor.
+#include <algorithm>
 #include <stdexcept>
 
 #include "sim/collectives/algorithms.hpp"
@@ -77,6 +78,11 @@ class RingSchedule final : public Schedule {
 
 }  // namespace
 
+int ring_channels(const NodeRanks& nodes, const CollectiveOptions& options) {
+  if (options.channels > 0) return options.channels;
+  return nodes.size() > 1 ? std::max(options.nics_per_node, 1) : 1;
+}
+
 std::shared_ptr<const Schedule> make_ring_schedule(CollectiveKind kind, int members, uint64_t bytes, int ag_offset) {
   if (kind != CollectiveKind::Allreduce && kind != CollectiveKind::ReduceScatter && kind != CollectiveKind::AllGather)
     throw std::invalid_argument("the ring schedule does allreduce, reduce-scatter and all-gather only");
@@ -89,11 +95,18 @@ std::shared_ptr<const Schedule> make_ring_schedule(CollectiveKind kind, int memb
 AlgorithmImplementation ring_implementation() {
   AlgorithmImplementation ring;
   ring.algorithm = Algorithm::Ring;
-  ring.plan = [](CollectiveKind kind, int ranks, const NodeRanks&, uint64_t bytes, const CollectiveOptions& options) {
-    const bool chain = kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce;
-    return single_group_plan(ranks, chain ? make_chain_schedule(kind, ranks, bytes, options.root,
-                                                                pipeline_chunks(bytes, options))
-                                          : make_ring_schedule(kind, ranks, bytes));
+  ring.plan = [](CollectiveKind kind, int ranks, const NodeRanks& nodes, uint64_t bytes,
+                 const CollectiveOptions& options) {
+    if (kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce)
+      return single_group_plan(ranks,
+                               make_chain_schedule(kind, ranks, bytes, options.root, pipeline_chunks(bytes, options)));
+    const int channels = ring_channels(nodes, options);
+    if (channels <= 1) return single_group_plan(ranks, make_ring_schedule(kind, ranks, bytes));
+    NodeRanks layout = nodes;
+    if (layout.empty())  // a flat group (hierarchical's inter-node step): every rank on its own
+      for (int r = 0; r < ranks; ++r) layout.push_back({r});
+    return single_group_plan(
+        ranks, make_channel_ring_schedule(kind, channel_ring_orders(layout, options.nics_per_node, channels), bytes));
   };
   ring.misfit = nullptr;
   ring.closed_form = [](CollectiveKind kind, int ranks, uint64_t bytes, const AlphaBeta& link,
@@ -110,6 +123,7 @@ AlgorithmImplementation ring_implementation() {
         const double k = pipeline_chunks(bytes, options);
         return (n - 2 + k) * (a + s / (k * b));
       }
+      case CollectiveKind::AllToAll: break;
     }
     throw std::invalid_argument("ring: unknown collective kind");
   };

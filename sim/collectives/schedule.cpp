@@ -16,23 +16,30 @@ void add_to(std::vector<Transfer>& list, const Transfer& t) {
 
 }  // namespace
 
+Step Schedule::lane_step(int pos, int index, int lane) const {
+  (void)lane;
+  return step(pos, index);
+}
+
 uint64_t Schedule::total_bytes() const {
   uint64_t total = 0;
   for (int pos = 0; pos < size(); ++pos)
-    for (int i = 0; i < num_steps(pos); ++i) {
-      const Step s = step(pos, i);
-      if (s.send.active()) total += s.send.bytes;
-    }
+    for (int i = 0; i < num_steps(pos); ++i)
+      for (int lane = 0; lane < lanes(); ++lane) {
+        const Step s = lane_step(pos, i, lane);
+        if (s.send.active()) total += s.send.bytes;
+      }
   return total;
 }
 
 PeerTotals Schedule::totals(int pos) const {
   PeerTotals t;
-  for (int i = 0; i < num_steps(pos); ++i) {
-    const Step s = step(pos, i);
-    if (s.send.active()) add_to(t.sends, s.send);
-    if (s.recv.active()) add_to(t.recvs, s.recv);
-  }
+  for (int i = 0; i < num_steps(pos); ++i)
+    for (int lane = 0; lane < lanes(); ++lane) {
+      const Step s = lane_step(pos, i, lane);
+      if (s.send.active()) add_to(t.sends, s.send);
+      if (s.recv.active()) add_to(t.recvs, s.recv);
+    }
   return t;
 }
 
@@ -44,11 +51,17 @@ int Schedule::pattern_peer(int pos) const {
   return -1;
 }
 
+std::vector<int> Schedule::pattern_peers(int pos) const {
+  const int peer = pattern_peer(pos);
+  return peer >= 0 ? std::vector<int>{peer} : std::vector<int>{};
+}
+
 uint64_t Schedule::stepwise_flows() const {
   uint64_t flows = 0;
   for (int pos = 0; pos < size(); ++pos)
     for (int i = 0; i < num_steps(pos); ++i)
-      if (step(pos, i).send.active()) ++flows;
+      for (int lane = 0; lane < lanes(); ++lane)
+        if (lane_step(pos, i, lane).send.active()) ++flows;
   return flows;
 }
 

@@ -39,8 +39,22 @@ class Schedule {
   virtual int size() const = 0;  // members of the group
   virtual int num_steps(int pos) const = 0;
   virtual Step step(int pos, int index) const = 0;
+  // Lanes run side by side, each its own sequence of steps over the same members (NCCL's channels: each
+  // ring carries its share of the message along its own order of the ranks). A member posts the step of
+  // every lane at once and waits for all of them. step(pos, index) is lane 0's.
+  virtual int lanes() const { return 1; }
+  virtual Step lane_step(int pos, int index, int lane) const;
+  // Lanes of one group advance together: the group's step ends when all its lanes' transfers are done (a
+  // tree's receives from its children feed its send to the parent). Groups are numbered 0, 1, … and run
+  // independently of each other. By default every lane is a group of its own. Two members meet at most once in
+  // a group's step, in a lane of that group on both sides.
+  virtual int lane_group(int lane) const { return lane; }
   // The α-β time of the whole schedule on a contention-free fabric.
   virtual double seconds(const AlphaBeta& link) const = 0;
+  // Schedules whose hops inside a node and between nodes differ (NCCL's tree: a chain over NVLink, a tree
+  // over the network) are timed with each level's α and B instead.
+  virtual bool timed_by_level() const { return false; }
+  virtual double seconds_by_level(const AlphaBeta& intra, const AlphaBeta& inter) const { return seconds(inter); }
   // Bytes all members send together.
   virtual uint64_t total_bytes() const;
   // Per-peer sums of the member's steps (the default walks them).
@@ -48,6 +62,8 @@ class Schedule {
   // The peer of the member's first send, or -1: the flows that run at the same time in the schedule's
   // first step, from which the analytic fidelity reads latency and link sharing.
   virtual int pattern_peer(int pos) const;
+  // The peers of the member's first sends in every lane (the default: pattern_peer's, if any).
+  virtual std::vector<int> pattern_peers(int pos) const;
   // Transfers the stepwise fidelity simulates (the default walks every member's steps).
   virtual uint64_t stepwise_flows() const;
 };

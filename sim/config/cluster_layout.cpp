@@ -6,6 +6,7 @@ namespace dtsim::sim::topology {
 namespace {
 
 std::string str(long long v) { return std::to_string(v); }
+std::string plural(long long count, const std::string& noun) { return str(count) + " " + noun + (count == 1 ? "" : "s"); }
 
 }  // namespace
 
@@ -26,7 +27,7 @@ std::vector<NodePlan> plan_nodes(const ClusterConfig& cluster, int workers, cons
     const int g = cluster.gpus_per_node;
     if (workers % g != 0)
       throw ShapeError("cluster.gpus_per_node",
-                       str(workers) + " workers do not fill whole nodes of " + str(g) + " GPUs",
+                       plural(workers, "worker") + (workers == 1 ? " does" : " do") + " not fill whole nodes of " + plural(g, "GPU"),
                        "make cluster.workers a multiple of " + str(g));
     add_nodes(workers / g, g, gpu, -1);
   } else {
@@ -38,13 +39,13 @@ std::vector<NodePlan> plan_nodes(const ClusterConfig& cluster, int workers, cons
       if (total <= workers) add_nodes(group.nodes, gpus, group.gpu, static_cast<int>(i));
     }
     if (total != workers)
-      throw ShapeError("cluster.groups", "the groups hold " + str(total) + " GPUs but cluster.workers is " + str(workers),
+      throw ShapeError("cluster.groups", "the groups hold " + plural(total, "GPU") + " but cluster.workers is " + str(workers),
                        "set cluster.workers = " + str(total));
   }
   for (const NodePlan& n : plan)
     if (n.gpus % n.nics != 0)
       throw ShapeError("cluster.nics_per_node",
-                       "a node of " + str(n.gpus) + " GPUs cannot share " + str(n.nics) + " NICs evenly",
+                       "a node of " + plural(n.gpus, "GPU") + " cannot share " + plural(n.nics, "NIC") + " evenly",
                        "use a divisor of the GPUs per node");
   return plan;
 }

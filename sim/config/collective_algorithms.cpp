@@ -9,6 +9,7 @@ namespace {
 const char* const kPipelineChunk = "collective.pipeline_chunk";
 const char* const kPipelineChunksMax = "collective.pipeline_chunks_max";
 const char* const kInterNode = "collective.inter_node";
+const char* const kChannels = "collective.channels";
 
 using K = CollectiveKind;
 
@@ -16,12 +17,15 @@ using K = CollectiveKind;
 
 const std::vector<AlgorithmDescriptor>& algorithm_registry() {
   static const std::vector<AlgorithmDescriptor> registry = {
-      // Allreduce, reduce-scatter and all-gather around the ring; broadcast and reduce as a pipelined chain.
+      // Allreduce, reduce-scatter and all-gather around the ring (NCCL's channel rings across multi-NIC nodes);
+      // broadcast and reduce as a pipelined chain.
       {Algorithm::Ring, "ring", {K::Allreduce, K::ReduceScatter, K::AllGather, K::Broadcast, K::Reduce}, true,
-       {kPipelineChunk, kPipelineChunksMax}},
+       {kPipelineChunk, kPipelineChunksMax, kChannels}},
       {Algorithm::DoubleBinaryTree, "tree", {K::Allreduce}, true, {kPipelineChunk, kPipelineChunksMax}},
       {Algorithm::HalvingDoubling, "halving-doubling", {K::Allreduce}, true, {}},
       {Algorithm::Hierarchical, "hierarchical", {K::Allreduce}, false, {kInterNode}},
+      // All-to-all: every rank's blocks to every other at once, as NCCL's grouped sends and receives.
+      {Algorithm::Direct, "direct", {K::AllToAll}, true, {}},
   };
   return registry;
 }

@@ -1,5 +1,6 @@
 #include "sim/config/collective_config.hpp"
 
+#include "sim/config/choice.hpp"
 #include "sim/config/collective_algorithms.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/scenario/key_builders.hpp"
@@ -7,12 +8,28 @@
 
 namespace dtsim::sim {
 
-CollectiveOptions CollectiveConfig::options(double bandwidth_efficiency) const {
+HopClass hop_class_of(FabricProtocol protocol) {
+  switch (protocol) {
+    case FabricProtocol::Nvlink: return HopClass::NVLink;
+    case FabricProtocol::Pcie: return HopClass::PCIe;
+    case FabricProtocol::Rdma:
+    case FabricProtocol::Tcp:
+    case FabricProtocol::Wan: return HopClass::Network;
+  }
+  return HopClass::Network;
+}
+
+CollectiveOptions CollectiveConfig::options(const FabricSpec& fabric, const ClusterConfig& layout) const {
   CollectiveOptions o;
   o.pipeline_chunk_bytes = pipeline_chunk_bytes;
   o.max_pipeline_chunks = max_pipeline_chunks;
   o.inter_node = inter_node;
-  o.bandwidth_efficiency = bandwidth_efficiency;
+  o.bandwidth_efficiency = fabric.efficiency;
+  o.protocol = protocol;
+  o.channels = channels;
+  o.nics_per_node = layout.nics_per_node;
+  o.inter_node_hops = hop_class_of(fabric.protocol);
+  o.intra_node_hops = layout.has_intra_node_fabric ? hop_class_of(layout.intra_node_fabric.protocol) : o.inter_node_hops;
   return o;
 }
 
@@ -24,6 +41,8 @@ CollectiveConfig make_collective_config(const Scenario& scenario) {
   parse_algorithm(scenario.text("collective.inter_node"), c.inter_node);
   c.pipeline_chunk_bytes = static_cast<uint64_t>(scenario.quantity("collective.pipeline_chunk"));
   c.max_pipeline_chunks = static_cast<int>(scenario.integer("collective.pipeline_chunks_max"));
+  c.protocol = choice_value(protocol_table(), scenario, "collective.protocol");
+  c.channels = static_cast<int>(scenario.integer("collective.channels"));
   return c;
 }
 
@@ -44,9 +63,11 @@ void add_collective_keys(std::vector<KeySpec>& keys) {
   const std::vector<KeySpec> mine = {
       // ---- collective -------------------------------------------------------------------------------------
       choice("collective.algorithm", to_string(Algorithm::Ring), algorithm_names(),
-             "Allreduce algorithm: ring = reduce-scatter then all-gather around a ring, 2(N-1) steps; tree = NCCL-style "
-             "double binary tree, pipelined; halving-doubling = Rabenseifner (recursive halving then doubling); "
-             "hierarchical = reduce-scatter inside each node, collective.inter_node between nodes, all-gather inside"),
+             "Allreduce algorithm: ring = reduce-scatter then all-gather around a ring, 2(N-1) steps (across multi-NIC "
+             "nodes NCCL's channel rings, one per NIC); tree = NCCL's tree, pipelined (a chain inside each node and a "
+             "double binary tree between nodes; over all ranks when every node holds one GPU); halving-doubling = "
+             "Rabenseifner (recursive halving then doubling); hierarchical = reduce-scatter inside each node, "
+             "collective.inter_node between nodes, all-gather inside; direct = all-to-all's (dtsim collective only)"),
       choice("collective.fidelity", to_string(Fidelity::Auto), fidelity_names(),
              "How collectives are simulated: stepwise = every step a simulated transfer (exact contention); aggregated "
              "= one flow per rank and peer plus latency sleeps (~300x cheaper, still shares links); analytic = the "
@@ -59,6 +80,15 @@ void add_collective_keys(std::vector<KeySpec>& keys) {
               "Most chunks a pipelined collective cuts a message into (chunks grow beyond pipeline_chunk then)"),
       choice("collective.inter_node", to_string(Algorithm::Ring), inter_node_algorithm_names(),
              "Allreduce the hierarchical algorithm runs between nodes, among the ranks with the same local index"),
+      integer("collective.channels", "0", between(0, 64),
+              "Rings across nodes: how many NCCL channels, each a ring entering and leaving every node through its "
+              "own NIC (channel c through NIC c mod cluster.nics_per_node); 0 = one per NIC of a node on several "
+              "nodes, one on a single node"),
+      choice("collective.protocol", to_string(Protocol::None), protocol_table().names(),
+             "NCCL protocol model: ll, ll128 or simple add NCCL's latency per call and per hop (NVLink, PCIe or "
+             "network) and its payload share of the bandwidth (ll 0.5, ll128 0.92); auto picks for each message "
+             "size the protocol with the least predicted time, as NCCL does; none = the fabric's latency and "
+             "bandwidth only"),
   };
   keys.insert(keys.end(), mine.begin(), mine.end());
 }

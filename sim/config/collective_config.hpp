@@ -3,7 +3,9 @@
 
 #include <cstdint>
 
+#include "sim/config/cluster_config.hpp"
 #include "sim/config/collective_types.hpp"
+#include "sim/config/hardware_config.hpp"
 
 namespace dtsim::sim {
 
@@ -15,10 +17,16 @@ struct CollectiveConfig {
   uint64_t pipeline_chunk_bytes = 512 * 1024;
   int max_pipeline_chunks = 128;
   Algorithm inter_node = Algorithm::Ring;
+  Protocol protocol = Protocol::None;
+  int channels = 0;  // 0 = auto
 
-  // The options make_collective takes; `bandwidth_efficiency` is the fabric's (fabric.efficiency).
-  CollectiveOptions options(double bandwidth_efficiency) const;
+  // The options make_collective takes on a cluster joined by `fabric`, its nodes' GPUs by `layout`'s
+  // intra-node fabric (the protocols' hop classes come from the two fabrics' kinds).
+  CollectiveOptions options(const FabricSpec& fabric, const ClusterConfig& layout) const;
 };
+
+// What a hop over a fabric of this kind is, for the protocols' latencies: NVLink, PCIe, or the network.
+HopClass hop_class_of(FabricProtocol protocol);
 
 CollectiveConfig make_collective_config(const Scenario& scenario);
 

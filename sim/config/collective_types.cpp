@@ -11,7 +11,8 @@ const models::NameTable<CollectiveKind>& collective_kind_table() {
                                                        {CollectiveKind::ReduceScatter, "reduce_scatter"},
                                                        {CollectiveKind::AllGather, "all_gather"},
                                                        {CollectiveKind::Broadcast, "broadcast"},
-                                                       {CollectiveKind::Reduce, "reduce"}};
+                                                       {CollectiveKind::Reduce, "reduce"},
+                                                       {CollectiveKind::AllToAll, "alltoall"}};
   return table;
 }
 
@@ -20,6 +21,15 @@ const models::NameTable<Fidelity>& fidelity_table() {
                                                  {Fidelity::Stepwise, "stepwise"},
                                                  {Fidelity::Aggregated, "aggregated"},
                                                  {Fidelity::Analytic, "analytic"}};
+  return table;
+}
+
+const models::NameTable<Protocol>& protocol_table() {
+  static const models::NameTable<Protocol> table{{Protocol::Auto, "auto"},
+                                                 {Protocol::LL, "ll"},
+                                                 {Protocol::LL128, "ll128"},
+                                                 {Protocol::Simple, "simple"},
+                                                 {Protocol::None, "none"}};
   return table;
 }
 
@@ -37,6 +47,7 @@ bool parse_into(const models::NameTable<E>& table, const std::string& text, E& o
 const char* to_string(CollectiveKind kind) { return collective_kind_table().name(kind); }
 const char* to_string(Algorithm algorithm) { return algorithm_table().name(algorithm); }
 const char* to_string(Fidelity fidelity) { return fidelity_table().name(fidelity); }
+const char* to_string(Protocol protocol) { return protocol_table().name(protocol); }
 bool parse_collective_kind(const std::string& text, CollectiveKind& out) {
   return parse_into(collective_kind_table(), text, out);
 }
@@ -59,7 +70,8 @@ double bus_bandwidth_factor(CollectiveKind kind, int ranks) {
   switch (kind) {
     case CollectiveKind::Allreduce: return 2.0 * (n - 1) / n;
     case CollectiveKind::ReduceScatter:
-    case CollectiveKind::AllGather: return (n - 1) / n;
+    case CollectiveKind::AllGather:
+    case CollectiveKind::AllToAll: return (n - 1) / n;
     case CollectiveKind::Broadcast:
     case CollectiveKind::Reduce: return 1.0;
   }

@@ -10,14 +10,25 @@
 
 namespace dtsim::sim {
 
-enum class CollectiveKind { Allreduce, ReduceScatter, AllGather, Broadcast, Reduce };
-enum class Algorithm { Ring, DoubleBinaryTree, HalvingDoubling, Hierarchical };
+enum class CollectiveKind { Allreduce, ReduceScatter, AllGather, Broadcast, Reduce, AllToAll };
+enum class Algorithm { Ring, DoubleBinaryTree, HalvingDoubling, Hierarchical, Direct };
 
 // Stepwise: every step of the algorithm is a simulated transfer (exact contention, ~3 µs of wall time each).
 // Aggregated: per phase, one flow per (rank, peer) carrying the step-summed bytes; the remaining latency
 // terms are charged with sleep_for. Analytic: the closed form, charged with sleep_for; no flows at all.
 // Auto: chosen per collective from its flow count (see resolve_fidelity).
 enum class Fidelity { Stepwise, Aggregated, Analytic, Auto };
+
+// How NCCL moves the data of a collective (its "protocols"), which sets the latency of each call and each hop
+// and the share of the link bandwidth the payload gets (sim/collectives/protocol.hpp has the numbers):
+// LL = 8-byte stores of 4 bytes of data and a flag (lowest latency, half the bandwidth); LL128 = 128-byte
+// lines of 120 bytes of data; Simple = bulk copies with synchronisation per chunk (highest latency, full
+// bandwidth). None = no protocol model: transfers take the fabric's latency and bandwidth only. Auto =
+// NCCL's choice: for each message size the protocol with the least predicted time.
+enum class Protocol { None, LL, LL128, Simple, Auto };
+
+// What a hop crosses, for the protocols' per-hop latencies: NVLink or PCIe inside a node, or the network.
+enum class HopClass { NVLink, PCIe, Network };
 
 // Which of make_collective's arguments it refused (sim/collectives/collective_error.hpp); the configuration
 // says which scenario key sets that argument (collective_config.hpp: collective_key_of).
@@ -45,6 +56,16 @@ struct CollectiveOptions {
   // Achievable fraction of nominal link bandwidth (fabric.efficiency). Stepwise and aggregated flows get
   // it from the platform's calibration; analytic and aggregated's latency terms use it to compute B.
   double bandwidth_efficiency = 1.0;
+  // The protocol model (collective.protocol) and what the hops cross: between two GPUs of one node (the
+  // intra-node fabric) and between nodes (the fabric; an NVLink or PCIe fabric joining single-GPU nodes
+  // counts as that).
+  Protocol protocol = Protocol::None;
+  // Rings across nodes run as NCCL's channels (collective.channels; 0 = one per NIC of a node, on several
+  // nodes), each entering and leaving a node through its own NIC (cluster.nics_per_node).
+  int channels = 0;
+  int nics_per_node = 1;
+  HopClass intra_node_hops = HopClass::NVLink;
+  HopClass inter_node_hops = HopClass::Network;
 };
 
 // Names as the scenario keys and the CLI spell them ("allreduce", "reduce_scatter", …; "stepwise", …;
@@ -52,9 +73,11 @@ struct CollectiveOptions {
 // an unknown name.
 const models::NameTable<CollectiveKind>& collective_kind_table();
 const models::NameTable<Fidelity>& fidelity_table();
+const models::NameTable<Protocol>& protocol_table();
 const char* to_string(CollectiveKind kind);
 const char* to_string(Algorithm algorithm);
 const char* to_string(Fidelity fidelity);
+const char* to_string(Protocol protocol);
 bool parse_collective_kind(const std::string& text, CollectiveKind& out);
 bool parse_algorithm(const std::string& text, Algorithm& out);
 bool parse_fidelity(const std::string& text, Fidelity& out);
@@ -66,7 +89,7 @@ std::vector<std::string> fidelity_names();
 int pipeline_chunks(uint64_t pipelined_bytes, const CollectiveOptions& options);
 
 // nccl-tests' bus-bandwidth factor: busbw = algbw × factor, with algbw = bytes / time.
-// 2(N−1)/N for allreduce, (N−1)/N for reduce-scatter and all-gather, 1 for broadcast and reduce.
+// 2(N−1)/N for allreduce, (N−1)/N for reduce-scatter, all-gather and all-to-all, 1 for broadcast and reduce.
 double bus_bandwidth_factor(CollectiveKind kind, int ranks);
 
 }  // namespace dtsim::sim

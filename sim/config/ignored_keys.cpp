@@ -83,6 +83,18 @@ std::string collective_settings(const std::string& key, const RunConfig& c) {
          " (it applies to " + models::join_names(readers) + ")";
 }
 
+// collective.algorithm = hierarchical when no node holds two GPUs: there is no intra-node level, so it is its
+// inter-node allreduce over all ranks.
+std::string hierarchical_without_nodes(const std::string& key, const RunConfig& c) {
+  if (key != "collective.algorithm" || c.collectives.algorithm != Algorithm::Hierarchical) return "";
+  bool multi_gpu = c.layout.groups.empty() && c.layout.gpus_per_node > 1;
+  for (const NodeGroup& g : c.layout.groups)
+    multi_gpu = multi_gpu || (g.gpus_per_node > 0 ? g.gpus_per_node : c.layout.gpus_per_node) > 1;
+  if (multi_gpu) return "";
+  return std::string("has no effect: every node holds one GPU, so the hierarchical allreduce is its inter-node ") +
+         to_string(c.collectives.inter_node) + " over all ranks (set cluster.gpus_per_node for multi-GPU nodes)";
+}
+
 // fl.prox_mu and the like: read by the federated algorithms whose descriptor says so (models/federated.cpp).
 std::string fl_algorithm_settings(const std::string& key, const RunConfig& c) {
   if (section_of(key) != "fl") return "";
@@ -167,7 +179,8 @@ std::vector<Rule> numerics_rules() {
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> all = [] {
     std::vector<Rule> r = {strategy_sections,     compression_settings, fl_algorithm_settings,
-                           architecture_settings, topology_settings,    collective_settings};
+                           architecture_settings, topology_settings,    collective_settings,
+                           hierarchical_without_nodes};
     for (Rule& n : numerics_rules()) r.push_back(std::move(n));
     return r;
   }();
@@ -175,6 +188,12 @@ const std::vector<Rule>& rules() {
 }
 
 }  // namespace
+
+std::string why_ignored(const std::string& key, const RunConfig& config) {
+  for (const Rule& rule : rules())
+    if (std::string reason = rule(key, config); !reason.empty()) return reason;
+  return "";
+}
 
 std::string IgnoredKey::describe() const { return where.describe() + ": " + key + ": " + reason; }
 
@@ -184,12 +203,8 @@ std::vector<IgnoredKey> find_ignored_keys(const RunConfig& config, const KeyOrig
     // Only what the user wrote: defaults apply by definition, and a profile describes hardware in full.
     if (!origins.set_by_user(spec.name)) continue;
     const Origin& where = origins.of(spec.name);
-    for (const Rule& rule : rules()) {
-      const std::string reason = rule(spec.name, config);
-      if (reason.empty()) continue;
-      out.push_back({spec.name, reason, where});
-      break;
-    }
+    if (std::string reason = why_ignored(spec.name, config); !reason.empty())
+      out.push_back({spec.name, std::move(reason), where});
   }
   return out;
 }

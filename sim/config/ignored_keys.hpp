@@ -27,4 +27,7 @@ struct IgnoredKey {
 // does not read, in schema order.
 std::vector<IgnoredKey> find_ignored_keys(const RunConfig& config, const KeyOrigins& origins);
 
+// Why `key` has no effect with `config`, or "" when it has one (the rule find_ignored_keys applies).
+std::string why_ignored(const std::string& key, const RunConfig& config);
+
 }  // namespace dtsim::sim

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/config/cluster_layout.hpp"
+#include "sim/config/collective_algorithms.hpp"
 #include "sim/config/strategy.hpp"
 
 namespace dtsim::sim {
@@ -152,6 +153,17 @@ void check_compression(const RunConfig& c, const KeyOrigins& at) {
             "remove faults.events, or set compression.kind = none");
 }
 
+// Training allreduces its gradients: the collective algorithm must implement allreduce (all-to-all's
+// `direct` does not).
+void check_collectives(const RunConfig& c, const KeyOrigins& at) {
+  const AlgorithmDescriptor& algorithm = algorithm_descriptor(c.collectives.algorithm);
+  if (algorithm.implements(CollectiveKind::Allreduce)) return;
+  std::vector<std::string> able;
+  for (const Algorithm a : algorithms_implementing(CollectiveKind::Allreduce)) able.emplace_back(to_string(a));
+  at.fail("collective.algorithm", std::string("'") + algorithm.name + "' does not implement allreduce, which training runs",
+          "use " + models::join_names(able));
+}
+
 }  // namespace
 
 void check_run_config(const RunConfig& c, const KeyOrigins& at) {
@@ -161,6 +173,7 @@ void check_run_config(const RunConfig& c, const KeyOrigins& at) {
   check_parameter_server(c, at);
   check_federated(c, at);
   check_compression(c, at);
+  check_collectives(c, at);
 }
 
 }  // namespace dtsim::sim

@@ -38,8 +38,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 }
 
 Scenario parse_scenario(const std::string& name, const std::string& content, const std::vector<std::string>& overrides,
-                        const std::string& profile_dir) {
-  return Scenario::parse(scenario_schema(), name, content, overrides, profile_dir);
+                        const std::string& profile_dir, const std::vector<std::string>& override_flags) {
+  return Scenario::parse(scenario_schema(), name, content, overrides, profile_dir, override_flags);
 }
 
 }  // namespace dtsim::sim

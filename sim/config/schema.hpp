@@ -20,7 +20,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
                        const std::string& profile_dir = default_profile_dir());
 Scenario parse_scenario(const std::string& name, const std::string& content,
                         const std::vector<std::string>& overrides,
-                        const std::string& profile_dir = default_profile_dir());
+                        const std::string& profile_dir = default_profile_dir(),
+                        const std::vector<std::string>& override_flags = {});
 
 // Each config module appends its sections' keys (in its config/*_config.cpp).
 void add_run_keys(std::vector<KeySpec>& keys);

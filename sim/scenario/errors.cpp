@@ -19,7 +19,7 @@ std::string render(const std::string& where, const std::string& key, const std::
 }  // namespace
 
 std::string Origin::describe() const {
-  if (command_line) return "command line (--set)";
+  if (command_line) return "command line (" + (flag.empty() ? std::string("--set") : flag) + ")";
   if (file.empty()) return "default";
   return line > 0 ? file + ":" + std::to_string(line) : file;
 }

@@ -7,16 +7,18 @@
 
 namespace dtsim::sim {
 
-// Where a value came from: a file and 1-based line, the command line, or a built-in default.
+// Where a value came from: a file and 1-based line, the command line (with the flag that set it), or a
+// built-in default.
 struct Origin {
   std::string file;  // empty for the command line and for defaults
   int line = 0;
   bool command_line = false;
+  std::string flag;  // command line: the flag that set the value ("--set", "--gpus-per-node", …)
 
   static Origin default_value() { return {}; }
-  static Origin from_command_line() { return {"", 0, true}; }
-  static Origin at(std::string file, int line) { return {std::move(file), line, false}; }
-  std::string describe() const;  // "scenarios/a.ini:12", "command line", "default"
+  static Origin from_command_line(std::string flag = "--set") { return {"", 0, true, std::move(flag)}; }
+  static Origin at(std::string file, int line) { return {std::move(file), line, false, ""}; }
+  std::string describe() const;  // "scenarios/a.ini:12", "command line (--set)", "default"
 };
 
 class InputError : public std::runtime_error {

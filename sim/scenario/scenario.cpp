@@ -115,7 +115,8 @@ Scenario Scenario::load(const KeySchema& schema, const std::string& path, const 
 }
 
 Scenario Scenario::parse(const KeySchema& schema, const std::string& name, const std::string& content,
-                         const std::vector<std::string>& overrides, const std::string& profile_dir) {
+                         const std::vector<std::string>& overrides, const std::string& profile_dir,
+                         const std::vector<std::string>& override_flags) {
   Scenario sc;
   sc.schema_ = &schema;
   sc.path_ = name;
@@ -141,20 +142,21 @@ Scenario Scenario::parse(const KeySchema& schema, const std::string& name, const
     if (!schema.find(e.key)) throw InputError(where, e.key, "unknown key", unknown_key_hint(schema, e.key));
     explicit_values[e.key] = {e.value, where};
   }
-  for (const std::string& item : overrides) {
+  for (size_t i = 0; i < overrides.size(); ++i) {
+    const std::string& item = overrides[i];
+    const Origin where = Origin::from_command_line(i < override_flags.size() ? override_flags[i] : "--set");
     // The same hygiene as a file's lines: no control character or invalid UTF-8 reaches a value.
     if (const size_t bad = find_unprintable(item); bad != std::string_view::npos)
-      throw InputError(Origin::from_command_line(), "",
-                       "--set '" + item + "' holds a control character or a byte that is not UTF-8 at column " +
+      throw InputError(where, "",
+                       where.flag + " '" + item + "' holds a control character or a byte that is not UTF-8 at column " +
                            std::to_string(bad + 1),
                        "type the value as plain text");
     const size_t eq = item.find('=');
     const std::string key = trim(item.substr(0, eq));
     if (eq == std::string::npos || key.find('.') == std::string::npos)
-      throw InputError(Origin::from_command_line(), key, "expected --set section.key=value, got '" + item + "'");
-    if (!schema.find(key))
-      throw InputError(Origin::from_command_line(), key, "unknown key", unknown_key_hint(schema, key));
-    explicit_values[key] = {trim(item.substr(eq + 1)), Origin::from_command_line()};
+      throw InputError(where, key, "expected --set section.key=value, got '" + item + "'");
+    if (!schema.find(key)) throw InputError(where, key, "unknown key", unknown_key_hint(schema, key));
+    explicit_values[key] = {trim(item.substr(eq + 1)), where};
   }
 
   // Profiles sit between the defaults and the explicit values.

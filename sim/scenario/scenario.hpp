@@ -26,9 +26,12 @@ class Scenario {
   static Scenario load(const KeySchema& schema, const std::string& path, const std::vector<std::string>& overrides,
                        const std::string& profile_dir = default_profile_dir());
   // Same, for scenario text held in memory (`name` stands in for the file name in messages).
+  // `override_flags[i]`, where given, is the command-line flag that stands for overrides[i] (messages name it
+  // instead of --set).
   static Scenario parse(const KeySchema& schema, const std::string& name, const std::string& content,
                         const std::vector<std::string>& overrides,
-                        const std::string& profile_dir = default_profile_dir());
+                        const std::string& profile_dir = default_profile_dir(),
+                        const std::vector<std::string>& override_flags = {});
 
   const KeySchema& schema() const { return *schema_; }
 

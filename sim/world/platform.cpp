@@ -42,6 +42,7 @@ Platform worker_group(const Platform& platform, const std::vector<int>& ranks) {
   Platform g;
   g.servers = platform.servers;
   g.description = platform.description;
+  g.calibration = platform.calibration;
   std::vector<int> node_index(platform.workers_of_node.size(), -1);
   for (const int r : ranks) {
     const int node = platform.node_of_worker.at(r);

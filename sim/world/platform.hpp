@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/config/hardware_config.hpp"
+#include "sim/world/topology/calibration.hpp"
 
 namespace dtsim::sim {
 
@@ -43,6 +44,9 @@ struct Platform {
   std::vector<sg4::Link*> worker_links;         // each worker's own first link (its NIC, or NVLink port)
   std::vector<sg4::Host*> servers;              // extra hosts asked for (parameter servers, aggregators)
   std::string description;                      // one line for people, e.g. "star, 8 × 1 GPU"
+  // Each link's achievable fraction of its bandwidth (the flows get it through SimGrid's bandwidth factor);
+  // null for a platform built without one, whose flows then get CollectiveOptions::bandwidth_efficiency.
+  std::shared_ptr<const topology::LinkCalibration> calibration;
 
   int num_workers() const { return static_cast<int>(workers.size()); }
 };

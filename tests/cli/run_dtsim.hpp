@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace dtsim::testing {
 
@@ -37,6 +39,14 @@ inline DtsimOutcome run_dtsim(const std::string& args, bool separate_stderr = fa
     std::remove(err_file.c_str());
   }
   return o;
+}
+
+// The lines of `text`, without their line ends.
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
 }
 
 }  // namespace dtsim::testing

@@ -1,5 +1,6 @@
-// Every collective, simulated step by step on a contention-free star (CM02, cross-traffic off), against its
-// α-β closed form written out here independently of the library; and the bytes each algorithm sends.
+// Every collective, all-to-all included, simulated step by step on a contention-free star (CM02, cross-traffic
+// off), against its α-β closed form written out here independently of the library; and the bytes each
+// algorithm sends.
 #include <gtest/gtest.h>
 
 #include "tests/sim/collectives_support.hpp"
@@ -36,6 +37,8 @@ Expected closed_form(CollectiveKind kind, Algorithm algorithm, int n, uint64_t b
       const double k = chunks_of(bytes);
       return {(n - 2 + k) * (a + s / (k * b)), (n - 1) * s};
     }
+    case CollectiveKind::AllToAll:  // the N−1 blocks of S/N share the rank's own link
+      return {a + (n - 1) * (s / n) / b, (n - 1) * s};
     case CollectiveKind::Allreduce: break;
   }
   switch (algorithm) {
@@ -50,7 +53,8 @@ Expected closed_form(CollectiveKind kind, Algorithm algorithm, int n, uint64_t b
       const int k = chunks_of(bytes - bytes / 2);
       return {double_binary_tree_rounds(n, k) * (a + s / (2.0 * k * b)), 2.0 * (n - 1) * s};
     }
-    case Algorithm::Hierarchical: break;
+    case Algorithm::Hierarchical:
+    case Algorithm::Direct: break;
   }
   return {0.0, 0.0};
 }

@@ -19,10 +19,11 @@ namespace dtsim::sim {
 namespace {
 
 const std::vector<Algorithm> kEveryAlgorithm = {Algorithm::Ring, Algorithm::DoubleBinaryTree,
-                                                Algorithm::HalvingDoubling, Algorithm::Hierarchical};
+                                                Algorithm::HalvingDoubling, Algorithm::Hierarchical,
+                                                Algorithm::Direct};
 const std::vector<CollectiveKind> kEveryKind = {CollectiveKind::Allreduce, CollectiveKind::ReduceScatter,
                                                 CollectiveKind::AllGather, CollectiveKind::Broadcast,
-                                                CollectiveKind::Reduce};
+                                                CollectiveKind::Reduce,    CollectiveKind::AllToAll};
 
 // A group of ranks in nodes, without hosts: enough for can_serve, which looks at the nodes only.
 Platform group_of(const std::vector<std::vector<int>>& nodes) {
@@ -55,15 +56,20 @@ TEST(AlgorithmRegistry, EveryAlgorithmHasOneDescriptorAndOneImplementation) {
     EXPECT_EQ(parsed, a);
     EXPECT_STREQ(to_string(a), algorithm_descriptor(a).name);
   }
-  EXPECT_EQ(algorithm_names(), (std::vector<std::string>{"ring", "tree", "halving-doubling", "hierarchical"}));
+  EXPECT_EQ(algorithm_names(),
+            (std::vector<std::string>{"ring", "tree", "halving-doubling", "hierarchical", "direct"}));
 }
 
 TEST(AlgorithmRegistry, KindsAsBefore) {
-  // Allreduce: all four; reduce-scatter, all-gather, broadcast and reduce: ring only.
+  // Allreduce: all but direct; reduce-scatter, all-gather, broadcast and reduce: ring only; all-to-all:
+  // direct only.
   for (const Algorithm a : kEveryAlgorithm)
-    for (const CollectiveKind k : kEveryKind)
-      EXPECT_EQ(algorithm_descriptor(a).implements(k), k == CollectiveKind::Allreduce || a == Algorithm::Ring)
-          << to_string(a) << " " << to_string(k);
+    for (const CollectiveKind k : kEveryKind) {
+      const bool expected = k == CollectiveKind::AllToAll ? a == Algorithm::Direct
+                            : a == Algorithm::Direct      ? false
+                                                          : k == CollectiveKind::Allreduce || a == Algorithm::Ring;
+      EXPECT_EQ(algorithm_descriptor(a).implements(k), expected) << to_string(a) << " " << to_string(k);
+    }
 }
 
 TEST(AlgorithmRegistry, KeysAreCollectiveKeysOfTheSchema) {
@@ -74,7 +80,8 @@ TEST(AlgorithmRegistry, KeysAreCollectiveKeysOfTheSchema) {
     }
   using Keys = std::vector<std::string>;
   const Keys pipeline = {"collective.pipeline_chunk", "collective.pipeline_chunks_max"};
-  EXPECT_EQ(algorithm_descriptor(Algorithm::Ring).keys, pipeline);
+  EXPECT_EQ(algorithm_descriptor(Algorithm::Ring).keys,
+            (Keys{"collective.pipeline_chunk", "collective.pipeline_chunks_max", "collective.channels"}));
   EXPECT_EQ(algorithm_descriptor(Algorithm::DoubleBinaryTree).keys, pipeline);
   EXPECT_EQ(algorithm_descriptor(Algorithm::HalvingDoubling).keys, Keys{});
   EXPECT_EQ(algorithm_descriptor(Algorithm::Hierarchical).keys, Keys{"collective.inter_node"});
@@ -98,7 +105,7 @@ TEST(CanServe, AnswersAsTheOldRefusals) {
   const Platform unequal = group_of({{0, 1, 2}, {3}});
   for (const Algorithm a : kEveryAlgorithm)
     for (const CollectiveKind k : kEveryKind) {
-      const bool implemented = k == CollectiveKind::Allreduce || a == Algorithm::Ring;
+      const bool implemented = algorithm_descriptor(a).implements(k);
       EXPECT_EQ(can_serve(k, a, equal), implemented) << to_string(a) << " " << to_string(k);
       EXPECT_EQ(can_serve(k, a, unequal), implemented && a != Algorithm::Hierarchical)
           << to_string(a) << " " << to_string(k);

@@ -82,7 +82,7 @@ inline std::vector<std::pair<CollectiveKind, Algorithm>> flat_collectives() {
   return {{CollectiveKind::Allreduce, Algorithm::Ring},          {CollectiveKind::Allreduce, Algorithm::DoubleBinaryTree},
           {CollectiveKind::Allreduce, Algorithm::HalvingDoubling}, {CollectiveKind::ReduceScatter, Algorithm::Ring},
           {CollectiveKind::AllGather, Algorithm::Ring},          {CollectiveKind::Broadcast, Algorithm::Ring},
-          {CollectiveKind::Reduce, Algorithm::Ring}};
+          {CollectiveKind::Reduce, Algorithm::Ring},             {CollectiveKind::AllToAll, Algorithm::Direct}};
 }
 
 inline std::string case_name(CollectiveKind kind, Algorithm algorithm, int ranks) {

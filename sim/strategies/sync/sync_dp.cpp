@@ -58,7 +58,7 @@ void SyncDataParallel::launch(int64_t first_step) {
     if (incarnation > 0 && !can_serve(kind, algorithm, group)) algorithm = Algorithm::Ring;
     try {
       return make_collective(kind, algorithm, cfg.collectives.fidelity, group, prefix + name,
-                             cfg.collectives.options(cfg.fabric.efficiency));
+                             cfg.collectives.options(cfg.fabric, cfg.layout));
     } catch (const CollectiveError& e) {
       throw InputError("collective", collective_key_of(e.cause()), e.reason(), e.hint());
     }

@@ -214,6 +214,7 @@ Platform PlatformBuild::finish(const std::vector<Fabric>& fabrics, const std::st
         platform_.worker_links[static_cast<size_t>(nodes_[static_cast<size_t>(ports[i]->index)].first_rank)] = links[i].up;
   }
   platform_.description = topology_description + ", " + describe_nodes();
+  platform_.calibration = calibration_;
   return std::move(platform_);
 }
 

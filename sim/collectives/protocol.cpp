@@ -1,0 +1,87 @@
+#include "sim/collectives/protocol.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace dtsim::sim {
+namespace {
+
+constexpr double kMicro = 1e-6;
+
+// NCCL 2.28's tuning constants (src/graph/tuning.cc), in µs, per protocol in the order LL, LL128, Simple.
+struct NcclAlgorithmConstants {
+  double base[3];     // baseLatencies: once per call
+  double nvlink[3];   // hwLatencies, NVLink hop
+  double pcie[3];     // hwLatencies, PCIe hop
+  double network[3];  // hwLatencies, network hop
+};
+constexpr NcclAlgorithmConstants kNcclRing = {{6.6, 14.0, 8.4}, {0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 14.0}};
+constexpr NcclAlgorithmConstants kNcclTree = {{6.8, 14.0, 8.4}, {0.6, 1.25, 4.0}, {1.0, 1.9, 4.0}, {5.0, 8.5, 14.0}};
+
+// On a multi-node ring every hop waits at least for the proxy thread to post the network operation:
+// NCCL's getNetOverhead (1 µs on x86), three times that for Simple.
+constexpr double kNetOverheadUs = 1.0;
+
+int index_of(Protocol p) {
+  switch (p) {
+    case Protocol::LL: return 0;
+    case Protocol::LL128: return 1;
+    case Protocol::Simple: return 2;
+    case Protocol::None:
+    case Protocol::Auto: break;
+  }
+  throw std::invalid_argument("protocol_costs: no constants for this protocol");
+}
+
+}  // namespace
+
+ProtocolCosts protocol_costs(Protocol protocol, Algorithm algorithm, CollectiveKind kind, const HopContext& where) {
+  ProtocolCosts c;
+  if (protocol == Protocol::None) return c;
+  const int p = index_of(protocol);
+  const bool tree = algorithm == Algorithm::DoubleBinaryTree;
+  const NcclAlgorithmConstants& k = tree ? kNcclTree : kNcclRing;
+
+  c.call_latency = k.base[p] * kMicro;
+  double nvlink = k.nvlink[p], pcie = k.pcie[p];
+  // With one GPU per node NCCL charges the network hop the tree's latency: nothing hides it.
+  double network = where.one_gpu_per_node ? kNcclTree.network[p] : k.network[p];
+  if (!tree && where.crosses_network) {
+    const double overhead = protocol == Protocol::Simple ? 3.0 * kNetOverheadUs : kNetOverheadUs;
+    nvlink = std::max(nvlink, overhead);
+    pcie = std::max(pcie, overhead);
+    network = std::max(network, overhead);
+  }
+  c.hop_latency[static_cast<int>(HopClass::NVLink)] = nvlink * kMicro;
+  c.hop_latency[static_cast<int>(HopClass::PCIe)] = pcie * kMicro;
+  c.hop_latency[static_cast<int>(HopClass::Network)] = network * kMicro;
+
+  // The payload's share of the bandwidth: LL carries 4 bytes of data per 8-byte store, LL128 120 of 128 bytes
+  // (NCCL models it as 0.92). NCCL's tree gets 0.92 of the link in every protocol, then LL a further 1/3.8 and
+  // LL128 7/9 inside one node or 120/128 across nodes.
+  if (tree && kind == CollectiveKind::Allreduce) {
+    c.bandwidth_fraction = 0.92;
+    if (protocol == Protocol::LL) c.bandwidth_fraction *= 1.0 / 3.8;
+    if (protocol == Protocol::LL128) c.bandwidth_fraction *= where.crosses_network ? 120.0 / 128.0 : 7.0 / 9.0;
+  } else {
+    c.bandwidth_fraction = protocol == Protocol::LL ? 0.5 : protocol == Protocol::LL128 ? 0.92 : 1.0;
+  }
+  return c;
+}
+
+std::vector<Protocol> auto_protocol_candidates(bool any_pcie_hop) {
+  if (any_pcie_hop) return {Protocol::LL, Protocol::Simple};
+  return {Protocol::LL, Protocol::LL128, Protocol::Simple};
+}
+
+}  // namespace dtsim::sim
+
+namespace dtsim::sim {
+
+uint64_t wire_bytes(uint64_t payload, double bandwidth_fraction) {
+  if (bandwidth_fraction >= 1.0) return payload;
+  return static_cast<uint64_t>(std::ceil(static_cast<double>(payload) / bandwidth_fraction));
+}
+
+}  // namespace dtsim::sim

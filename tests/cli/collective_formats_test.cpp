@@ -1,0 +1,137 @@
+// `dtsim collective` through the executable: the csv and json formats, messages that name the flag the user
+// typed, warnings for flags without effect, and the α-β prediction on a multi-GPU node.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/cli/run_dtsim.hpp"
+
+namespace {
+
+using dtsim::testing::lines_of;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+Outcome run_dtsim(const std::string& args) {
+  const dtsim::testing::DtsimOutcome r = dtsim::testing::run_dtsim(args, /*separate_stderr=*/true);
+  return {r.exit_code, r.output, r.err};
+}
+
+std::vector<std::string> fields(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string f; std::getline(in, f, ',');) out.push_back(f);
+  return out;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+const char* const kHgxNode = "collective --ranks 8 --gpus-per-node 8 --set cluster.intra_node_fabric=nvlink3-nvswitch";
+
+TEST(CollectiveFormats, CsvAndJsonHoldTheTablesRows) {
+  const std::string run = "collective --ranks 4 --sizes 1KiB:64KiB --protocol auto";
+  const Outcome table = run_dtsim(run);
+  const Outcome csv = run_dtsim(run + " --format csv");
+  const Outcome json = run_dtsim(run + " --format json");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+
+  const std::vector<std::string> csv_lines = lines_of(csv.out);
+  ASSERT_EQ(csv_lines.size(), 1u + 7u) << csv.out;  // header + 1, 2, 4, ..., 64 KiB
+  EXPECT_EQ(csv_lines[0], "size_bytes,count,type,time_us,algbw_gbps,busbw_gbps,wall_s,model_us,variant");
+  const nlohmann::json doc = nlohmann::json::parse(json.out);
+  ASSERT_EQ(doc["rows"].size(), 7u);
+  EXPECT_EQ(doc["ranks"], 4);
+  EXPECT_EQ(doc["op"], "allreduce");
+  EXPECT_DOUBLE_EQ(doc["busbw_factor"].get<double>(), 2.0 * 3 / 4);
+
+  std::vector<std::vector<std::string>> table_rows;
+  for (const std::string& line : lines_of(table.out))
+    if (!line.empty() && line[0] != '#') {
+      std::istringstream in(line);
+      std::vector<std::string> cells;
+      for (std::string c; in >> c;) cells.push_back(c);
+      table_rows.push_back(cells);
+    }
+  ASSERT_EQ(table_rows.size(), 7u);
+  for (size_t i = 0; i < 7; ++i) {
+    const std::vector<std::string> row = fields(csv_lines[i + 1]);
+    ASSERT_EQ(row.size(), 9u) << csv_lines[i + 1];
+    const nlohmann::json& j = doc["rows"][i];
+    EXPECT_EQ(std::stoull(row[0]), 1024ull << i);
+    EXPECT_EQ(j["size_bytes"].get<unsigned long long>(), 1024ull << i);
+    // Same simulation, same times: the table rounds to 0.01 us.
+    EXPECT_NEAR(std::stod(row[3]), j["time_us"].get<double>(), 1e-6 * j["time_us"].get<double>());
+    EXPECT_NEAR(std::stod(table_rows[i][3]), j["time_us"].get<double>(), 0.006);
+    EXPECT_NEAR(j["busbw_gbps"].get<double>(), j["algbw_gbps"].get<double>() * 1.5, 1e-9);
+    EXPECT_EQ(row[8], j["variant"].get<std::string>());
+    EXPECT_EQ(table_rows[i].back(), row[8]);
+    EXPECT_TRUE(row[8] == "ring/ll" || row[8] == "ring/ll128" || row[8] == "ring/simple") << row[8];
+  }
+}
+
+TEST(CollectiveFormats, AnUnknownFormatIsAnError) {
+  const Outcome o = run_dtsim("collective --sizes 8B --format xml");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.err, "dtsim: error: command line: --format: unknown format 'xml'; use table, csv or json\n");
+  EXPECT_TRUE(o.out.empty()) << o.out;
+}
+
+TEST(CollectiveFormats, ErrorsNameTheFlagThatSetTheKey) {
+  const Outcome o = run_dtsim("collective --sizes 8B --ranks 3 --gpus-per-node 2");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_TRUE(contains(o.err, "dtsim: error: command line (--gpus-per-node): cluster.gpus_per_node: ")) << o.err;
+  // A --set of the same key is still blamed on --set.
+  const Outcome set = run_dtsim("collective --sizes 8B --ranks 3 --set cluster.gpus_per_node=2");
+  EXPECT_TRUE(contains(set.err, "dtsim: error: command line (--set): cluster.gpus_per_node: ")) << set.err;
+}
+
+TEST(CollectiveFormats, OneGpuIsSingular) {
+  const Outcome o = run_dtsim("collective --sizes 8B --ranks 2 --topology fat-tree --set cluster.nics_per_node=4");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_TRUE(contains(o.err, "a node of 1 GPU cannot share 4 NICs evenly")) << o.err;
+}
+
+TEST(CollectiveFormats, HierarchicalOnSingleGpuNodesSaysItIsTheInterNodeRing) {
+  const Outcome o = run_dtsim("collective --sizes 8B --ranks 4 --algorithm hierarchical");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.err,
+            "dtsim: warning: command line (--algorithm): collective.algorithm: has no effect: every node holds one GPU, "
+            "so the hierarchical allreduce is its inter-node ring over all ranks (set cluster.gpus_per_node for "
+            "multi-GPU nodes)\n");
+  const Outcome multi = run_dtsim(std::string(kHgxNode) + " --sizes 8B --algorithm hierarchical");
+  EXPECT_EQ(multi.exit_code, 0) << multi.err;
+  EXPECT_TRUE(multi.err.empty()) << multi.err;
+}
+
+// One HGX node: the ring's hops are NVLink, at NVLink's efficiency (0.78), not the network's (0.96); the
+// analytic fidelity and the prediction must charge them so, as the stepwise flows get them.
+TEST(CollectiveFormats, AnalyticChargesNvlinkHopsAtNvlinksEfficiency) {
+  const auto time_of = [](const std::string& fidelity) {
+    const Outcome o = run_dtsim(std::string(kHgxNode) + " --sizes 1GiB --format json --fidelity " + fidelity);
+    EXPECT_EQ(o.exit_code, 0) << o.err;
+    const nlohmann::json doc = nlohmann::json::parse(o.out);
+    return std::make_pair(doc["rows"][0]["time_us"].get<double>(), doc["rows"][0]["model_us"].get<double>());
+  };
+  const auto [stepwise, model] = time_of("stepwise");
+  const auto [analytic, analytic_model] = time_of("analytic");
+  const auto [aggregated, aggregated_model] = time_of("aggregated");
+  // Closed form: 2(N−1)/N · S / (300 GB/s · 0.78) plus 14 latencies of 0.6 µs (two 0.3 µs links).
+  const double expected = 14 * (0.6 + (1073741824.0 / 8) / (300e9 * 0.78) * 1e6);
+  EXPECT_NEAR(stepwise, expected, 1e-3 * expected);
+  EXPECT_NEAR(model, stepwise, 0.02 * stepwise);
+  EXPECT_NEAR(analytic, stepwise, 0.02 * stepwise);
+  EXPECT_NEAR(aggregated, stepwise, 0.02 * stepwise);
+  EXPECT_DOUBLE_EQ(analytic_model, model);
+  EXPECT_DOUBLE_EQ(aggregated_model, model);
+}
+
+}  // namespace
