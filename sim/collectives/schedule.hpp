@@ -54,7 +54,7 @@ class Schedule {
   // Schedules whose hops inside a node and between nodes differ (NCCL's tree: a chain over NVLink, a tree
   // over the network) are timed with each level's α and B instead.
   virtual bool timed_by_level() const { return false; }
-  virtual double seconds_by_level(const AlphaBeta& intra, const AlphaBeta& inter) const { return seconds(inter); }
+  virtual double seconds_by_level(const AlphaBeta& /*intra*/, const AlphaBeta& inter) const { return seconds(inter); }
   // Bytes all members send together.
   virtual uint64_t total_bytes() const;
   // Per-peer sums of the member's steps (the default walks them).
