@@ -99,10 +99,11 @@ void PlannedCollective::measure_layout(const Plan& plan) {
     }
     // Route them all, count the flows on every link, then take the worst latency and the worst share.
     std::vector<std::vector<sg4::Link*>> routes(flows.size());
+    std::vector<double> latencies(flows.size(), 0.0);
     std::unordered_map<sg4::Link*, int> load;
     double alpha = 0.0;
     for (size_t f = 0; f < flows.size(); ++f) {
-      double latency = 0.0;
+      double& latency = latencies[f];
       hosts_[flows[f].first]->route_to(hosts_[flows[f].second], routes[f], &latency);
       alpha = std::max(alpha, latency);
       const HopClass c = hop_class(flows[f].first, flows[f].second);
@@ -128,7 +129,7 @@ void PlannedCollective::measure_layout(const Plan& plan) {
       rate = std::min(rate, share * factor);
       const int lv = node_of_[flows[f].first] == node_of_[flows[f].second] ? 0 : 1;
       seen[lv] = true;
-      level[lv].alpha = std::max(level[lv].alpha, route_latency(hosts_[flows[f].first], hosts_[flows[f].second]));
+      level[lv].alpha = std::max(level[lv].alpha, latencies[f]);
       level[lv].bandwidth = std::min(level[lv].bandwidth, share * factor);
     }
     links_[ph] = {alpha, rate};
