@@ -50,18 +50,10 @@ class ChannelRingSchedule final : public Schedule {
 
   PeerTotals totals(int pos) const override {
     PeerTotals t;
-    const auto add = [](std::vector<Transfer>& list, Transfer x) {
-      for (Transfer& e : list)
-        if (e.peer == x.peer) {
-          e.bytes += x.bytes;
-          return;
-        }
-      list.push_back(x);
-    };
     for (int c = 0; c < lanes(); ++c) {
       const PeerTotals ring = rings_[c]->totals(index_[c][pos]);
-      for (Transfer x : ring.sends) add(t.sends, {orders_[c][x.peer], x.bytes});
-      for (Transfer x : ring.recvs) add(t.recvs, {orders_[c][x.peer], x.bytes});
+      for (Transfer x : ring.sends) add_transfer(t.sends, {orders_[c][x.peer], x.bytes});
+      for (Transfer x : ring.recvs) add_transfer(t.recvs, {orders_[c][x.peer], x.bytes});
     }
     return t;
   }

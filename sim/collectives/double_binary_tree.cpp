@@ -143,15 +143,6 @@ struct Trees {
   int parity(int tree, int r) const { return tree == 0 ? (r & 1) : 1 - (r & 1); }
 };
 
-void add_transfer(std::vector<Transfer>& list, int peer, uint64_t bytes) {
-  for (Transfer& t : list)
-    if (t.peer == peer) {
-      t.bytes += bytes;
-      return;
-    }
-  list.push_back({peer, bytes});
-}
-
 // One half of the schedule: the reduce (slots < R) or the broadcast (slots ≥ R). A rank runs them back to back
 // exactly as the whole, so stepwise times are the whole's; splitting lets the aggregated fidelity give each
 // half its own flows, whose link loads are then uniform (two chunks' worth in, two out, per rank). The steps
@@ -187,8 +178,8 @@ class DoubleBinaryTreeSchedule final : public Schedule {
     for (int tree = 0; tree < 2; ++tree) {
       const uint64_t half = tree == 0 ? bytes_ / 2 : bytes_ - bytes_ / 2;
       const int parent = trees_.parent(tree, pos);
-      if (parent >= 0) add_transfer(broadcast_ ? t.recvs : t.sends, parent, half);
-      for (const int child : trees_.children(tree, pos)) add_transfer(broadcast_ ? t.sends : t.recvs, child, half);
+      if (parent >= 0) add_transfer(broadcast_ ? t.recvs : t.sends, {parent, half});
+      for (const int child : trees_.children(tree, pos)) add_transfer(broadcast_ ? t.sends : t.recvs, {child, half});
     }
     return t;
   }

@@ -115,18 +115,10 @@ class NcclTreeSchedule final : public Schedule {
   // Reduce: a half to the parent, a half from each child; the broadcast the other way.
   PeerTotals totals(int pos) const override {
     PeerTotals total;
-    const auto add = [](std::vector<Transfer>& list, int peer, uint64_t bytes) {
-      for (Transfer& e : list)
-        if (e.peer == peer) {
-          e.bytes += bytes;
-          return;
-        }
-      list.push_back({peer, bytes});
-    };
     for (int t = 0; t < 2; ++t) {
       const int parent = shape_->parent[t][pos];
-      if (parent >= 0) add(broadcast_ ? total.recvs : total.sends, parent, halves_[t]);
-      for (const int child : shape_->children[t][pos]) add(broadcast_ ? total.sends : total.recvs, child, halves_[t]);
+      if (parent >= 0) add_transfer(broadcast_ ? total.recvs : total.sends, {parent, halves_[t]});
+      for (const int child : shape_->children[t][pos]) add_transfer(broadcast_ ? total.sends : total.recvs, {child, halves_[t]});
     }
     return total;
   }

@@ -3,9 +3,7 @@
 #include <algorithm>
 
 namespace dtsim::sim {
-namespace {
-
-void add_to(std::vector<Transfer>& list, const Transfer& t) {
+void add_transfer(std::vector<Transfer>& list, const Transfer& t) {
   for (Transfer& e : list)
     if (e.peer == t.peer) {
       e.bytes += t.bytes;
@@ -13,8 +11,6 @@ void add_to(std::vector<Transfer>& list, const Transfer& t) {
     }
   list.push_back(t);
 }
-
-}  // namespace
 
 Step Schedule::lane_step(int pos, int index, int lane) const {
   (void)lane;
@@ -37,8 +33,8 @@ PeerTotals Schedule::totals(int pos) const {
   for (int i = 0; i < num_steps(pos); ++i)
     for (int lane = 0; lane < lanes(); ++lane) {
       const Step s = lane_step(pos, i, lane);
-      if (s.send.active()) add_to(t.sends, s.send);
-      if (s.recv.active()) add_to(t.recvs, s.recv);
+      if (s.send.active()) add_transfer(t.sends, s.send);
+      if (s.recv.active()) add_transfer(t.recvs, s.recv);
     }
   return t;
 }

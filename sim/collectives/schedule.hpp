@@ -32,6 +32,9 @@ struct PeerTotals {
   std::vector<Transfer> recvs;
 };
 
+// Adds t's bytes to the entry of t's peer in `list`, or appends t (per-peer sums for Schedule::totals).
+void add_transfer(std::vector<Transfer>& list, const Transfer& t);
+
 class Schedule {
  public:
   virtual ~Schedule() = default;
