@@ -41,6 +41,9 @@ class ChainSchedule final : public Schedule {
     return s;
   }
 
+  // Replayed where the closed form's one α and B do not hold (hops inside and across nodes).
+  bool timed_by_replay() const override { return true; }
+
   double seconds(const AlphaBeta& link) const override {
     CollectiveOptions o;
     o.pipeline_chunk_bytes = 1;  // exactly k_ chunks: k_ ≤ max(bytes, 1) by construction

@@ -1,5 +1,8 @@
 #include "sim/collectives/collective.hpp"
 
+#include <algorithm>
+
+#include "sim/collectives/auto_collective.hpp"
 #include "sim/collectives/executor.hpp"
 #include "sim/collectives/registry.hpp"
 #include "sim/world/platform.hpp"
@@ -17,6 +20,26 @@ std::unique_ptr<Collective> make_collective(CollectiveKind kind, Algorithm algor
       (options.root < 0 || options.root >= ranks))
     throw CollectiveError(CollectiveError::Cause::Root, "root " + std::to_string(options.root) + " is not a rank");
 
+  if (const auto candidates = implementation_of(algorithm).candidates) {
+    // Auto: every candidate that can serve the group, at one fidelity (the coarsest any of them resolves to,
+    // so that a size's choice never changes how finely the call is simulated).
+    const auto build = [&](Fidelity f) {
+      std::vector<std::unique_ptr<Collective>> built;
+      for (const Algorithm a : candidates(kind))
+        if (!refusal(kind, a, platform, options))
+          built.push_back(make_collective(kind, a, f, platform, name + "/" + to_string(a), options));
+      return built;
+    };
+    std::vector<std::unique_ptr<Collective>> built = build(fidelity);
+    Fidelity coarsest = Fidelity::Stepwise;
+    for (const auto& c : built) coarsest = std::max(coarsest, c->fidelity());
+    for (const auto& c : built)
+      if (c->fidelity() != coarsest) {
+        built = build(coarsest);
+        break;
+      }
+    return std::make_unique<AutoCollective>(kind, std::move(built));
+  }
   const auto plan = implementation_of(algorithm).plan;
   PlannedCollective::PlanBuilder builder = [plan, kind, ranks, nodes = platform.workers_of_node,
                                             options](uint64_t bytes) { return plan(kind, ranks, nodes, bytes, options); };

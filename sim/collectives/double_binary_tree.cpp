@@ -184,6 +184,9 @@ class DoubleBinaryTreeSchedule final : public Schedule {
     return t;
   }
 
+  // Replayed where the closed form's one α and B do not hold (routes of different lengths in a fat-tree).
+  bool timed_by_replay() const override { return true; }
+
   // The transfers of one steady-state slot, of the parity with more of them.
   int pattern_peer(int pos) const override { return sender_in_slot_of_parity(pattern_parity_, pos); }
 

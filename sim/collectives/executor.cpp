@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <queue>
 
 #include "sim/collectives/protocol.hpp"
 #include "sim/world/platform.hpp"
@@ -139,6 +140,74 @@ void PlannedCollective::measure_layout(const Plan& plan) {
   }
 }
 
+const PlannedCollective::CachedRoute& PlannedCollective::cached_route(int from, int to) const {
+  const uint64_t key = (static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to);
+  auto it = routes_.find(key);
+  if (it == routes_.end()) {
+    CachedRoute r;
+    hosts_[from]->route_to(hosts_[to], r.links, &r.latency);
+    r.factor = calibration_ ? calibration_->factor(r.links) : options_.bandwidth_efficiency;
+    it = routes_.emplace(key, std::move(r)).first;
+  }
+  return it->second;
+}
+
+namespace {
+
+// The platform's links as a replay sees them. A transfer takes max(route latency, the protocol's hop
+// latency) + wire bytes / share, its share fixed when it starts: the least, over its route's links, of the
+// link's bandwidth over the transfers on it at that moment (all of it on a fat pipe), times the route's
+// bandwidth factor. Transfers that start together share from the start; one that starts while others run
+// gets what is left of the count, and they keep theirs: exact when the transfers that meet on a link start
+// together and carry the same bytes, as a schedule's steps do.
+class LinkReplay final : public ReplayNetwork {
+ public:
+  using RouteOf = std::function<const PlannedCollective::CachedRoute&(int from, int to)>;
+  using LatencyOf = std::function<double(int from, int to)>;  // the protocol's least hop latency
+
+  LinkReplay(RouteOf route_of, LatencyOf least_latency, double bandwidth_fraction)
+      : route_of_(std::move(route_of)), least_latency_(std::move(least_latency)), fraction_(bandwidth_fraction) {}
+
+  std::vector<double> start(const std::vector<ReplayTransfer>& batch, double now) override {
+    while (!running_.empty() && running_.top().first <= now) {
+      for (sg4::Link* l : running_.top().second->links) --load_[l];
+      running_.pop();
+    }
+    std::vector<const PlannedCollective::CachedRoute*> routes;
+    for (const ReplayTransfer& t : batch) {
+      routes.push_back(&route_of_(t.from, t.to));
+      for (sg4::Link* l : routes.back()->links) ++load_[l];
+    }
+    std::vector<double> ends;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const PlannedCollective::CachedRoute& r = *routes[i];
+      double share = std::numeric_limits<double>::infinity();
+      for (sg4::Link* l : r.links) {
+        const bool shared = l->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE;
+        share = std::min(share, l->get_bandwidth() / (shared ? load_[l] : 1));
+      }
+      const int from = batch[i].from, to = batch[i].to;
+      const double wire = static_cast<double>(wire_bytes(batch[i].bytes, fraction_));
+      ends.push_back(now + std::max(r.latency, least_latency_(from, to)) + wire / (share * r.factor));
+      running_.push({ends.back(), &r});
+    }
+    return ends;
+  }
+
+ private:
+  using Running = std::pair<double, const PlannedCollective::CachedRoute*>;
+  struct Later {
+    bool operator()(const Running& a, const Running& b) const { return a.first > b.first; }
+  };
+  RouteOf route_of_;
+  LatencyOf least_latency_;
+  double fraction_;
+  std::unordered_map<sg4::Link*, int> load_;
+  std::priority_queue<Running, std::vector<Running>, Later> running_;
+};
+
+}  // namespace
+
 const PlannedCollective::Prepared& PlannedCollective::prepared(uint64_t bytes) const {
   const auto it = cache_.find(bytes);
   if (it != cache_.end()) {
@@ -167,6 +236,7 @@ const PlannedCollective::Prepared& PlannedCollective::prepared(uint64_t bytes) c
         p.costs = trial.costs;
         p.phase_seconds = std::move(trial.phase_seconds);
         p.residual = std::move(trial.residual);
+        p.until_replayed = std::move(trial.until_replayed);
         p.total_seconds = trial.total_seconds;
       }
       first = false;
@@ -183,9 +253,19 @@ void PlannedCollective::time_plan(const Plan& plan, const ProtocolCosts& costs, 
   p.costs = costs;
   p.phase_seconds.clear();
   p.residual.clear();
+  p.until_replayed.clear();
   p.total_seconds = costs.call_latency;
+  // Schedules whose hops differ (timed_by_replay): the whole plan replayed on the platform's links, each
+  // phase charged from when the previous one ended to when its last rank finished.
+  std::vector<double> replayed_end;
+  if (plan.timed_by_replay() && plan.stepwise_flows() <= kReplayMaxTransfers) {
+    LinkReplay network([this](int from, int to) -> const CachedRoute& { return cached_route(from, to); },
+                       [&](int from, int to) { return costs.hop(hop_class(from, to)); }, costs.bandwidth_fraction);
+    replayed_end = replay_plan(plan, ranks(), network);
+  }
   for (size_t ph = 0; ph < plan.phases.size(); ++ph) {
     // A step costs max(route latency, the protocol's least hop latency) + wire bytes / bandwidth.
+    p.until_replayed.push_back(!replayed_end.empty());
     AlphaBeta link = links_[ph];
     for (int c = 0; c < 3; ++c)
       if (phase_hops_[ph].route[c] >= 0.0)
@@ -202,11 +282,15 @@ void PlannedCollective::time_plan(const Plan& plan, const ProtocolCosts& costs, 
       return l;
     };
     for (const Group& g : plan.phases[ph].groups) {
-      seconds = std::max(seconds, g.schedule->timed_by_level()
-                                      ? g.schedule->seconds_by_level(
-                                            adjusted(level_links_[ph][0], options_.intra_node_hops),
-                                            adjusted(level_links_[ph][1], options_.inter_node_hops))
-                                      : g.schedule->seconds(link));
+      if (!replayed_end.empty()) {
+        seconds = replayed_end[ph] - (ph > 0 ? replayed_end[ph - 1] : 0.0);
+      } else {
+        seconds = std::max(seconds, g.schedule->timed_by_level()
+                                        ? g.schedule->seconds_by_level(
+                                              adjusted(level_links_[ph][0], options_.intra_node_hops),
+                                              adjusted(level_links_[ph][1], options_.inter_node_hops))
+                                        : g.schedule->seconds(link));
+      }
       if (fidelity_ != Fidelity::Aggregated) continue;
       for (int pos = 0; pos < g.schedule->size(); ++pos) {
         const PeerTotals t = g.schedule->totals(pos);
@@ -402,6 +486,7 @@ void PlannedCollective::run_aggregated(int rank, const Prepared& p) {
   barrier().wait();
   if (p.costs.call_latency > 0.0) sg4::this_actor::sleep_for(p.costs.call_latency);
   for (size_t ph = 0; ph < p.plan.phases.size(); ++ph) {
+    const double phase_start = sg4::Engine::get_clock();  // the same on every rank (they left a barrier)
     const Seat seat = seats_[ph][rank];
     if (seat.group >= 0) {
       const Group& group = p.plan.phases[ph].groups[seat.group];
@@ -420,7 +505,14 @@ void PlannedCollective::run_aggregated(int rank, const Prepared& p) {
       for (const Transfer& s : t.sends) bytes_sent_ += s.bytes;
     }
     barrier().wait();
-    if (p.residual[ph] > 0.0) sg4::this_actor::sleep_for(p.residual[ph]);
+    if (p.until_replayed[ph]) {
+      // A replayed phase's flows have different routes and shares, so their time without other traffic
+      // has no simple form to subtract: the phase lasts its replayed time, or longer if traffic slowed
+      // its flows past it.
+      if (sg4::Engine::get_clock() < phase_start + p.phase_seconds[ph]) sg4::this_actor::sleep_until(phase_start + p.phase_seconds[ph]);
+    } else if (p.residual[ph] > 0.0) {
+      sg4::this_actor::sleep_for(p.residual[ph]);
+    }
   }
 }
 

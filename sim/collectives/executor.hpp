@@ -51,11 +51,20 @@ class PlannedCollective final : public Collective {
   std::string variant(uint64_t bytes) const override;
   void abandon() override;
 
+  // A route between two ranks' hosts, as replays use it.
+  struct CachedRoute {
+    std::vector<simgrid::s4u::Link*> links;
+    double latency = 0.0;
+    double factor = 1.0;  // the calibration's bandwidth factor (options.bandwidth_efficiency without one)
+  };
+  const CachedRoute& cached_route(int from, int to) const;
+
  private:
   struct Prepared {
     Plan plan;
     std::vector<double> phase_seconds;
     std::vector<double> residual;  // aggregated: what each phase's latency terms add to its flows
+    std::vector<bool> until_replayed;  // aggregated: the phase is timed by replay (it lasts phase_seconds)
     double total_seconds = 0.0;  // with the protocol's call latency
     uint64_t total_bytes = 0;
     Protocol protocol = Protocol::None;  // as chosen for this size (never Auto)
@@ -112,6 +121,9 @@ class PlannedCollective final : public Collective {
   HopContext hop_context_;
   bool any_pcie_hop_ = false;
   std::unordered_map<uint64_t, double> route_latency_;  // (from, to) → seconds, filled as steps need it
+  mutable std::unordered_map<uint64_t, CachedRoute> routes_;  // (from, to), filled as replays need them
+  // Above this many transfers a schedule is timed by its closed form instead of a replay.
+  static constexpr uint64_t kReplayMaxTransfers = 20'000'000;
   // Plans by message size; a few are kept (a plan can hold every rank's steps), never one still in use.
   static constexpr size_t kCachedSizes = 4;
   mutable std::map<uint64_t, Prepared> cache_;

@@ -62,6 +62,10 @@ class HalvingDoublingSchedule final : public Schedule {
     return real_rank(virtual_rank(pos) ^ (p_ / 2));  // the first core step: the largest distance
   }
 
+  // Timed by replay: the partners of a step sit in the same node or not depending on the distance, which
+  // no closed form of one link captures.
+  bool timed_by_replay() const override { return true; }
+
  private:
   bool sits_out(int pos) const { return pos < 2 * extra_ && pos % 2 == 0; }
   int virtual_rank(int pos) const { return pos < 2 * extra_ ? pos / 2 : pos - extra_; }

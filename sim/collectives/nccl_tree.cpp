@@ -95,6 +95,10 @@ class NcclTreeSchedule final : public Schedule {
   }
 
   double seconds(const AlphaBeta& link) const override { return seconds_by_level(link, link); }
+  // The fidelities without transfers replay the steps (every hop at its own flow's latency and share);
+  // seconds_by_level, the closed form above with each level's worst hop, is what is left beyond
+  // kReplayMaxTransfers.
+  bool timed_by_replay() const override { return true; }
   bool timed_by_level() const override { return true; }
   double seconds_by_level(const AlphaBeta& intra, const AlphaBeta& inter) const override {
     if (size() <= 1) return 0.0;

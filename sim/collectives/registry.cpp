@@ -18,6 +18,7 @@ const std::vector<AlgorithmImplementation>& algorithm_implementations() {
       halving_doubling_implementation(),
       hierarchical_implementation(),
       direct_implementation(),
+      auto_implementation(),
   };
   return registry;
 }
@@ -36,14 +37,22 @@ std::vector<std::string> names_of(const std::vector<Algorithm>& algorithms) {
   return names;
 }
 
+// The algorithms with a plan of their own that implement `kind` (auto, which picks among them, left out).
+std::vector<Algorithm> planned_implementing(CollectiveKind kind) {
+  std::vector<Algorithm> able;
+  for (const Algorithm a : algorithms_implementing(kind))
+    if (!implementation_of(a).candidates) able.push_back(a);
+  return able;
+}
+
 // "use ring (the only algorithm for reduce_scatter, all_gather, broadcast and reduce)", or, when several
 // implement `kind`, "use ring, tree or …".
 std::string unsupported_hint(CollectiveKind kind) {
-  const std::vector<Algorithm> able = algorithms_implementing(kind);
+  const std::vector<Algorithm> able = planned_implementing(kind);
   if (able.size() != 1) return "use " + models::join_names(names_of(able));
   std::vector<std::string> kinds_of_one;  // the kinds only that algorithm implements
   for (const CollectiveKind k : collective_kind_table().values())
-    if (algorithms_implementing(k) == able) kinds_of_one.emplace_back(to_string(k));
+    if (planned_implementing(k) == able) kinds_of_one.emplace_back(to_string(k));
   return "use " + std::string(to_string(able.front())) + " (the only algorithm for " +
          models::join_names(kinds_of_one, ", ", " and ") + ")";
 }
@@ -51,7 +60,7 @@ std::string unsupported_hint(CollectiveKind kind) {
 // The algorithms that implement `kind` on any group: what to use instead of one that cannot serve it.
 std::string misfit_hint(CollectiveKind kind) {
   std::vector<Algorithm> able;
-  for (const Algorithm a : algorithms_implementing(kind))
+  for (const Algorithm a : planned_implementing(kind))
     if (!implementation_of(a).misfit) able.push_back(a);
   return "use " + models::join_names(names_of(able));
 }
@@ -65,6 +74,15 @@ std::optional<CollectiveError> refusal(CollectiveKind kind, Algorithm algorithm,
                            std::string("'") + to_string(algorithm) + "' does not implement " + to_string(kind),
                            unsupported_hint(kind));
   const AlgorithmImplementation& implementation = implementation_of(algorithm);
+  if (implementation.candidates) {  // a chooser serves a group when one of its candidates can
+    std::optional<CollectiveError> first;
+    for (const Algorithm candidate : implementation.candidates(kind)) {
+      std::optional<CollectiveError> why = refusal(kind, candidate, group, options);
+      if (!why) return std::nullopt;
+      if (!first) first = std::move(why);
+    }
+    return first;
+  }
   if (implementation.misfit) {
     const std::string why = implementation.misfit(group.workers_of_node, options);
     if (!why.empty()) return CollectiveError(CollectiveError::Cause::Algorithm, why, misfit_hint(kind));

@@ -35,6 +35,9 @@ struct AlgorithmImplementation {
   // closed form of one link (hierarchical: hierarchical_closed_form_seconds).
   double (*closed_form)(CollectiveKind kind, int ranks, uint64_t bytes, const AlphaBeta& link,
                         const CollectiveOptions& options);
+  // A chooser (auto) has no plan of its own: for each call size it runs whichever of these algorithms
+  // predicts the least time (auto_collective.hpp). nullptr for an algorithm with a plan.
+  std::vector<Algorithm> (*candidates)(CollectiveKind kind) = nullptr;
 };
 
 const std::vector<AlgorithmImplementation>& algorithm_implementations();
@@ -59,5 +62,6 @@ AlgorithmImplementation double_binary_tree_implementation();
 AlgorithmImplementation halving_doubling_implementation();
 AlgorithmImplementation hierarchical_implementation();
 AlgorithmImplementation direct_implementation();
+AlgorithmImplementation auto_implementation();  // NCCL's choice among ring and tree (auto_collective.cpp)
 
 }  // namespace dtsim::sim

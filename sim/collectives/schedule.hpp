@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -69,7 +70,14 @@ class Schedule {
   virtual std::vector<int> pattern_peers(int pos) const;
   // Transfers the stepwise fidelity simulates (the default walks every member's steps).
   virtual uint64_t stepwise_flows() const;
+
+  // Timing by replay (replay_plan below) instead of seconds(): for schedules whose hops differ in latency
+  // or bandwidth (a tree's chain over NVLink and its node hops over the network, halving-doubling's
+  // partners inside and across nodes), where no closed form of one or two links is exact.
+  virtual bool timed_by_replay() const { return false; }
 };
+
+
 
 // Members (global ranks, position order) and what they run.
 struct Group {
@@ -86,6 +94,31 @@ struct Phase {
 struct Plan {
   std::vector<Phase> phases;
   uint64_t total_bytes() const;
+  uint64_t stepwise_flows() const;
+  bool timed_by_replay() const;  // some schedule of it is
 };
+
+// Where a replay's transfers run. start() is called in order of start time, with every transfer that
+// starts at `now` in one batch (so that they see each other on the links they share); it returns when
+// each completes for both ends.
+struct ReplayTransfer {
+  int from = -1, to = -1;  // global ranks
+  uint64_t bytes = 0;
+  int lane_group = 0;
+};
+class ReplayNetwork {
+ public:
+  virtual ~ReplayNetwork() = default;
+  virtual std::vector<double> start(const std::vector<ReplayTransfer>& batch, double now) = 0;
+};
+
+// The plan as the stepwise fidelity runs it: every rank starts at 0 and goes through its phases one after
+// the other with no barrier between them, posting each step of a schedule in order (its lane groups
+// independently, a step's transfers at once); a step ends when all its transfers have. A send from a to b
+// is matched with b's next receive from a in the same lane group, as the mailboxes match them. A transfer
+// starts once both ends have posted it, and `network` says when it ends. An event-ordered walk of that data
+// flow, O(transfers · log). Returns when each phase ended: the last rank to finish its part of it (at
+// least the previous phase's end).
+std::vector<double> replay_plan(const Plan& plan, int ranks, ReplayNetwork& network);
 
 }  // namespace dtsim::sim

@@ -26,6 +26,11 @@ const std::vector<AlgorithmDescriptor>& algorithm_registry() {
       {Algorithm::Hierarchical, "hierarchical", {K::Allreduce}, false, {kInterNode}},
       // All-to-all: every rank's blocks to every other at once, as NCCL's grouped sends and receives.
       {Algorithm::Direct, "direct", {K::AllToAll}, true, {}},
+      // NCCL's choice per call size: ring or tree for an allreduce, whichever is predicted faster (with
+      // collective.protocol, over both algorithms' protocols), the ring for the other kinds, direct for
+      // all-to-all. It reads what its candidates read.
+      {Algorithm::Auto, "auto", {K::Allreduce, K::ReduceScatter, K::AllGather, K::Broadcast, K::Reduce, K::AllToAll},
+       false, {kPipelineChunk, kPipelineChunksMax, kChannels}},
   };
   return registry;
 }

@@ -67,7 +67,9 @@ void add_collective_keys(std::vector<KeySpec>& keys) {
              "nodes NCCL's channel rings, one per NIC); tree = NCCL's tree, pipelined (a chain inside each node and a "
              "double binary tree between nodes; over all ranks when every node holds one GPU); halving-doubling = "
              "Rabenseifner (recursive halving then doubling); hierarchical = reduce-scatter inside each node, "
-             "collective.inter_node between nodes, all-gather inside; direct = all-to-all's (dtsim collective only)"),
+             "collective.inter_node between nodes, all-gather inside; direct = all-to-all's (dtsim collective only); auto = "
+             "NCCL's choice for each message size: ring or tree for an allreduce, whichever the model predicts "
+             "faster (with collective.protocol set, over every protocol too), ring for the other collectives"),
       choice("collective.fidelity", to_string(Fidelity::Auto), fidelity_names(),
              "How collectives are simulated: stepwise = every step a simulated transfer (exact contention); aggregated "
              "= one flow per rank and peer plus latency sleeps (~300x cheaper, still shares links); analytic = the "

@@ -11,7 +11,9 @@
 namespace dtsim::sim {
 
 enum class CollectiveKind { Allreduce, ReduceScatter, AllGather, Broadcast, Reduce, AllToAll };
-enum class Algorithm { Ring, DoubleBinaryTree, HalvingDoubling, Hierarchical, Direct };
+// Auto: NCCL's choice, made per call size among the algorithms NCCL would run (see AlgorithmImplementation's
+// candidates, sim/collectives/registry.hpp).
+enum class Algorithm { Ring, DoubleBinaryTree, HalvingDoubling, Hierarchical, Direct, Auto };
 
 // Stepwise: every step of the algorithm is a simulated transfer (exact contention, ~3 µs of wall time each).
 // Aggregated: per phase, one flow per (rank, peer) carrying the step-summed bytes; the remaining latency

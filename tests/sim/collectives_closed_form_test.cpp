@@ -54,7 +54,8 @@ Expected closed_form(CollectiveKind kind, Algorithm algorithm, int n, uint64_t b
       return {double_binary_tree_rounds(n, k) * (a + s / (2.0 * k * b)), 2.0 * (n - 1) * s};
     }
     case Algorithm::Hierarchical:
-    case Algorithm::Direct: break;
+    case Algorithm::Direct:
+    case Algorithm::Auto: break;
   }
   return {0.0, 0.0};
 }

@@ -1,5 +1,5 @@
 // The cheaper fidelities against the exact one: aggregated within 2 % of stepwise without other traffic,
-// analytic exactly the closed form; auto's choice; and aggregated flows still feeling other traffic.
+// analytic the closed form on a star (and stepwise's time on multi-GPU nodes and fat-trees, below); auto's choice; and aggregated flows still feeling other traffic.
 #include <gtest/gtest.h>
 
 #include "tests/sim/collectives_support.hpp"
@@ -25,14 +25,16 @@ TEST_P(Fidelities, AggregatedWithinTwoPercentOfStepwise) {
   }
 }
 
-TEST_P(Fidelities, AnalyticIsTheClosedFormExactly) {
+// Exactly up to rounding: schedules timed by replay (tree, halving-doubling, the chain) add the same terms
+// one transfer at a time.
+TEST_P(Fidelities, AnalyticIsTheClosedForm) {
   const auto [kind, algorithm, n] = GetParam();
   for (const uint64_t bytes : kSizes) {
     const Outcome o = testing::simulate_on_star({kind, algorithm, Fidelity::Analytic, n, bytes, {}});
     CollectiveOptions options;
     options.bandwidth_efficiency = testing::hdr_fabric().efficiency;
     const double expected = closed_form_seconds(kind, algorithm, n, bytes, testing::star_link(testing::hdr_fabric()), options);
-    EXPECT_DOUBLE_EQ(o.seconds, expected) << bytes << " bytes";
+    EXPECT_NEAR(o.seconds, expected, 1e-12 * expected) << bytes << " bytes";
     EXPECT_EQ(o.bytes_sent, o.bytes_per_call) << "analytic still accounts for the bytes";
   }
 }

@@ -20,7 +20,7 @@ namespace {
 
 const std::vector<Algorithm> kEveryAlgorithm = {Algorithm::Ring, Algorithm::DoubleBinaryTree,
                                                 Algorithm::HalvingDoubling, Algorithm::Hierarchical,
-                                                Algorithm::Direct};
+                                                Algorithm::Direct, Algorithm::Auto};
 const std::vector<CollectiveKind> kEveryKind = {CollectiveKind::Allreduce, CollectiveKind::ReduceScatter,
                                                 CollectiveKind::AllGather, CollectiveKind::Broadcast,
                                                 CollectiveKind::Reduce,    CollectiveKind::AllToAll};
@@ -48,7 +48,8 @@ TEST(AlgorithmRegistry, EveryAlgorithmHasOneDescriptorAndOneImplementation) {
         << to_string(a);
     EXPECT_EQ(algorithm_descriptor(a).algorithm, a);
     EXPECT_EQ(implementation_of(a).algorithm, a);
-    EXPECT_NE(implementation_of(a).plan, nullptr) << to_string(a);
+    // A plan of its own, or (auto) candidates to choose among.
+    EXPECT_NE(implementation_of(a).plan != nullptr, implementation_of(a).candidates != nullptr) << to_string(a);
     // A flat algorithm has a closed form of one link; the hierarchical one has two levels.
     EXPECT_EQ(implementation_of(a).closed_form != nullptr, algorithm_descriptor(a).flat) << to_string(a);
     Algorithm parsed;
@@ -57,15 +58,16 @@ TEST(AlgorithmRegistry, EveryAlgorithmHasOneDescriptorAndOneImplementation) {
     EXPECT_STREQ(to_string(a), algorithm_descriptor(a).name);
   }
   EXPECT_EQ(algorithm_names(),
-            (std::vector<std::string>{"ring", "tree", "halving-doubling", "hierarchical", "direct"}));
+            (std::vector<std::string>{"ring", "tree", "halving-doubling", "hierarchical", "direct", "auto"}));
 }
 
 TEST(AlgorithmRegistry, KindsAsBefore) {
   // Allreduce: all but direct; reduce-scatter, all-gather, broadcast and reduce: ring only; all-to-all:
-  // direct only.
+  // direct only; auto picks among those, so it implements every kind.
   for (const Algorithm a : kEveryAlgorithm)
     for (const CollectiveKind k : kEveryKind) {
-      const bool expected = k == CollectiveKind::AllToAll ? a == Algorithm::Direct
+      const bool expected = a == Algorithm::Auto                ? true
+                            : k == CollectiveKind::AllToAll ? a == Algorithm::Direct
                             : a == Algorithm::Direct      ? false
                                                           : k == CollectiveKind::Allreduce || a == Algorithm::Ring;
       EXPECT_EQ(algorithm_descriptor(a).implements(k), expected) << to_string(a) << " " << to_string(k);

@@ -124,5 +124,80 @@ TEST(Names, RoundTripAndBusBandwidthFactors) {
   EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveKind::Reduce, 8), 1.0);
 }
 
+// A replay network without sharing: every transfer costs α + bytes/B of its level (inside a node or between
+// nodes, ranks `per_node` to a node), whatever else runs.
+class LevelNetwork final : public ReplayNetwork {
+ public:
+  LevelNetwork(int per_node, AlphaBeta intra, AlphaBeta inter) : per_node_(per_node), intra_(intra), inter_(inter) {}
+  std::vector<double> start(const std::vector<ReplayTransfer>& batch, double now) override {
+    std::vector<double> ends;
+    for (const ReplayTransfer& t : batch) {
+      const AlphaBeta& l = t.from / per_node_ == t.to / per_node_ ? intra_ : inter_;
+      ends.push_back(now + l.alpha + static_cast<double>(t.bytes) / l.bandwidth);
+    }
+    return ends;
+  }
+
+ private:
+  int per_node_;
+  AlphaBeta intra_, inter_;
+};
+
+double replayed(const Plan& plan, int ranks, ReplayNetwork& network) { return replay_plan(plan, ranks, network).back(); }
+
+TEST(Replay, UniformLinksGiveTheClosedForms) {
+  const AlphaBeta link{2e-6, 20e9};
+  LevelNetwork uniform(1, link, link);
+  CollectiveOptions options;
+  options.pipeline_chunk_bytes = 64 * 1024;
+  // Sizes that every chunking divides (n ring chunks, k = S / 64 KiB chain chunks, k tree chunks per half,
+  // halving to S/8), so that the closed forms' S/N and S/k are the steps' exact sizes.
+  for (const int n : {2, 3, 8, 13})
+    for (const uint64_t bytes : {uint64_t(n) * 2 * 65536, uint64_t(n) * 6 * 65536}) {
+      const std::string at = "N=" + std::to_string(n) + " S=" + std::to_string(bytes);
+      for (const auto& [kind, algorithm] :
+           std::vector<std::pair<CollectiveKind, Algorithm>>{{CollectiveKind::Allreduce, Algorithm::Ring},
+                                                             {CollectiveKind::Allreduce, Algorithm::HalvingDoubling},
+                                                             {CollectiveKind::Allreduce, Algorithm::DoubleBinaryTree},
+                                                             {CollectiveKind::Broadcast, Algorithm::Ring},
+                                                             {CollectiveKind::AllGather, Algorithm::Ring}}) {
+        const double expected = closed_form_seconds(kind, algorithm, n, bytes, link, options);
+        EXPECT_NEAR(replayed(flat_plan(kind, algorithm, n, bytes, options), n, uniform), expected, 1e-12 * expected)
+            << to_string(algorithm) << " " << to_string(kind) << " " << at;
+      }
+    }
+}
+
+// NCCL's tree on 2 nodes of 4 GPUs, k = 4 chunks per half: each half is the longest path (3 chain hops, 1
+// node hop) plus k − 1 slowest hops; the reduce and the broadcast follow each other.
+TEST(Replay, NcclTreeIsTheLongestPathPlusOneSlowestHopPerChunk) {
+  const AlphaBeta intra{1e-6, 100e9}, inter{5e-6, 10e9};
+  LevelNetwork levels(4, intra, inter);
+  const uint64_t bytes = 8 << 20;
+  Plan plan;
+  for (const bool broadcast : {false, true})
+    plan.phases.push_back({{Group{{0, 1, 2, 3, 4, 5, 6, 7},
+                                  make_nccl_tree_schedule({{0, 1, 2, 3}, {4, 5, 6, 7}}, bytes, 4, broadcast)}}});
+  const double chunk = bytes / 2.0 / 4;
+  const double ci = intra.alpha + chunk / intra.bandwidth, ce = inter.alpha + chunk / inter.bandwidth;
+  const std::vector<double> ends = replay_plan(plan, 8, levels);
+  EXPECT_NEAR(ends[0], 3 * ci + ce + 3 * ce, 1e-15);
+  EXPECT_NEAR(ends[1], 2 * (3 * ci + ce + 3 * ce), 1e-15);
+}
+
+// Halving-doubling over 2 nodes of 4: the partners at distance 4 are in the other node, those at 2 and 1 in
+// the same one; each step costs its own level's α + bytes/B (the closed form of one link cannot say this).
+TEST(Replay, HalvingDoublingChargesEachDistanceAtItsLevel) {
+  const AlphaBeta intra{1e-6, 100e9}, inter{5e-6, 10e9};
+  LevelNetwork levels(4, intra, inter);
+  const uint64_t bytes = 8 << 20;
+  const Plan plan = flat_plan(CollectiveKind::Allreduce, Algorithm::HalvingDoubling, 8, bytes, {});
+  const double s = static_cast<double>(bytes);
+  // Halving sends S/2, S/4, S/8 at distances 4, 2, 1; doubling retraces them.
+  const double expected = 2 * ((inter.alpha + s / 2 / inter.bandwidth) + (intra.alpha + s / 4 / intra.bandwidth) +
+                               (intra.alpha + s / 8 / intra.bandwidth));
+  EXPECT_NEAR(replayed(plan, 8, levels), expected, 1e-15);
+}
+
 }  // namespace
 }  // namespace dtsim::sim

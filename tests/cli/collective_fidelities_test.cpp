@@ -1,0 +1,82 @@
+// The three fidelities agree on multi-GPU nodes and fat-trees, not only on stars of single GPUs: for every
+// algorithm, the aggregated and analytic times of `dtsim collective` stay within 2 % of stepwise's at every
+// size from 16 KiB to 64 MiB. Tree, halving-doubling and the chain are timed by replaying their steps on
+// the platform's links (sim/collectives/schedule.hpp, replay_plan); the rings and the hierarchical
+// algorithm by their closed forms per level.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/cli/run_dtsim.hpp"
+
+namespace {
+
+using dtsim::testing::lines_of;
+
+// size → time (µs) at one fidelity.
+std::map<long long, double> times(const std::string& args, const std::string& fidelity) {
+  const dtsim::testing::DtsimOutcome r =
+      dtsim::testing::run_dtsim(args + " --sizes 16KiB:64MiB --format csv --fidelity " + fidelity, true);
+  EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+  std::map<long long, double> out;
+  const std::vector<std::string> lines = lines_of(r.output);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::vector<std::string> f;
+    std::istringstream in(lines[i]);
+    for (std::string field; std::getline(in, field, ',');) f.push_back(field);
+    out[std::stoll(f.at(0))] = std::stod(f.at(3));
+  }
+  return out;
+}
+
+const std::vector<std::string> kEveryAllreduce = {"ring", "tree", "halving-doubling", "hierarchical"};
+
+void expect_fidelities_agree(const std::string& platform, const std::vector<std::string>& algorithms,
+                             double tolerance = 0.02) {
+  for (const std::string& algorithm : algorithms) {
+    const std::string args = "collective " + platform + " --algorithm " + algorithm;
+    const std::map<long long, double> step = times(args, "stepwise");
+    ASSERT_EQ(step.size(), 13u) << args;
+    for (const char* fidelity : {"aggregated", "analytic"}) {
+      const std::map<long long, double> other = times(args, fidelity);
+      for (const auto& [size, t] : step)
+        EXPECT_NEAR(other.at(size), t, tolerance * t) << args << ", " << fidelity << ", " << size << " B";
+    }
+  }
+}
+
+const std::string kNvSwitch = " --set cluster.intra_node_fabric=nvlink3-nvswitch";
+
+TEST(CollectiveFidelities, AgreeOnFourHgxNodesWithOneNicEach) {
+  expect_fidelities_agree("--ranks 32 --gpus-per-node 8" + kNvSwitch, kEveryAllreduce);
+}
+
+TEST(CollectiveFidelities, AgreeWithNcclsProtocolsToo) {
+  expect_fidelities_agree("--ranks 32 --gpus-per-node 8 --protocol auto" + kNvSwitch, kEveryAllreduce);
+}
+
+TEST(CollectiveFidelities, AgreeOnTwoNodesWithARailPerGpu) {
+  expect_fidelities_agree("--ranks 16 --gpus-per-node 8 --set cluster.nics_per_node=8 --protocol auto" + kNvSwitch,
+                          kEveryAllreduce);
+}
+
+TEST(CollectiveFidelities, AgreeOnFatTrees) {
+  const std::vector<std::string> exact = {"ring", "halving-doubling", "hierarchical"};
+  expect_fidelities_agree("--ranks 32 --gpus-per-node 8 --topology fat-tree" + kNvSwitch, exact);
+  expect_fidelities_agree("--ranks 64 --topology fat-tree", exact);
+}
+
+// Where a tree's transfers meet on a link without starting together (a head's chain transfer still running
+// when its child heads' arrive), the replay keeps each transfer's share from its start while SimGrid
+// re-shares the link as transfers come and go: the replay is up to 6.2 % slower on this fat-tree of HGX
+// nodes and 4.1 % on 64 single GPUs (measured 2026-12-01; docs/limitations.md). The bound keeps it there.
+TEST(CollectiveFidelities, TreesOnFatTreesWithinTheirKnownBound) {
+  expect_fidelities_agree("--ranks 32 --gpus-per-node 8 --topology fat-tree" + kNvSwitch, {"tree"}, 0.07);
+  expect_fidelities_agree("--ranks 64 --topology fat-tree", {"tree"}, 0.05);
+}
+
+}  // namespace
