@@ -6,6 +6,8 @@
 #include <limits>
 #include <queue>
 
+#include <xbt/config.hpp>
+
 #include "sim/collectives/protocol.hpp"
 #include "sim/world/platform.hpp"
 
@@ -53,6 +55,7 @@ PlannedCollective::PlannedCollective(CollectiveKind kind, Algorithm algorithm, F
       name_(std::move(name)),
       options_(options),
       builder_(std::move(builder)) {
+  tcp_gamma_ = simgrid::config::get_value<double>("network/TCP-gamma");
   node_of_ = platform.node_of_worker;
   node_of_.resize(hosts_.size(), 0);
   hop_context_.one_gpu_per_node = !platform.workers_of_node.empty();
@@ -127,6 +130,8 @@ void PlannedCollective::measure_layout(const Plan& plan) {
         share = std::min(share, l->get_bandwidth() / (shared ? load[l] : 1));
       }
       const double factor = calibration_ ? calibration_->factor(routes[f]) : options_.bandwidth_efficiency;
+      // SimGrid caps every flow at its TCP window over the round trip (a WAN's, where one is set).
+      if (latencies[f] > 0.0) share = std::min(share, tcp_gamma_ / (2 * latencies[f]) / factor);
       rate = std::min(rate, share * factor);
       const int lv = node_of_[flows[f].first] == node_of_[flows[f].second] ? 0 : 1;
       seen[lv] = true;
@@ -154,56 +159,240 @@ const PlannedCollective::CachedRoute& PlannedCollective::cached_route(int from, 
 
 namespace {
 
-// The platform's links as a replay sees them. A transfer takes max(route latency, the protocol's hop
-// latency) + wire bytes / share, its share fixed when it starts: the least, over its route's links, of the
-// link's bandwidth over the transfers on it at that moment (all of it on a fat pipe), times the route's
-// bandwidth factor. Transfers that start together share from the start; one that starts while others run
-// gets what is left of the count, and they keep theirs: exact when the transfers that meet on a link start
-// together and carry the same bytes, as a schedule's steps do.
-class LinkReplay final : public ReplayNetwork {
+// The platform's links as a replay sees them: a fluid model of SimGrid's CM02. A transfer waits its route's
+// latency, then moves its wire bytes at the rate weighted max-min fairness gives it among the transfers
+// then moving (each link's bandwidth shared, a fat pipe's not; a route's bandwidth factor scales what its
+// transfers get; where transfers share a bottleneck, each gets a share inversely proportional to its route's
+// latency, as CM02 models TCP's bias against long round trips), re-shared whenever one starts moving or is
+// done; then, with a protocol, it waits what the
+// protocol's hop latency has beyond the route's. A change re-shares only the transfers that share links
+// with the one that changed, directly or through others.
+class FluidReplay final : public ReplayNetwork {
  public:
   using RouteOf = std::function<const PlannedCollective::CachedRoute&(int from, int to)>;
   using LatencyOf = std::function<double(int from, int to)>;  // the protocol's least hop latency
 
-  LinkReplay(RouteOf route_of, LatencyOf least_latency, double bandwidth_fraction)
-      : route_of_(std::move(route_of)), least_latency_(std::move(least_latency)), fraction_(bandwidth_fraction) {}
+  FluidReplay(RouteOf route_of, LatencyOf least_latency, double bandwidth_fraction, double tcp_gamma)
+      : route_of_(std::move(route_of)), least_latency_(std::move(least_latency)), fraction_(bandwidth_fraction),
+        tcp_gamma_(tcp_gamma) {}
 
-  std::vector<double> start(const std::vector<ReplayTransfer>& batch, double now) override {
-    while (!running_.empty() && running_.top().first <= now) {
-      for (sg4::Link* l : running_.top().second->links) --load_[l];
-      running_.pop();
-    }
-    std::vector<const PlannedCollective::CachedRoute*> routes;
-    for (const ReplayTransfer& t : batch) {
-      routes.push_back(&route_of_(t.from, t.to));
-      for (sg4::Link* l : routes.back()->links) ++load_[l];
-    }
-    std::vector<double> ends;
+  void start(const std::vector<ReplayTransfer>& batch, const std::vector<size_t>& ids, double now) override {
     for (size_t i = 0; i < batch.size(); ++i) {
-      const PlannedCollective::CachedRoute& r = *routes[i];
-      double share = std::numeric_limits<double>::infinity();
+      const PlannedCollective::CachedRoute& r = route_of_(batch[i].from, batch[i].to);
+      Flow f;
+      f.id = ids[i];
+      f.weight = 1.0 / r.factor;
+      f.penalty = std::max(r.latency, 1e-12);
+      if (r.latency > 0.0) f.bound = tcp_gamma_ / (2 * r.latency);  // SimGrid's TCP window cap
+      f.remaining = static_cast<double>(wire_bytes(batch[i].bytes, fraction_));
+      f.extra = std::max(0.0, least_latency_(batch[i].from, batch[i].to) - r.latency);
       for (sg4::Link* l : r.links) {
-        const bool shared = l->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE;
-        share = std::min(share, l->get_bandwidth() / (shared ? load_[l] : 1));
+        const int link = link_index(l);
+        if (links_[static_cast<size_t>(link)].shared)
+          f.links.push_back(link);
+        else
+          f.bound = std::min(f.bound, links_[static_cast<size_t>(link)].capacity * r.factor);
       }
-      const int from = batch[i].from, to = batch[i].to;
-      const double wire = static_cast<double>(wire_bytes(batch[i].bytes, fraction_));
-      ends.push_back(now + std::max(r.latency, least_latency_(from, to)) + wire / (share * r.factor));
-      running_.push({ends.back(), &r});
+      flows_.push_back(std::move(f));
+      schedule(static_cast<int>(flows_.size() - 1), now + r.latency);
     }
-    return ends;
+  }
+
+  double next_end() const override {
+    while (!events_.empty() && stale(events_.top())) events_.pop();
+    return events_.empty() ? std::numeric_limits<double>::infinity() : events_.top().at;
+  }
+
+  std::vector<size_t> advance() override {
+    const double now = next_end();
+    std::vector<size_t> done;
+    std::vector<int> changed;  // links whose moving transfers changed
+    while (!events_.empty() && (stale(events_.top()) || events_.top().at <= now)) {
+      const Event e = events_.top();
+      events_.pop();
+      if (stale(e)) continue;
+      Flow& f = flows_[static_cast<size_t>(e.flow)];
+      if (f.state == State::Latency) {  // starts moving its bytes
+        f.state = State::Moving;
+        f.last = now;
+        if (f.remaining <= 0.0 || f.links.empty()) {
+          if (f.links.empty() && f.remaining > 0.0) {  // fat pipes only: its own bound, no one to share with
+            f.rate = f.bound;
+            schedule(e.flow, now + f.remaining / f.rate);
+            continue;
+          }
+          finish_moving(e.flow, now, done);
+          continue;
+        }
+        for (const int l : f.links) links_[static_cast<size_t>(l)].moving.push_back(e.flow);
+        changed.insert(changed.end(), f.links.begin(), f.links.end());
+      } else if (f.state == State::Moving) {
+        for (const int l : f.links) {
+          std::vector<int>& moving = links_[static_cast<size_t>(l)].moving;
+          moving.erase(std::find(moving.begin(), moving.end(), e.flow));
+        }
+        changed.insert(changed.end(), f.links.begin(), f.links.end());
+        f.remaining = 0.0;
+        finish_moving(e.flow, now, done);
+      } else {  // the protocol's wait is over
+        f.state = State::Done;
+        done.push_back(f.id);
+      }
+    }
+    if (!changed.empty()) reshare(changed, now);
+    return done;
   }
 
  private:
-  using Running = std::pair<double, const PlannedCollective::CachedRoute*>;
-  struct Later {
-    bool operator()(const Running& a, const Running& b) const { return a.first > b.first; }
+  enum class State { Latency, Moving, Waiting, Done };
+  struct Flow {
+    size_t id = 0;
+    std::vector<int> links;  // shared links of its route
+    double weight = 1.0;     // what a byte per second of it uses of a link: 1 / the route's bandwidth factor
+    double penalty = 1.0;    // CM02's share weight: the route's latency (a longer route gets less)
+    double bound = std::numeric_limits<double>::infinity();  // from fat pipes
+    double remaining = 0.0;  // wire bytes
+    double extra = 0.0;      // the protocol's wait after delivery
+    double rate = 0.0;
+    double last = 0.0;       // when `remaining` was last brought up to date
+    State state = State::Latency;
+    int version = 0;         // of its pending event
+    bool fixed = false;      // scratch, for resharing
   };
+  struct Link {
+    double capacity = 0.0;
+    bool shared = true;
+    std::vector<int> moving;  // flows moving bytes across it
+    bool seen = false;        // scratch, for resharing
+  };
+  struct Event {
+    double at;
+    int flow;
+    int version;
+  };
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const { return a.at > b.at || (a.at == b.at && a.flow > b.flow); }
+  };
+
+  int link_index(sg4::Link* l) {
+    const auto [it, added] = link_ids_.emplace(l, static_cast<int>(links_.size()));
+    if (added) links_.push_back({l->get_bandwidth(), l->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE, {}, false});
+    return it->second;
+  }
+  bool stale(const Event& e) const { return flows_[static_cast<size_t>(e.flow)].version != e.version; }
+  void schedule(int flow, double at) {
+    Flow& f = flows_[static_cast<size_t>(flow)];
+    events_.push({at, flow, ++f.version});
+  }
+  void finish_moving(int flow, double now, std::vector<size_t>& done) {
+    Flow& f = flows_[static_cast<size_t>(flow)];
+    if (f.extra > 0.0) {
+      f.state = State::Waiting;
+      schedule(flow, now + f.extra);
+    } else {
+      f.state = State::Done;
+      ++f.version;
+      done.push_back(f.id);
+    }
+  }
+
+  // Max-min fair rates, by progressive filling, for the moving transfers connected to `seeds` through shared
+  // links; their completion events move accordingly.
+  void reshare(const std::vector<int>& seeds, double now) {
+    std::vector<int> component_links, component_flows;
+    std::vector<int> queue;
+    for (const int l : seeds)
+      if (!links_[static_cast<size_t>(l)].seen) {
+        links_[static_cast<size_t>(l)].seen = true;
+        queue.push_back(l);
+      }
+    while (!queue.empty()) {
+      const int l = queue.back();
+      queue.pop_back();
+      component_links.push_back(l);
+      for (const int fl : links_[static_cast<size_t>(l)].moving) {
+        Flow& f = flows_[static_cast<size_t>(fl)];
+        if (f.fixed) continue;
+        f.fixed = true;  // used as "visited" here
+        component_flows.push_back(fl);
+        for (const int other : f.links)
+          if (!links_[static_cast<size_t>(other)].seen) {
+            links_[static_cast<size_t>(other)].seen = true;
+            queue.push_back(other);
+          }
+      }
+    }
+    for (const int l : component_links) links_[static_cast<size_t>(l)].seen = false;
+    // Bring each transfer's bytes up to now at its old rate, then fill.
+    std::unordered_map<int, std::pair<double, double>> room;  // link → (capacity left, weight of unfixed flows)
+    for (const int fl : component_flows) {
+      Flow& f = flows_[static_cast<size_t>(fl)];
+      f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.last));
+      f.last = now;
+      f.fixed = false;
+      for (const int l : f.links) {
+        auto [it, added] = room.emplace(l, std::make_pair(links_[static_cast<size_t>(l)].capacity, 0.0));
+        it->second.second += f.weight / f.penalty;
+      }
+    }
+    size_t unfixed = component_flows.size();
+    while (unfixed > 0) {
+      // The level at which the next link saturates, or a transfer reaches its fat-pipe bound; an unfixed
+      // transfer's rate is level / its penalty.
+      double level = std::numeric_limits<double>::infinity();
+      for (const auto& [l, r] : room)
+        if (r.second > 0.0) level = std::min(level, r.first / r.second);
+      for (const int fl : component_flows) {
+        const Flow& f = flows_[static_cast<size_t>(fl)];
+        if (!f.fixed) level = std::min(level, f.bound * f.penalty);
+      }
+      // Every transfer held at this level: on a link that saturates at it (all such links at once, which
+      // keeps the rounds few), or at its own bound.
+      const double at_level = level * (1 + 1e-12);
+      std::vector<int> fixing;
+      for (const auto& [l, r] : room)
+        if (r.second > 0.0 && r.first / r.second <= at_level) {
+          for (const int fl : links_[static_cast<size_t>(l)].moving)
+            if (!flows_[static_cast<size_t>(fl)].fixed) fixing.push_back(fl);
+          room[l].second = 0.0;
+        }
+      for (const int fl : component_flows) {
+        const Flow& f = flows_[static_cast<size_t>(fl)];
+        if (!f.fixed && f.bound * f.penalty <= at_level) fixing.push_back(fl);
+      }
+      if (fixing.empty())  // rounding closed every link they share: whatever is left takes the level
+        for (const int fl : component_flows)
+          if (!flows_[static_cast<size_t>(fl)].fixed) fixing.push_back(fl);
+      std::sort(fixing.begin(), fixing.end());
+      fixing.erase(std::unique(fixing.begin(), fixing.end()), fixing.end());
+      for (const int fl : fixing) {
+        Flow& f = flows_[static_cast<size_t>(fl)];
+        f.fixed = true;
+        f.rate = level / f.penalty;
+        --unfixed;
+        for (const int l : f.links) {
+          auto& r = room[l];
+          r.first = std::max(0.0, r.first - f.rate * f.weight);
+          r.second -= f.weight / f.penalty;
+          if (r.second < 1e-9 / f.penalty) r.second = 0.0;  // no unfixed flow left on it (rounding aside)
+        }
+      }
+    }
+    for (const int fl : component_flows) {
+      Flow& f = flows_[static_cast<size_t>(fl)];
+      f.fixed = false;
+      schedule(fl, now + f.remaining / f.rate);
+    }
+  }
+
   RouteOf route_of_;
   LatencyOf least_latency_;
   double fraction_;
-  std::unordered_map<sg4::Link*, int> load_;
-  std::priority_queue<Running, std::vector<Running>, Later> running_;
+  double tcp_gamma_;
+  std::vector<Flow> flows_;
+  std::vector<Link> links_;
+  std::unordered_map<sg4::Link*, int> link_ids_;
+  mutable std::priority_queue<Event, std::vector<Event>, Later> events_;
 };
 
 }  // namespace
@@ -259,8 +448,9 @@ void PlannedCollective::time_plan(const Plan& plan, const ProtocolCosts& costs, 
   // phase charged from when the previous one ended to when its last rank finished.
   std::vector<double> replayed_end;
   if (plan.timed_by_replay() && plan.stepwise_flows() <= kReplayMaxTransfers) {
-    LinkReplay network([this](int from, int to) -> const CachedRoute& { return cached_route(from, to); },
-                       [&](int from, int to) { return costs.hop(hop_class(from, to)); }, costs.bandwidth_fraction);
+    FluidReplay network([this](int from, int to) -> const CachedRoute& { return cached_route(from, to); },
+                        [&](int from, int to) { return costs.hop(hop_class(from, to)); }, costs.bandwidth_fraction,
+                        tcp_gamma_);
     replayed_end = replay_plan(plan, ranks(), network);
   }
   for (size_t ph = 0; ph < plan.phases.size(); ++ph) {

@@ -118,12 +118,13 @@ class PlannedCollective final : public Collective {
   std::vector<int> fanout_;               // [phase]: most pattern flows of one rank
   std::vector<std::array<AlphaBeta, 2>> level_links_;  // [phase]: inside a node, between nodes
   std::vector<int> node_of_;              // each rank's node
+  double tcp_gamma_ = 0.0;                // SimGrid's network/TCP-gamma: a flow's rate ≤ it / (2 · route latency)
   HopContext hop_context_;
   bool any_pcie_hop_ = false;
   std::unordered_map<uint64_t, double> route_latency_;  // (from, to) → seconds, filled as steps need it
   mutable std::unordered_map<uint64_t, CachedRoute> routes_;  // (from, to), filled as replays need them
   // Above this many transfers a schedule is timed by its closed form instead of a replay.
-  static constexpr uint64_t kReplayMaxTransfers = 20'000'000;
+  static constexpr uint64_t kReplayMaxTransfers = 1'000'000;
   // Plans by message size; a few are kept (a plan can hold every rank's steps), never one still in use.
   static constexpr size_t kCachedSizes = 4;
   mutable std::map<uint64_t, Prepared> cache_;

@@ -1,7 +1,9 @@
 #include "sim/collectives/schedule.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
+#include <limits>
 #include <queue>
 #include <tuple>
 #include <unordered_map>
@@ -103,10 +105,6 @@ struct PairQueue {
   std::deque<Posted> sends, recvs;
 };
 
-struct Flight {
-  ReplayTransfer transfer;
-};
-
 // Where a rank sits in a phase.
 struct Seat {
   int phase = -1;
@@ -141,10 +139,9 @@ std::vector<double> replay_plan(const Plan& plan, int ranks, ReplayNetwork& netw
   std::vector<double> phase_end(plan.phases.size(), 0.0);
   std::unordered_map<uint64_t, PairQueue> pairs;  // (lane group, from, to) → posts not yet matched
   std::vector<ReplayTransfer> flights;
-  // Events by time: ends (kind 0) before starts (kind 1) at the same time, so that a link a transfer
-  // leaves is free for the ones starting then; then in order of creation, for determinism.
-  using Event = std::tuple<double, int, size_t>;  // time, kind, flight
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
+  // Matched transfers by start time, then in order of creation (for determinism).
+  using Start = std::pair<double, size_t>;
+  std::priority_queue<Start, std::vector<Start>, std::greater<Start>> starts;
 
   const auto key = [](int lane_group, int from, int to) {
     return (static_cast<uint64_t>(lane_group) << 48) | (static_cast<uint64_t>(from) << 24) | static_cast<uint64_t>(to);
@@ -155,7 +152,7 @@ std::vector<double> replay_plan(const Plan& plan, int ranks, ReplayNetwork& netw
       q.sends.pop_front();
       q.recvs.pop_front();
       flights.push_back({from, to, s.bytes, lane_group});
-      events.push({std::max(s.at, r.at), 1, flights.size() - 1});
+      starts.push({std::max(s.at, r.at), flights.size() - 1});
     }
   };
   std::function<void(int, double)> enter_seat;
@@ -214,27 +211,30 @@ std::vector<double> replay_plan(const Plan& plan, int ranks, ReplayNetwork& netw
   };
 
   for (int r = 0; r < ranks; ++r) enter_seat(r, 0.0);
-  std::vector<size_t> batch;
+  std::vector<size_t> ids;
   std::vector<ReplayTransfer> transfers;
-  while (!events.empty()) {
-    const auto [now, kind, first] = events.top();
-    if (kind == 0) {
-      events.pop();
-      const ReplayTransfer t = flights[first];
-      complete(t.from, t.lane_group, now);
-      complete(t.to, t.lane_group, now);
+  while (true) {
+    const double next_end = network.next_end();
+    const double next_start = starts.empty() ? std::numeric_limits<double>::infinity() : starts.top().first;
+    if (std::isinf(next_end) && std::isinf(next_start)) break;
+    if (next_end <= next_start) {  // ends first: a link a transfer leaves is free for those starting then
+      const double now = next_end;
+      for (const size_t id : network.advance()) {
+        const ReplayTransfer& t = flights[id];
+        complete(t.from, t.lane_group, now);
+        complete(t.to, t.lane_group, now);
+      }
       continue;
     }
     // Every transfer that starts now (within a picosecond: sums of the same terms in another order), together.
-    batch.clear();
+    ids.clear();
     transfers.clear();
-    while (!events.empty() && std::get<0>(events.top()) <= now + 1e-12 && std::get<1>(events.top()) == 1) {
-      batch.push_back(std::get<2>(events.top()));
-      transfers.push_back(flights[batch.back()]);
-      events.pop();
+    while (!starts.empty() && starts.top().first <= next_start + 1e-12) {
+      ids.push_back(starts.top().second);
+      transfers.push_back(flights[ids.back()]);
+      starts.pop();
     }
-    const std::vector<double> ends = network.start(transfers, now);
-    for (size_t i = 0; i < batch.size(); ++i) events.push({ends[i], 0, batch[i]});
+    network.start(transfers, ids, next_start);
   }
   // A phase no rank had steps in ends with the one before it.
   for (size_t ph = 1; ph < phase_end.size(); ++ph) phase_end[ph] = std::max(phase_end[ph], phase_end[ph - 1]);

@@ -98,9 +98,8 @@ struct Plan {
   bool timed_by_replay() const;  // some schedule of it is
 };
 
-// Where a replay's transfers run. start() is called in order of start time, with every transfer that
-// starts at `now` in one batch (so that they see each other on the links they share); it returns when
-// each completes for both ends.
+// Where a replay's transfers run: the replay hands it the transfers that start (all that start at `now` in
+// one batch, each with an id) and asks it when the next of the running ones completes.
 struct ReplayTransfer {
   int from = -1, to = -1;  // global ranks
   uint64_t bytes = 0;
@@ -109,7 +108,12 @@ struct ReplayTransfer {
 class ReplayNetwork {
  public:
   virtual ~ReplayNetwork() = default;
-  virtual std::vector<double> start(const std::vector<ReplayTransfer>& batch, double now) = 0;
+  virtual void start(const std::vector<ReplayTransfer>& batch, const std::vector<size_t>& ids, double now) = 0;
+  // When the network's next event is (a transfer completing, or a change in how running ones share links);
+  // infinity when nothing runs.
+  virtual double next_end() const = 0;
+  // Moves to next_end() and returns the ids of the transfers that complete then (possibly none).
+  virtual std::vector<size_t> advance() = 0;
 };
 
 // The plan as the stepwise fidelity runs it: every rank starts at 0 and goes through its phases one after

@@ -3,7 +3,10 @@
 // with the steps, and the small helpers do what they say.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <limits>
 #include <map>
+#include <queue>
 
 #include "sim/collectives/algorithms.hpp"
 #include "sim/collectives/closed_form.hpp"
@@ -129,18 +132,31 @@ TEST(Names, RoundTripAndBusBandwidthFactors) {
 class LevelNetwork final : public ReplayNetwork {
  public:
   LevelNetwork(int per_node, AlphaBeta intra, AlphaBeta inter) : per_node_(per_node), intra_(intra), inter_(inter) {}
-  std::vector<double> start(const std::vector<ReplayTransfer>& batch, double now) override {
-    std::vector<double> ends;
-    for (const ReplayTransfer& t : batch) {
+  void start(const std::vector<ReplayTransfer>& batch, const std::vector<size_t>& ids, double now) override {
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const ReplayTransfer& t = batch[i];
       const AlphaBeta& l = t.from / per_node_ == t.to / per_node_ ? intra_ : inter_;
-      ends.push_back(now + l.alpha + static_cast<double>(t.bytes) / l.bandwidth);
+      ends_.push({now + l.alpha + static_cast<double>(t.bytes) / l.bandwidth, ids[i]});
     }
-    return ends;
+  }
+  double next_end() const override {
+    return ends_.empty() ? std::numeric_limits<double>::infinity() : ends_.top().first;
+  }
+  std::vector<size_t> advance() override {
+    const double now = ends_.top().first;
+    std::vector<size_t> done;
+    while (!ends_.empty() && ends_.top().first == now) {
+      done.push_back(ends_.top().second);
+      ends_.pop();
+    }
+    return done;
   }
 
  private:
   int per_node_;
   AlphaBeta intra_, inter_;
+  using End = std::pair<double, size_t>;
+  std::priority_queue<End, std::vector<End>, std::greater<End>> ends_;
 };
 
 double replayed(const Plan& plan, int ranks, ReplayNetwork& network) { return replay_plan(plan, ranks, network).back(); }
