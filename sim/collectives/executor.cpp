@@ -77,10 +77,7 @@ HopClass PlannedCollective::hop_class(int from, int to) const {
 double PlannedCollective::hop_extra(int from, int to, const ProtocolCosts& costs) {
   const double least = costs.hop(hop_class(from, to));
   if (least <= 0.0) return 0.0;
-  const uint64_t key = (static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to);
-  auto it = route_latency_.find(key);
-  if (it == route_latency_.end()) it = route_latency_.emplace(key, route_latency(hosts_[from], hosts_[to])).first;
-  return std::max(0.0, least - it->second);
+  return std::max(0.0, least - cached_route(from, to).latency);
 }
 
 void PlannedCollective::measure_layout(const Plan& plan) {
@@ -250,7 +247,7 @@ class FluidReplay final : public ReplayNetwork {
     std::vector<int> links;  // shared links of its route
     double weight = 1.0;     // what a byte per second of it uses of a link: 1 / the route's bandwidth factor
     double penalty = 1.0;    // CM02's share weight: the route's latency (a longer route gets less)
-    double bound = std::numeric_limits<double>::infinity();  // from fat pipes
+    double bound = std::numeric_limits<double>::infinity();  // from fat pipes and the TCP window
     double remaining = 0.0;  // wire bytes
     double extra = 0.0;      // the protocol's wait after delivery
     double rate = 0.0;

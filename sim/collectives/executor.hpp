@@ -6,12 +6,17 @@
 // Aggregated: all ranks meet at a barrier (so that no rank finishes before every rank has started, as the
 // real data dependencies demand), then per phase each rank starts one flow per peer with the bytes its steps
 // send that peer, waits for its flows, meets the others at a barrier and sleeps for what the phase's closed
-// form has beyond the flows: phase_seconds − (α + max bytes per rank / B). Without other traffic this equals
-// stepwise; with other traffic the flows still share links through max-min.
+// form has beyond the flows: phase_seconds − (α + max bytes per rank / B); a phase timed by replay lasts its
+// replayed time instead (or longer, if other traffic slows its flows past it). Without other traffic this
+// equals stepwise; with other traffic the flows still share links through max-min.
 //
-// Analytic: a barrier, then sleep_for(closed form). No flows.
+// Analytic: a barrier, then sleep_for(the phases' times). No flows.
 //
-// α and B per phase come from the platform: the flows of the schedule's first step (Schedule::pattern_peer)
+// Phase times: plans with a schedule that is timed_by_replay (tree, halving-doubling, the chain) are
+// replayed (replay_plan) on FluidReplay, a fluid model of SimGrid's CM02 sharing on the platform's links
+// (executor.cpp), up to kReplayMaxTransfers; the others, and those beyond it, take their closed forms.
+//
+// α and B per phase for the closed forms come from the platform: the flows of the schedule's first step (Schedule::pattern_peer)
 // are routed; α is the largest route latency, B the smallest bandwidth share along any of them (a link's
 // bandwidth divided by the number of those flows crossing it, unless the link is a fat pipe), times the
 // route's bandwidth factor from the platform's calibration (options.bandwidth_efficiency without one).
@@ -121,8 +126,7 @@ class PlannedCollective final : public Collective {
   double tcp_gamma_ = 0.0;                // SimGrid's network/TCP-gamma: a flow's rate ≤ it / (2 · route latency)
   HopContext hop_context_;
   bool any_pcie_hop_ = false;
-  std::unordered_map<uint64_t, double> route_latency_;  // (from, to) → seconds, filled as steps need it
-  mutable std::unordered_map<uint64_t, CachedRoute> routes_;  // (from, to), filled as replays need them
+  mutable std::unordered_map<uint64_t, CachedRoute> routes_;  // (from, to), filled as steps and replays need them
   // Above this many transfers a schedule is timed by its closed form instead of a replay.
   static constexpr uint64_t kReplayMaxTransfers = 1'000'000;
   // Plans by message size; a few are kept (a plan can hold every rank's steps), never one still in use.

@@ -6,6 +6,8 @@
 #
 #   tests/bench/collective_bench.sh [path/to/dtsim]        # default build/dtsim
 #   ALGORITHM=tree RANKS="64 256" tests/bench/collective_bench.sh
+#   TOPOLOGY=fat-tree RANKS=1024 tests/bench/collective_bench.sh   # the same table on a two-level fat-tree
+#   TOPOLOGY_RATIO=1 tests/bench/collective_bench.sh        # stepwise N = 1024 on a fat-tree over a star, side by side
 #
 # Stepwise at N = 4096 (33.5 M simulated transfers for the ring, ~2 minutes) is skipped unless STEPWISE_4096=1.
 set -euo pipefail
@@ -13,15 +15,31 @@ DTSIM=${1:-build/dtsim}
 ALGORITHM=${ALGORITHM:-ring}
 RANKS=${RANKS:-"64 256 1024 4096"}
 SIZE=${SIZE:-64MiB}
+TOPOLOGY=${TOPOLOGY:-star}
+
+if [[ ${TOPOLOGY_RATIO:-0} == 1 ]]; then
+  # The stepwise ring allreduce at N = 1024 on both topologies, alternating, 3 times each; the ratio of the
+  # medians is what the fat-tree's routing and sharing cost on top of the star's transfers.
+  for i in 1 2 3; do
+    for t in star fat-tree; do
+      "$DTSIM" collective --ranks 1024 --topology "$t" --fidelity stepwise --sizes "$SIZE" --format csv |
+        awk -F, -v t="$t" 'NR == 2 {print t, $7}'
+    done
+  done | sort -k1,1 -k2,2n | awk '{w[$1] = w[$1] " " $2; n[$1]++; v[$1, n[$1]] = $2}
+    END {s = v["star", 2]; f = v["fat-tree", 2];
+         printf "stepwise ring allreduce of %s, N = 1024: star%s s, fat-tree%s s; medians %.2f and %.2f s, ratio %.2f\n",
+                "'"$SIZE"'", w["star"], w["fat-tree"], s, f, f / s}'
+  exit 0
+fi
 
 wall_of() {  # ranks fidelity extra-flags... -> "wall simulated_us"
   local n=$1 fidelity=$2
   shift 2
-  "$DTSIM" collective --ranks "$n" --algorithm "$ALGORITHM" --fidelity "$fidelity" --sizes "$SIZE" "$@" |
+  "$DTSIM" collective --ranks "$n" --topology "$TOPOLOGY" --algorithm "$ALGORITHM" --fidelity "$fidelity" --sizes "$SIZE" "$@" |
     awk '!/^#/ && NF >= 8 {print $7, $4}'
 }
 
-echo "$ALGORITHM allreduce of $SIZE, wall-clock seconds per collective"
+echo "$ALGORITHM allreduce of $SIZE on a $TOPOLOGY, wall-clock seconds per collective"
 echo
 echo "| N | stepwise | aggregated first | aggregated warm | analytic first | analytic warm | simulated time (us) |"
 echo "|---|---|---|---|---|---|---|"
