@@ -127,8 +127,9 @@ void PlannedCollective::measure_layout(const Plan& plan) {
         share = std::min(share, l->get_bandwidth() / (shared ? load[l] : 1));
       }
       const double factor = calibration_ ? calibration_->factor(routes[f]) : options_.bandwidth_efficiency;
-      // SimGrid caps every flow at its TCP window over the round trip (a WAN's, where one is set).
-      if (latencies[f] > 0.0) share = std::min(share, tcp_gamma_ / (2 * latencies[f]) / factor);
+      // SimGrid caps every flow at its TCP window over the round trip (a WAN's, where one is set), the
+      // bandwidth factor applying to the cap as to the links.
+      if (latencies[f] > 0.0) share = std::min(share, tcp_gamma_ / (2 * latencies[f]));
       rate = std::min(rate, share * factor);
       const int lv = node_of_[flows[f].first] == node_of_[flows[f].second] ? 0 : 1;
       seen[lv] = true;
@@ -180,7 +181,7 @@ class FluidReplay final : public ReplayNetwork {
       f.id = ids[i];
       f.weight = 1.0 / r.factor;
       f.penalty = std::max(r.latency, 1e-12);
-      if (r.latency > 0.0) f.bound = tcp_gamma_ / (2 * r.latency);  // SimGrid's TCP window cap
+      if (r.latency > 0.0) f.bound = tcp_gamma_ / (2 * r.latency) * r.factor;  // SimGrid's TCP window cap
       f.remaining = static_cast<double>(wire_bytes(batch[i].bytes, fraction_));
       f.extra = std::max(0.0, least_latency_(batch[i].from, batch[i].to) - r.latency);
       for (sg4::Link* l : r.links) {

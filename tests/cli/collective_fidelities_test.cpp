@@ -82,4 +82,9 @@ TEST(CollectiveFidelities, AgreeOnATorus) {
   expect_fidelities_agree("--ranks 16 --topology torus --set cluster.torus_dims=4,4", kEveryAllreduce);
 }
 
+// Across a WAN each flow is held by the TCP window over the round trip, times the route's bandwidth factor.
+TEST(CollectiveFidelities, AgreeAcrossTwoSites) {
+  expect_fidelities_agree("--ranks 16 --topology two-sites --set cluster.wan_profile=wan-10g", kEveryAllreduce);
+}
+
 }  // namespace
