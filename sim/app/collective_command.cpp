@@ -285,7 +285,8 @@ int command_collective(int argc, char** argv) {
   }
   // The flags are keys, so a flag without effect here gets the same warning as in a run.
   for (const char* key : {"collective.algorithm", "collective.inter_node", "collective.pipeline_chunk",
-                          "collective.pipeline_chunks_max", "collective.protocol"})
+                          "collective.pipeline_chunks_max", "collective.protocol", "cluster.pcie_switch",
+                          "cluster.gpus_per_pcie_switch"})
     if (scenario.origin(key).command_line)
       if (const std::string why = why_ignored(key, cfg); !why.empty())
         std::fprintf(stderr, "dtsim: warning: %s: %s: %s\n", scenario.origin(key).describe().c_str(), key, why.c_str());

@@ -17,9 +17,10 @@ namespace dtsim::sim {
 std::shared_ptr<const Schedule> make_ring_schedule(CollectiveKind kind, int members, uint64_t bytes, int ag_offset = 0);
 
 // NCCL's channel rings over `nodes` (the ranks of each node, ascending, all ranks 0..N−1) with
-// `nics_per_node` NICs, GPU i of a node using NIC i / (GPUs / NICs): one order of all ranks per channel.
-// Channel c enters and leaves every node through NIC c mod NICs (through NIC c and c+1 when each NIC has a
-// single GPU); nodes whose GPUs do not divide among the NICs keep their rank order.
+// `nics_per_node` NICs, GPU i of a node using port i / (GPUs / ports) (topology::nic_ports: the NICs, or one
+// bonded port per GPU when each GPU owns several NICs): one order of all ranks per channel. Channel c enters
+// and leaves every node through port c mod ports (through port c and c+1 when each port has a single GPU);
+// nodes with one port (one GPU, or GPUs that do not divide among the NICs) keep their rank order.
 std::vector<std::vector<int>> channel_ring_orders(const std::vector<std::vector<int>>& nodes, int nics_per_node,
                                                   int channels);
 // The ring `kind` run by one lane per order, lane c over chunk c of `channels` near-equal parts of the buffer.

@@ -8,6 +8,7 @@
 
 #include "sim/collectives/algorithms.hpp"
 #include "sim/collectives/closed_form.hpp"
+#include "sim/config/cluster_layout.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -80,7 +81,8 @@ class ChannelRingSchedule final : public Schedule {
   std::vector<std::shared_ptr<const Schedule>> rings_;
 };
 
-// The order in which channel c visits the g GPUs (local indices) of a node with m NICs, g/m GPUs on each.
+// The order in which channel c visits the g GPUs (local indices) of a node with m ports into the network
+// (NICs, or one bonded port per GPU: topology::nic_ports), g/m GPUs on each.
 // It enters at a GPU of NIC e = c mod m and leaves from a GPU whose route out takes NIC e too (the last GPU
 // on that NIC), so consecutive nodes talk NIC e to NIC e, on one rail. With one GPU per NIC that is not
 // possible: the ring leaves from the GPU of NIC e+1 instead, so each NIC still carries one channel each way.
@@ -116,7 +118,7 @@ std::vector<std::vector<int>> channel_ring_orders(const std::vector<std::vector<
   for (int c = 0; c < channels; ++c)
     for (const auto& node : nodes) {
       const int g = static_cast<int>(node.size());
-      const int m = g % std::max(nics_per_node, 1) == 0 ? nics_per_node : 1;
+      const int m = topology::nic_ports(g, nics_per_node);
       for (const int local : local_order(g, m, c)) orders[c].push_back(node[local]);
     }
   return orders;

@@ -51,8 +51,9 @@ std::optional<CollectiveError> refusal(CollectiveKind kind, Algorithm algorithm,
 // options are checked separately).
 bool can_serve(CollectiveKind kind, Algorithm algorithm, const Platform& group);
 
-// How many channels the ring runs over ranks sitting in `nodes`: options.channels, or by default one per NIC
-// of a node when there are several nodes (NCCL finds a ring per NIC), else one.
+// How many channels the ring runs over ranks sitting in `nodes`: options.channels, or by default one per port
+// of a node into the network when there are several nodes (NCCL finds a ring per NIC; a GPU's bonded NICs are
+// one port, which one ring fills), the most any node has, else one.
 int ring_channels(const NodeRanks& nodes, const CollectiveOptions& options);
 
 // Each algorithm's file defines its entry.

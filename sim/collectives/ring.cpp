@@ -7,6 +7,7 @@
 #include "sim/collectives/closed_form.hpp"
 #include "sim/collectives/plans.hpp"
 #include "sim/collectives/registry.hpp"
+#include "sim/config/cluster_layout.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -80,7 +81,11 @@ class RingSchedule final : public Schedule {
 
 int ring_channels(const NodeRanks& nodes, const CollectiveOptions& options) {
   if (options.channels > 0) return options.channels;
-  return nodes.size() > 1 ? std::max(options.nics_per_node, 1) : 1;
+  if (nodes.size() <= 1) return 1;
+  int channels = 1;
+  for (const auto& node : nodes)
+    channels = std::max(channels, topology::nic_ports(static_cast<int>(node.size()), options.nics_per_node));
+  return channels;
 }
 
 std::shared_ptr<const Schedule> make_ring_schedule(CollectiveKind kind, int members, uint64_t bytes, int ag_offset) {

@@ -108,6 +108,13 @@ ClusterConfig make_cluster_config(const Scenario& s) {
                   "set cluster.intra_node_fabric to a fabric profile (e.g. nvlink4-nvswitch or pcie5-x16) or a .ini path");
   }
 
+  const std::string pcie = trim(s.text("cluster.pcie_switch"));
+  if (!pcie.empty()) {
+    c.pcie_switch = make_fabric_spec(s.with_profile("fabric", pcie, "cluster.pcie_switch"));
+    c.has_pcie_switch = true;
+  }
+  c.gpus_per_pcie_switch = static_cast<int>(s.integer("cluster.gpus_per_pcie_switch"));
+
   c.fat_tree.levels = static_cast<int>(s.integer("cluster.fat_tree_levels"));
   c.fat_tree.leaf_ports = static_cast<int>(s.integer("cluster.leaf_ports"));
   c.fat_tree.leaves_per_pod = static_cast<int>(s.integer("cluster.leaves_per_pod"));
@@ -152,7 +159,18 @@ void add_cluster_keys(std::vector<KeySpec>& keys) {
            "resolved like fabric.profile; needed when a node holds several GPUs",
            true),
       integer("cluster.nics_per_node", "1", between(1, 64),
-              "Network ports per node; GPU i of a node with G GPUs uses NIC i / (G / nics_per_node)"),
+              "NICs per node, a divisor or a multiple of its GPUs: GPU i of a node with G GPUs uses NIC i / (G / "
+              "nics_per_node) when they share NICs; with m × G NICs each GPU owns m of them, modelled as one bonded "
+              "port of m × the fabric bandwidth"),
+      text("cluster.pcie_switch", "",
+           "PCIe switch between a node's GPUs and its NICs: a fabric profile name or .ini path (e.g. pcie4-x16), "
+           "resolved like fabric.profile; the network traffic of the GPUs behind one switch shares one link of its "
+           "bandwidth and latency 2 x link_latency + switch_latency (GPU to switch to NIC); empty = none",
+           true),
+      integer("cluster.gpus_per_pcie_switch", "0", between(0, 1024),
+              "GPUs whose network traffic shares one PCIe switch link of cluster.pcie_switch (consecutive GPUs of a "
+              "node with their NICs); 0 = the GPUs that use one NIC (one GPU where GPUs own several NICs); a node "
+              "with fewer GPUs has one link; must divide the GPUs of a node and be a multiple of the GPUs per NIC"),
       boolean("cluster.rail_optimized", "false",
               "Fat-tree: NIC j of every node hangs off the leaf switches of rail j (otherwise a node's NICs share "
               "a leaf)"),

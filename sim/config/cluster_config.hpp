@@ -48,6 +48,9 @@ struct ClusterConfig {
   std::vector<NodeGroup> groups;   // empty: every node has the [gpu] GPU
   bool has_intra_node_fabric = false;
   FabricSpec intra_node_fabric;    // joins the GPUs of a node (NVLink/NVSwitch, PCIe)
+  bool has_pcie_switch = false;    // GPU-to-NIC traffic crosses a PCIe switch (cluster.pcie_switch)
+  FabricSpec pcie_switch;          // that switch's link, shared by the GPUs behind it
+  int gpus_per_pcie_switch = 0;    // GPUs sharing one such link; 0: those of one NIC port
   FatTreeSettings fat_tree;
   std::vector<int> torus_dims;
   DragonflySettings dragonfly;

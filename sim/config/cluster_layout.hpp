@@ -26,6 +26,12 @@ class ShapeError : public std::runtime_error {
   std::string hint_;
 };
 
+// How many ports into the network a node of `gpus` GPUs and `nics` NICs has: its NICs when its GPUs share
+// them (nics divides gpus), one per GPU when each GPU owns several (gpus divides nics: a GPU's nics / gpus NICs
+// are one bonded port of that many times a NIC's bandwidth), and 1 for any other ratio (which plan_nodes
+// refuses).
+int nic_ports(int gpus, int nics);
+
 // One machine that holds workers.
 struct NodePlan {
   int first_rank = 0;  // its GPUs are ranks first_rank … first_rank + gpus − 1
@@ -33,8 +39,12 @@ struct NodePlan {
   int nics = 1;
   double gpu_speed = 0;  // FLOP/s each of its GPUs sustains
   int group = -1;        // index into ClusterConfig::groups; −1 without groups
+  int pcie_gpus = 0;     // GPUs behind each PCIe switch between GPUs and NICs (cluster.pcie_switch); 0: none
 
-  int gpus_per_nic() const { return gpus / nics; }
+  int ports() const { return nic_ports(gpus, nics); }
+  int port_width() const { return nics / ports(); }  // NICs bonded into each port (1: a port is one NIC)
+  int gpus_per_port() const { return gpus / ports(); }
+  int pcie_switches() const { return pcie_gpus > 0 ? gpus / pcie_gpus : 0; }
 };
 
 // The worker nodes in rank order: the groups in the order written, each node's GPUs consecutive.
@@ -45,7 +55,7 @@ struct Port {
   enum class Kind { Nic, Server, Border, Idle };
   Kind kind = Kind::Idle;
   int index = 0;  // the node (Nic) or server (Server)
-  int nic = 0;    // Nic: which NIC of the node
+  int nic = 0;    // Nic: which port of the node (a NIC, or the bonded NICs of one GPU)
 };
 
 // What one fabric joins: some nodes, the servers and, for a site of two-sites, its border router.
@@ -56,12 +66,13 @@ struct FabricMembers {
   bool border = false;
 };
 
-// Ports in node order (every NIC of a node, then the next node), then servers, then the border.
+// Ports in node order (every port of a node, then the next node), then servers, then the border.
 std::vector<Port> ports_in_node_order(const std::vector<NodePlan>& plan, const FabricMembers& members);
 
 struct FatTreeGeometry {
   int levels = 2;
   int leaf_ports = 0;      // ports below a leaf switch
+  int port_width = 1;      // NICs bonded into each port and each link (every GPU owns that many NICs)
   int uplinks = 0;         // links from a leaf switch up (one to each switch above it)
   int leaves_per_pod = 1;  // 3 levels
   int pods = 1;            // 3 levels
@@ -79,6 +90,9 @@ struct FatTreeGeometry {
 // Rail-optimized: the ports of NIC j of all nodes fill the leaves of rail j (whole leaves, padded with idle
 // ports), so NIC j of every node hangs off the same leaf switches; otherwise a node's NICs are
 // consecutive ports of one leaf. Unset sizes are chosen as powers of two near √ports (2 levels) or ∛ports.
+// Where every GPU owns w NICs, a port is w bonded NICs and so is every link of the tree (a bonded port's
+// single flow must be able to cross the switches at its rate): cluster.leaf_ports still counts NICs, w per
+// port, and the shape is planned in bonded ports. Servers and borders keep one NIC's bandwidth.
 FatTreeGeometry plan_fat_tree(const std::vector<NodePlan>& plan, const FabricMembers& members,
                               const FatTreeSettings& settings, bool rail_optimized);
 

@@ -85,7 +85,7 @@ void add_collective_keys(std::vector<KeySpec>& keys) {
       integer("collective.channels", "0", between(0, 64),
               "Rings across nodes: how many NCCL channels, each a ring entering and leaving every node through its "
               "own NIC (channel c through NIC c mod cluster.nics_per_node); 0 = one per NIC of a node on several "
-              "nodes, one on a single node"),
+              "nodes (one per GPU where each GPU owns several NICs, bonded into one port), one on a single node"),
       choice("collective.protocol", to_string(Protocol::None), protocol_table().names(),
              "NCCL protocol model: ll, ll128 or simple add NCCL's latency per call and per hop (NVLink, PCIe or "
              "network) and its payload share of the bandwidth (ll 0.5, ll128 0.92); auto picks for each message "

@@ -62,8 +62,9 @@ struct CollectiveOptions {
   // intra-node fabric) and between nodes (the fabric; an NVLink or PCIe fabric joining single-GPU nodes
   // counts as that).
   Protocol protocol = Protocol::None;
-  // Rings across nodes run as NCCL's channels (collective.channels; 0 = one per NIC of a node, on several
-  // nodes), each entering and leaving a node through its own NIC (cluster.nics_per_node).
+  // Rings across nodes run as NCCL's channels (collective.channels; 0 = one per port of a node, on several
+  // nodes), each entering and leaving a node through its own port (cluster.nics_per_node NICs; a GPU that
+  // owns several NICs has them bonded into one port: topology::nic_ports).
   int channels = 0;
   int nics_per_node = 1;
   HopClass intra_node_hops = HopClass::NVLink;

@@ -95,6 +95,19 @@ std::string hierarchical_without_nodes(const std::string& key, const RunConfig& 
          to_string(c.collectives.inter_node) + " over all ranks (set cluster.gpus_per_node for multi-GPU nodes)";
 }
 
+// cluster.gpus_per_pcie_switch without a PCIe switch; cluster.pcie_switch when nothing reaches a NIC (one node
+// and no server host).
+std::string pcie_switch_settings(const std::string& key, const RunConfig& c) {
+  if (key == "cluster.gpus_per_pcie_switch" && !c.layout.has_pcie_switch)
+    return "has no effect: cluster.pcie_switch is empty (no PCIe switch between GPUs and NICs)";
+  if (key != "cluster.pcie_switch" || !c.layout.has_pcie_switch) return "";
+  long long nodes = c.layout.groups.empty() ? (c.workers + c.layout.gpus_per_node - 1) / c.layout.gpus_per_node : 0;
+  for (const NodeGroup& g : c.layout.groups) nodes += g.nodes;
+  if (nodes <= 1 && server_hosts(c.strategy, c.ps.servers) == 0)
+    return "has no effect: every worker is in one node and there is no server, so no traffic reaches a NIC";
+  return "";
+}
+
 // fl.prox_mu and the like: read by the federated algorithms whose descriptor says so (models/federated.cpp).
 std::string fl_algorithm_settings(const std::string& key, const RunConfig& c) {
   if (section_of(key) != "fl") return "";
@@ -180,7 +193,7 @@ const std::vector<Rule>& rules() {
   static const std::vector<Rule> all = [] {
     std::vector<Rule> r = {strategy_sections,     compression_settings, fl_algorithm_settings,
                            architecture_settings, topology_settings,    collective_settings,
-                           hierarchical_without_nodes};
+                           hierarchical_without_nodes, pcie_switch_settings};
     for (Rule& n : numerics_rules()) r.push_back(std::move(n));
     return r;
   }();

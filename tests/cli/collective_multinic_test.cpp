@@ -1,9 +1,11 @@
 // Channel rings through `dtsim collective`: a node's bus bandwidth grows with its NICs (every channel leaves
-// through its own NIC) until NVLink inside the node limits it, and the fidelities agree on such nodes.
+// through its own NIC) until NVLink inside the node limits it, and the fidelities agree on such nodes. Nodes
+// with more NICs than GPUs (each GPU's NICs bonded into one port) against the α-β closed form.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tests/cli/run_dtsim.hpp"
 
@@ -51,6 +53,97 @@ TEST(MultiNicRings, FidelitiesAgreeOnMultiNicNodes) {
       EXPECT_NEAR(time_of("aggregated"), stepwise, 0.02 * stepwise) << sizes << ", " << nics << " NICs";
       EXPECT_NEAR(time_of("analytic"), stepwise, 0.02 * stepwise) << sizes << ", " << nics << " NICs";
     }
+}
+
+// HDR as shipped (network_profiles/fabric/ib-hdr-200.ini): 200 Gb/s, 0.6 µs per link, 130 ns per switch,
+// 0.96 efficiency; a star route is 2 links and a switch. NVLink 3 (nvlink3-nvswitch.ini): 0.3 µs per link.
+constexpr double kHdrRate = 25e9 * 0.96;
+constexpr double kHdrRoute = 2 * 0.6e-6 + 130e-9;
+constexpr double kNvlinkPort = 0.3e-6;
+
+// A ring allreduce of S bytes over N ranks in C channels whose node boundaries each cross a port of rate B:
+// 2(N − 1) steps of α + S/(N·C·B).
+double ring_seconds(int ranks, int channels, double bytes, double alpha, double rate) {
+  return 2.0 * (ranks - 1) * (alpha + bytes / (static_cast<double>(ranks) * channels * rate));
+}
+
+// One GPU per node, m NICs per node: the GPU's m NICs are one port of m × 24 GB/s, and one ring fills it
+// (one channel: no GPU inside a node to spread channels over).
+TEST(BondedNics, OneGpuWithMNicsGetsMTimesTheBusBandwidth) {
+  const double bytes = 1073741824.0;
+  double one_nic = 0;
+  for (const int m : {1, 2, 4}) {
+    const nlohmann::json row = collective_json("--ranks 4 --sizes 1GiB --fidelity stepwise --set cluster.nics_per_node=" +
+                                               std::to_string(m))["rows"][0];
+    const double expected = ring_seconds(4, 1, bytes, kHdrRoute, m * kHdrRate);
+    EXPECT_NEAR(row["time_us"].get<double>() * 1e-6, expected, 1e-4 * expected) << m << " NICs";
+    EXPECT_NEAR(row["model_us"].get<double>() * 1e-6, expected, 1e-4 * expected) << m << " NICs";
+    if (m == 1) one_nic = row["busbw_gbps"].get<double>();
+    EXPECT_NEAR(row["busbw_gbps"].get<double>() / one_nic, m, 1e-3 * m) << m << " NICs";
+  }
+  EXPECT_NEAR(one_nic, 2.0 * 3 / 4 * bytes / ring_seconds(4, 1, bytes, kHdrRoute, kHdrRate) / 1e9, 1e-3);
+  // More channels through the same bonded port change nothing but the transfers.
+  const double four = collective_json("--ranks 4 --sizes 1GiB --set cluster.nics_per_node=4 --set collective.channels=4")
+                          ["rows"][0]["time_us"].get<double>();
+  EXPECT_NEAR(four * 1e-6, ring_seconds(4, 1, bytes, kHdrRoute, 4 * kHdrRate), 1e-4 * four * 1e-6);
+}
+
+// Four nodes of 2 GPUs with 4 NICs: each GPU owns a port of 2 NICs; 2 channels (one per port) leave every
+// node, each at 48 GB/s, so busbw = 2 channels × 2 NICs × 24 GB/s. A step's α is the node crossing: two
+// NVLink ports and the HDR route.
+TEST(BondedNics, TwoGpusWithFourNicsGetFourNicsOfBusBandwidth) {
+  const double bytes = 1073741824.0;
+  const std::string nodes = "--ranks 8 --gpus-per-node 2 --set cluster.intra_node_fabric=nvlink3-nvswitch --sizes 1GiB";
+  const nlohmann::json row = collective_json(nodes + " --set cluster.nics_per_node=4")["rows"][0];
+  const double expected = ring_seconds(8, 2, bytes, 2 * kNvlinkPort + kHdrRoute, 2 * kHdrRate);
+  EXPECT_NEAR(row["time_us"].get<double>() * 1e-6, expected, 1e-4 * expected);
+  // Against one NIC per node (one channel at 24 GB/s): 4× but for the latency terms.
+  const double one_nic = collective_json(nodes + " --set cluster.nics_per_node=1")["rows"][0]["busbw_gbps"].get<double>();
+  const double ratio = ring_seconds(8, 1, bytes, 2 * kNvlinkPort + kHdrRoute, kHdrRate) / expected;
+  EXPECT_NEAR(ratio, 4.0, 0.01);
+  EXPECT_NEAR(row["busbw_gbps"].get<double>() / one_nic, ratio, 1e-3 * ratio);
+  // The fidelities agree on such nodes.
+  for (const std::string fidelity : {"aggregated", "analytic"}) {
+    const double t = collective_json(nodes + " --set cluster.nics_per_node=4 --fidelity " + fidelity)["rows"][0]
+                         ["time_us"].get<double>();
+    EXPECT_NEAR(t, row["time_us"].get<double>(), 2e-3 * t) << fidelity;
+  }
+}
+
+TEST(BondedNics, UnevenRatiosAreRefusedWithOneLine) {
+  const dtsim::testing::DtsimOutcome r = dtsim::testing::run_dtsim(
+      "collective --ranks 4 --gpus-per-node 2 --set cluster.intra_node_fabric=nvlink3-nvswitch --set cluster.nics_per_node=3",
+      true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "dtsim: error: command line (--set): cluster.nics_per_node: a node of 2 GPUs cannot split 3 NICs evenly; use "
+            "a divisor or a multiple of 2 (GPUs sharing a NIC, or m NICs per GPU)\n");
+}
+
+// A PCIe switch key alone (gpus_per_pcie_switch without pcie_switch) changes nothing but a warning.
+TEST(PcieSwitch, WithoutASwitchTheResultsAreTheSame) {
+  const std::string hgx = "collective --format csv --ranks 16 --gpus-per-node 8 --set cluster.intra_node_fabric=nvlink3-nvswitch "
+                          "--set cluster.nics_per_node=8 --sizes 64KiB:16MiB";
+  const auto without_wall = [](const std::string& csv) {
+    std::string rows;
+    for (const std::string& line : dtsim::testing::lines_of(csv)) {
+      std::vector<std::string> cells;
+      size_t start = 0;
+      for (size_t at; (at = line.find(',', start)) != std::string::npos; start = at + 1) cells.push_back(line.substr(start, at - start));
+      cells.push_back(line.substr(start));
+      if (cells.size() > 6) cells.erase(cells.begin() + 6);  // wall_s
+      for (const std::string& c : cells) rows += c + ",";
+      rows += "\n";
+    }
+    return rows;
+  };
+  const dtsim::testing::DtsimOutcome plain = dtsim::testing::run_dtsim(hgx, true);
+  const dtsim::testing::DtsimOutcome keyed = dtsim::testing::run_dtsim(hgx + " --set cluster.gpus_per_pcie_switch=4", true);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(keyed.exit_code, 0) << keyed.err;
+  EXPECT_EQ(without_wall(keyed.output), without_wall(plain.output));
+  EXPECT_NE(keyed.err.find("cluster.gpus_per_pcie_switch: has no effect: cluster.pcie_switch is empty"), std::string::npos)
+      << keyed.err;
 }
 
 }  // namespace

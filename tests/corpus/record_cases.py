@@ -249,6 +249,19 @@ CASES += [
     case("collective_bad_iters", "collective --iters -1"),
     case("collective_bad_set", "collective --set cluster.workers=0"),
     case("collective_unknown_flag", "collective --fast"),
+    # More NICs than GPUs (bonded per GPU) and PCIe switches between GPUs and NICs.
+    case("nics_uneven_per_gpu", "collective --ranks 4 --gpus-per-node 2 --set cluster.intra_node_fabric=nvlink3-nvswitch"
+         " --set cluster.nics_per_node=3"),
+    case("nics_bonded_on_rails", "collective --ranks 8 --topology fat-tree --set cluster.nics_per_node=4"
+         " --set cluster.rail_optimized=true"),
+    case("nics_bonded_mixed_on_fat_tree", "collective --ranks 6 --topology fat-tree --set cluster.nics_per_node=4"
+         " --set cluster.intra_node_fabric=nvlink3-nvswitch --set 'cluster.groups=a:2:a100-40gb:1; b:1:a100-40gb:4'"),
+    setcase("pcie_switch_unknown", "cluster.pcie_switch=pcie9-x16"),
+    case("pcie_switch_uneven", "collective --ranks 16 --gpus-per-node 8 --set cluster.intra_node_fabric=nvlink3-nvswitch"
+         " --set cluster.pcie_switch=pcie4-x16 --set cluster.gpus_per_pcie_switch=3"),
+    case("pcie_switch_splits_a_nic", "collective --ranks 16 --gpus-per-node 8 --set cluster.intra_node_fabric=nvlink3-nvswitch"
+         " --set cluster.nics_per_node=2 --set cluster.pcie_switch=pcie4-x16 --set cluster.gpus_per_pcie_switch=2"),
+    case("strict_with_pcie_key_alone", "run " + QUICK + " --strict --set cluster.gpus_per_pcie_switch=4"),
 ]
 
 

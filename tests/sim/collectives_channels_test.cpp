@@ -101,5 +101,22 @@ TEST(ChannelRings, ChannelCountFollowsTheNics) {
   EXPECT_EQ(ring_channels(nodes_of(2, 8), o), 3);
 }
 
+// A GPU that owns several NICs has them bonded into one port: one channel per port, so a single-GPU node
+// gets one ring (a ring per NIC would only split the message over the same port), and 2 GPUs with 4 NICs
+// get 2 channels, each entering through one GPU's port and leaving through the other's.
+TEST(ChannelRings, BondedNicsAreOnePortAndOneChannel) {
+  CollectiveOptions o;
+  o.nics_per_node = 4;
+  EXPECT_EQ(ring_channels(nodes_of(4, 1), o), 1);
+  EXPECT_EQ(ring_channels(nodes_of(4, 2), o), 2);
+  EXPECT_EQ(ring_channels(nodes_of(4, 4), o), 4);
+  EXPECT_EQ(ring_channels({{0}, {1, 2, 3, 4}}, o), 4) << "groups of nodes: the most ports any node has";
+  const auto orders = channel_ring_orders(nodes_of(2, 2), 4, 2);
+  ASSERT_EQ(orders.size(), 2u);
+  EXPECT_EQ(orders[0], (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(orders[1], (std::vector<int>{1, 0, 3, 2}));
+  EXPECT_EQ(channel_ring_orders(nodes_of(3, 1), 4, 1), (std::vector<std::vector<int>>{{0, 1, 2}}));
+}
+
 }  // namespace
 }  // namespace dtsim::sim

@@ -107,6 +107,18 @@ TEST(IgnoredKeys, TopologyAndCollectiveKeysFollowTheirRegistries) {
                   "has no effect with collective.algorithm = ring (it applies to hierarchical)"));
 }
 
+TEST(IgnoredKeys, PcieSwitchKeysNeedASwitchAndTrafficToANic) {
+  EXPECT_EQ(reason_for(ignored_in("[cluster]\ngpus_per_pcie_switch = 4\n"), "cluster.gpus_per_pcie_switch"),
+            "has no effect: cluster.pcie_switch is empty (no PCIe switch between GPUs and NICs)");
+  EXPECT_TRUE(ignored_in("[cluster]\nworkers = 4\npcie_switch = pcie4-x16\ngpus_per_pcie_switch = 1\n").empty());
+  // One node and no server: nothing leaves it.
+  const std::string one_node = "[cluster]\nworkers = 8\ngpus_per_node = 8\nnics_per_node = 8\n"
+                               "intra_node_fabric = nvlink3-nvswitch\npcie_switch = pcie4-x16\n";
+  EXPECT_EQ(reason_for(ignored_in(one_node), "cluster.pcie_switch"),
+            "has no effect: every worker is in one node and there is no server, so no traffic reaches a NIC");
+  EXPECT_TRUE(ignored_in(one_node + "[training]\nstrategy = async-ps\n").empty()) << "the server is behind a NIC";
+}
+
 TEST(IgnoredKeys, StalenessSettingsFollowTheRule) {
   const std::string ps = "[training]\nstrategy = async-ps\n[ps]\n";
   EXPECT_TRUE(has(reason_for(ignored_in(ps + "staleness_lr = inverse\nstaleness_threshold = 4\n"), "ps.staleness_threshold"),

@@ -104,7 +104,8 @@ const std::map<std::string, std::set<Topology>> kReaders = {
     {"cluster.wan_latency", {Topology::TwoSites}},
 };
 const std::set<std::string> kEveryTopology = {"cluster.workers",       "cluster.topology",     "cluster.gpus_per_node",
-                                              "cluster.intra_node_fabric", "cluster.nics_per_node", "cluster.groups"};
+                                              "cluster.intra_node_fabric", "cluster.nics_per_node", "cluster.groups",
+                                              "cluster.pcie_switch",   "cluster.gpus_per_pcie_switch"};
 
 TEST(TopologyRegistry, EachTopologySpecificKeyIsClaimedByExactlyItsReaders) {
   for (const auto& [key, readers] : kReaders) {

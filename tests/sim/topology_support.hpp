@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/config/run_config.hpp"
@@ -82,6 +83,27 @@ nlohmann::json in_platform(const RunConfig& config, Probe probe, int servers = 0
     return j.dump();
   });
   return nlohmann::json::parse(out);
+}
+
+// Starts every transfer (src, dst, bytes) at time 0 from one coordinator and returns when the last one ends.
+// src and dst are ranks; an index ≥ the workers is server (index − workers) of the `servers` the platform adds.
+inline double transfer_time(const RunConfig& config, const std::vector<std::tuple<int, int, double>>& transfers,
+                            int servers = 0) {
+  const auto j = in_platform(
+      config,
+      [&](sg4::Engine& engine, const Platform& p) {
+        const auto host = [&](int i) { return i < p.num_workers() ? p.workers[i] : p.servers[i - p.num_workers()]; };
+        sg4::Actor::create("coordinator", p.workers[0], [&] {
+          std::vector<sg4::CommPtr> comms;
+          for (const auto& [src, dst, bytes] : transfers)
+            comms.push_back(sg4::Comm::sendto_async(host(src), host(dst), static_cast<uint64_t>(bytes)));
+          sg4::Comm::wait_all(comms);
+        });
+        engine.run();
+        return nlohmann::json(sg4::Engine::get_clock());
+      },
+      servers);
+  return j.get<double>();
 }
 
 // A route as SimGrid computes it: link names in order and the latency.

@@ -10,22 +10,6 @@ namespace {
 
 using namespace testing;
 
-// Starts every transfer (src rank, dst rank, bytes) at time 0 from one coordinator and returns when the
-// last one ends.
-double transfer_time(const RunConfig& config, const std::vector<std::tuple<int, int, double>>& transfers) {
-  const auto j = in_platform(config, [&](sg4::Engine& engine, const Platform& p) {
-    sg4::Actor::create("coordinator", p.workers[0], [&] {
-      std::vector<sg4::CommPtr> comms;
-      for (const auto& [src, dst, bytes] : transfers)
-        comms.push_back(sg4::Comm::sendto_async(p.workers[src], p.workers[dst], static_cast<uint64_t>(bytes)));
-      sg4::Comm::wait_all(comms);
-    });
-    engine.run();
-    return nlohmann::json(sg4::Engine::get_clock());
-  });
-  return j.get<double>();
-}
-
 std::vector<std::tuple<int, int, double>> all_to_all(int n, double bytes) {
   std::vector<std::tuple<int, int, double>> t;
   for (int a = 0; a < n; ++a)

@@ -15,7 +15,8 @@ PlatformBuild::PlatformBuild(const PlatformSpec& spec, int servers)
     : spec_(spec), servers_(servers), calibration_(std::make_shared<LinkCalibration>(spec.fabric)) {
   nodes_ = plan_nodes(cluster(), spec.workers, spec.gpu, spec.math);
   check_shapes(cluster(), nodes_, servers);
-  ports_are_zones_ = std::any_of(nodes_.begin(), nodes_.end(), [](const NodePlan& n) { return n.gpus > 1 || n.nics > 1; });
+  ports_are_zones_ = std::any_of(nodes_.begin(), nodes_.end(),
+                                 [](const NodePlan& n) { return n.gpus > 1 || n.ports() > 1 || n.pcie_gpus > 0; });
   parts_.resize(nodes_.size());
   platform_.workers.assign(static_cast<size_t>(spec.workers), nullptr);
   platform_.worker_links.assign(static_cast<size_t>(spec.workers), nullptr);
@@ -90,32 +91,39 @@ Attachment PlatformBuild::attach(sg4::NetZone* parent, const Port& port, const s
   return {host->get_netpoint(), nullptr};
 }
 
-Attachment PlatformBuild::attach_nic(sg4::NetZone* parent, int node_index, int nic) {
+Attachment PlatformBuild::attach_nic(sg4::NetZone* parent, int node_index, int port) {
   const NodePlan& node = nodes_[static_cast<size_t>(node_index)];
   NodeParts& parts = parts_[static_cast<size_t>(node_index)];
   const std::string node_name = "node" + str(node_index);
-  const std::string zone_name = node.nics == 1 ? node_name : node_name + ".slice" + str(nic);
+  const std::string zone_name = node.ports() == 1 ? node_name : node_name + ".slice" + str(port);
   sg4::NetZone* zone = sg4::create_star_zone(zone_name);
   zone->set_parent(parent);
-  NetPoint* gateway = zone->create_router(node_name + ".nic" + str(nic));
-  zone->add_route(gateway, nullptr, nullptr, nullptr, {}, true);
-  if (node.nics > 1) {
+  NetPoint* gateway = zone->create_router(node_name + ".nic" + str(port));
+  // Traffic between the slice's GPUs and its NIC crosses the slice's PCIe switch, if there is one: the
+  // switch's link is on the NIC's own route in the slice, so routes between GPUs (to each other, to the
+  // node's switch) do not take it. UP is towards the network.
+  sg4::SplitDuplexLink* pcie = pcie_switch_of(parent, node_index, port);
+  std::vector<sg4::LinkInRoute> nic_route;
+  if (pcie) nic_route.emplace_back(pcie, sg4::LinkInRoute::Direction::DOWN);
+  zone->add_route(gateway, nullptr, nullptr, nullptr, nic_route, true);
+  if (node.ports() > 1) {
     // Where routes from the node's other slices come in (see add_intra_node_routes).
     NetPoint* switch_port = zone->create_router(zone_name + ".switch");
     zone->add_route(switch_port, nullptr, nullptr, nullptr, {}, true);
-    parts.slices.resize(static_cast<size_t>(node.nics), nullptr);
-    parts.switch_ports.resize(static_cast<size_t>(node.nics), nullptr);
-    parts.slices[static_cast<size_t>(nic)] = zone;
-    parts.switch_ports[static_cast<size_t>(nic)] = switch_port;
+    parts.slices.resize(static_cast<size_t>(node.ports()), nullptr);
+    parts.switch_ports.resize(static_cast<size_t>(node.ports()), nullptr);
+    parts.slices[static_cast<size_t>(port)] = zone;
+    parts.switch_ports[static_cast<size_t>(port)] = switch_port;
   }
   const FabricSpec& intra = cluster().intra_node_fabric;
-  for (int g = nic * node.gpus_per_nic(); g < (nic + 1) * node.gpus_per_nic(); ++g) {
+  for (int g = port * node.gpus_per_port(); g < (port + 1) * node.gpus_per_port(); ++g) {
     const int rank = node.first_rank + g;
     const std::string name = "worker" + str(rank);
     sg4::Host* host = zone->create_host(name, node.gpu_speed);
     platform_.workers[static_cast<size_t>(rank)] = host;
-    if (node.gpus == 1) {  // nothing inside the node: its NIC port is the first link
+    if (node.gpus == 1) {  // nothing inside the node: its NIC port (or its own PCIe switch) is the first link
       zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {}, true);
+      if (pcie) platform_.worker_links[static_cast<size_t>(rank)] = pcie;
       continue;
     }
     // The GPU's port into the node's switch, on every route the GPU takes: to another GPU of the node
@@ -134,11 +142,35 @@ Attachment PlatformBuild::attach_nic(sg4::NetZone* parent, int node_index, int n
   return {zone->get_netpoint(), gateway};
 }
 
+// The link of the PCIe switch that `port` of the node hangs off (created with the switch's first slice), or
+// nullptr without PCIe switches. Crossing it is GPU → switch → NIC: two PCIe links and the switch.
+sg4::SplitDuplexLink* PlatformBuild::pcie_switch_of(sg4::NetZone* parent, int node_index, int port) {
+  const NodePlan& node = nodes_[static_cast<size_t>(node_index)];
+  if (node.pcie_gpus == 0) return nullptr;
+  std::vector<sg4::SplitDuplexLink*>& links = parts_[static_cast<size_t>(node_index)].pcie;
+  links.resize(static_cast<size_t>(node.pcie_switches()), nullptr);
+  const int index = port * node.gpus_per_port() / node.pcie_gpus;  // the switch of the port's first GPU
+  sg4::SplitDuplexLink*& link = links[static_cast<size_t>(index)];
+  if (!link) {
+    const FabricSpec& pcie = cluster().pcie_switch;
+    link = parent->create_split_duplex_link("node" + str(node_index) + ".pcie" + str(index), pcie.bandwidth);
+    link->set_latency(2.0 * pcie.link_latency + pcie.switch_latency);
+    own(link);
+    calibration_->add(link, pcie);
+  }
+  return link;
+}
+
+double PlatformBuild::port_bandwidth(const Port& port) const {
+  if (port.kind != Port::Kind::Nic) return fabric().bandwidth;
+  return fabric().bandwidth * nodes_[static_cast<size_t>(port.index)].port_width();
+}
+
 void PlatformBuild::add_intra_node_routes(sg4::NetZone* fabric_zone, const std::vector<int>& nodes) {
   const FabricSpec& intra = cluster().intra_node_fabric;
   for (const int index : nodes) {
     const NodePlan& node = nodes_[static_cast<size_t>(index)];
-    if (node.nics < 2) continue;
+    if (node.ports() < 2) continue;
     NodeParts& parts = parts_[static_cast<size_t>(index)];
     // SimGrid wants a link on a bypass route: the node's switch, as a fat pipe that limits no flow beyond
     // its ports (a non-blocking NVSwitch or PCIe switch) and adds no latency (the ports carry it).
@@ -148,8 +180,8 @@ void PlatformBuild::add_intra_node_routes(sg4::NetZone* fabric_zone, const std::
     parts.crossbar->seal();
     own(parts.crossbar);
     calibration_->add(parts.crossbar, intra);
-    for (int a = 0; a < node.nics; ++a)
-      for (int b = 0; b < node.nics; ++b)
+    for (int a = 0; a < node.ports(); ++a)
+      for (int b = 0; b < node.ports(); ++b)
         if (a != b)
           fabric_zone->add_bypass_route(parts.slices[static_cast<size_t>(a)]->get_netpoint(),
                                         parts.slices[static_cast<size_t>(b)]->get_netpoint(),
@@ -166,7 +198,7 @@ sg4::Host* PlatformBuild::host_behind(const Port& port) const {
     case Port::Kind::Nic: break;
   }
   const NodePlan& node = nodes_[static_cast<size_t>(port.index)];
-  return platform_.workers[static_cast<size_t>(node.first_rank + port.nic * node.gpus_per_nic())];
+  return platform_.workers[static_cast<size_t>(node.first_rank + port.nic * node.gpus_per_port())];
 }
 
 sg4::Host* PlatformBuild::border_of(const std::string& site) const {
@@ -189,8 +221,23 @@ std::string PlatformBuild::describe_nodes() const {
     }
   }
   if (ports_are_zones_ && cluster().has_intra_node_fabric) text += ", joined by " + cluster().intra_node_fabric.name;
-  if (cluster().nics_per_node > 1)
-    text += ", " + str(cluster().nics_per_node) + " NICs per node" + (cluster().rail_optimized ? " on rails" : "");
+  if (cluster().nics_per_node > 1) {
+    text += ", " + str(cluster().nics_per_node) + " NICs per node";
+    const auto bonded = [](const NodePlan& n) { return n.port_width() > 1; };
+    if (std::all_of(nodes_.begin(), nodes_.end(), bonded))
+      text += " (" + str(nodes_.front().port_width()) + " bonded per GPU)";
+    else if (std::any_of(nodes_.begin(), nodes_.end(), bonded))
+      text += " (bonded per GPU where a node has fewer GPUs than NICs)";
+    if (cluster().rail_optimized) text += " on rails";
+  }
+  if (cluster().has_pcie_switch) {
+    const auto widest = std::max_element(nodes_.begin(), nodes_.end(),
+                                         [](const NodePlan& a, const NodePlan& b) { return a.pcie_gpus < b.pcie_gpus; });
+    const bool uniform = std::all_of(nodes_.begin(), nodes_.end(),
+                                     [&](const NodePlan& n) { return n.pcie_gpus == widest->pcie_gpus; });
+    text += ", GPUs reach their NICs over one " + cluster().pcie_switch.name + " link per " + (uniform ? "" : "up to ") +
+            (widest->pcie_gpus == 1 ? std::string("GPU") : plural(widest->pcie_gpus, "GPU"));
+  }
   if (servers_ > 0) text += ", " + plural(servers_, "server");
   return text;
 }
@@ -208,6 +255,12 @@ Platform PlatformBuild::finish(const std::vector<Fabric>& fabrics, const std::st
     }
     const std::vector<PortLinks> links = find_ports(hosts, own_links_);
     if (fabric.set_port_latency) set_port_latencies(links, port_latency());
+    // In a fabric of bonded links, a server or a border has one NIC.
+    if (fabric.link_width > 1)
+      for (size_t i = 0; i < ports.size(); ++i)
+        if (ports[i]->kind != Port::Kind::Nic)
+          for (sg4::Link* link : {links[i].up, links[i].down})
+            if (link) link->set_bandwidth(port_bandwidth(*ports[i]));
     // A worker that is a bare host starts its routes on the port the zone made for it.
     for (size_t i = 0; i < ports.size(); ++i)
       if (ports[i]->kind == Port::Kind::Nic && !ports_are_zones_)

@@ -30,6 +30,9 @@ struct Fabric {
   std::vector<Port> ports;
   bool zone_made_ports = false;  // the cluster zone created the ports' links (not dtsim)
   bool set_port_latency = false;  // and they get port_latency() (fat-tree, dragonfly; not torus hops)
+  // NICs bonded into each of the zone's links (a fat-tree of nodes whose GPUs own several NICs each); the
+  // ports of servers and borders get one NIC's bandwidth back in finish().
+  int link_width = 1;
   std::string description;
 };
 
@@ -51,11 +54,15 @@ class PlatformBuild {
   bool ports_are_zones() const { return ports_are_zones_; }
 
   // Creates what sits at `port` inside the fabric zone `parent`: a GPU host, a node's NIC slice (a star
-  // zone holding the GPUs that use that NIC, each with its port into the node's switch, and the NIC as
-  // gateway), a server, the border host of `site`, or for an idle port a router nothing routes to.
+  // zone holding the GPUs that use that port, each with its port into the node's switch, and the NIC as
+  // gateway, reached through the slice's PCIe switch link if there is one), a server, the border host of
+  // `site`, or for an idle port a router nothing routes to.
   Attachment attach(sg4::NetZone* parent, const Port& port, const std::string& site);
 
-  // The host behind a port once it is attached: a node's first GPU on that NIC, or the server; nullptr
+  // The bandwidth of the fabric link at `port`: the fabric's, times the NICs bonded into a node's port.
+  double port_bandwidth(const Port& port) const;
+
+  // The host behind a port once it is attached: a node's first GPU on that port, or the server; nullptr
   // for an idle port and for a border (border_of gives it).
   sg4::Host* host_behind(const Port& port) const;
   sg4::Host* border_of(const std::string& site) const;
@@ -82,14 +89,16 @@ class PlatformBuild {
 
  private:
   struct NodeParts {
-    std::vector<sg4::NetZone*> slices;   // one per NIC
+    std::vector<sg4::NetZone*> slices;   // one per port (NIC, or bonded NICs of a GPU)
     std::vector<NetPoint*> switch_ports;  // per slice: where bypass routes enter it
     sg4::Link* crossbar = nullptr;        // the node's switch, on routes between slices
+    std::vector<sg4::SplitDuplexLink*> pcie;  // per PCIe switch: its link, on its slices' routes to their NIC
   };
 
   Attachment wrap_host(sg4::NetZone* parent, const std::string& zone_name, const std::string& host_name, double speed,
                        sg4::Host** host);
-  Attachment attach_nic(sg4::NetZone* parent, int node, int nic);
+  Attachment attach_nic(sg4::NetZone* parent, int node, int port);
+  sg4::SplitDuplexLink* pcie_switch_of(sg4::NetZone* parent, int node, int port);
   std::string describe_nodes() const;
 
   const PlatformSpec& spec_;
