@@ -62,11 +62,10 @@ PlannedCollective::PlannedCollective(CollectiveKind kind, Algorithm algorithm, F
   for (const auto& node : platform.workers_of_node) hop_context_.one_gpu_per_node &= node.size() == 1;
   const Plan probe = builder_(kProbeBytes);
   measure_layout(probe);
+  auto_stepwise_flows_ = probe.stepwise_flows();
   for (const Phase& phase : probe.phases)
-    for (const Group& g : phase.groups) {
-      auto_stepwise_flows_ += g.schedule->stepwise_flows();
+    for (const Group& g : phase.groups)
       for (int pos = 0; pos < g.schedule->size(); ++pos) auto_aggregated_flows_ += g.schedule->totals(pos).sends.size();
-    }
   fidelity_ = resolve_fidelity(requested, auto_stepwise_flows_, auto_aggregated_flows_);
 }
 
