@@ -43,6 +43,11 @@ class ChannelRingSchedule final : public Schedule {
   // The channels run side by side; the first carries the largest part.
   double seconds(const AlphaBeta& link) const override { return rings_.front()->seconds(link); }
 
+  double ring_chunk(int lane) const override { return rings_[lane]->ring_chunk(0); }
+  // Channels drift apart as each runs at its own pace (run_lanes), so the share of a GPU's links each one
+  // gets varies over the call: no fixed share per hop times them exactly; a replay does.
+  bool timed_by_replay() const override { return lanes() > 1; }
+
   uint64_t total_bytes() const override {
     uint64_t total = 0;
     for (const auto& ring : rings_) total += ring->total_bytes();

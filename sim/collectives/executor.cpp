@@ -86,6 +86,7 @@ void PlannedCollective::measure_layout(const Plan& plan) {
   phase_hops_.assign(plan.phases.size(), PhaseHops{});
   fanout_.assign(plan.phases.size(), 1);
   level_links_.assign(plan.phases.size(), {});
+  pattern_rates_.assign(plan.phases.size(), {});
   for (size_t ph = 0; ph < plan.phases.size(); ++ph) {
     std::vector<std::pair<int, int>> flows;  // (from, to) global ranks of the first step
     for (size_t g = 0; g < plan.phases[ph].groups.size(); ++g) {
@@ -130,6 +131,7 @@ void PlannedCollective::measure_layout(const Plan& plan) {
       // bandwidth factor applying to the cap as to the links.
       if (latencies[f] > 0.0) share = std::min(share, tcp_gamma_ / (2 * latencies[f]));
       rate = std::min(rate, share * factor);
+      pattern_rates_[ph][(static_cast<uint64_t>(flows[f].first) << 32) | static_cast<uint32_t>(flows[f].second)] = share * factor;
       const int lv = node_of_[flows[f].first] == node_of_[flows[f].second] ? 0 : 1;
       seen[lv] = true;
       level[lv].alpha = std::max(level[lv].alpha, latencies[f]);
@@ -161,8 +163,7 @@ namespace {
 // then moving (each link's bandwidth shared, a fat pipe's not; a route's bandwidth factor scales what its
 // transfers get; where transfers share a bottleneck, each gets a share inversely proportional to its route's
 // latency, as CM02 models TCP's bias against long round trips), re-shared whenever one starts moving or is
-// done; then, with a protocol, it waits what the
-// protocol's hop latency has beyond the route's. A change re-shares only the transfers that share links
+// done; then, with a protocol, its receiver waits what the protocol's hop latency has beyond the route's. A change re-shares only the transfers that share links
 // with the one that changed, directly or through others.
 class FluidReplay final : public ReplayNetwork {
  public:
@@ -182,7 +183,8 @@ class FluidReplay final : public ReplayNetwork {
       f.penalty = std::max(r.latency, 1e-12);
       if (r.latency > 0.0) f.bound = tcp_gamma_ / (2 * r.latency) * r.factor;  // SimGrid's TCP window cap
       f.remaining = static_cast<double>(wire_bytes(batch[i].bytes, fraction_));
-      f.extra = std::max(0.0, least_latency_(batch[i].from, batch[i].to) - r.latency);
+      if (receive_wait_.size() <= ids[i]) receive_wait_.resize(ids[i] + 1, 0.0);
+      receive_wait_[ids[i]] = std::max(0.0, least_latency_(batch[i].from, batch[i].to) - r.latency);
       for (sg4::Link* l : r.links) {
         const int link = link_index(l);
         if (links_[static_cast<size_t>(link)].shared)
@@ -199,6 +201,8 @@ class FluidReplay final : public ReplayNetwork {
     while (!events_.empty() && stale(events_.top())) events_.pop();
     return events_.empty() ? std::numeric_limits<double>::infinity() : events_.top().at;
   }
+
+  double receive_wait(size_t id) const override { return id < receive_wait_.size() ? receive_wait_[id] : 0.0; }
 
   std::vector<size_t> advance() override {
     const double now = next_end();
@@ -231,9 +235,6 @@ class FluidReplay final : public ReplayNetwork {
         changed.insert(changed.end(), f.links.begin(), f.links.end());
         f.remaining = 0.0;
         finish_moving(e.flow, now, done);
-      } else {  // the protocol's wait is over
-        f.state = State::Done;
-        done.push_back(f.id);
       }
     }
     if (!changed.empty()) reshare(changed, now);
@@ -241,7 +242,7 @@ class FluidReplay final : public ReplayNetwork {
   }
 
  private:
-  enum class State { Latency, Moving, Waiting, Done };
+  enum class State { Latency, Moving, Done };
   struct Flow {
     size_t id = 0;
     std::vector<int> links;  // shared links of its route
@@ -249,7 +250,6 @@ class FluidReplay final : public ReplayNetwork {
     double penalty = 1.0;    // CM02's share weight: the route's latency (a longer route gets less)
     double bound = std::numeric_limits<double>::infinity();  // from fat pipes and the TCP window
     double remaining = 0.0;  // wire bytes
-    double extra = 0.0;      // the protocol's wait after delivery
     double rate = 0.0;
     double last = 0.0;       // when `remaining` was last brought up to date
     State state = State::Latency;
@@ -281,16 +281,11 @@ class FluidReplay final : public ReplayNetwork {
     Flow& f = flows_[static_cast<size_t>(flow)];
     events_.push({at, flow, ++f.version});
   }
-  void finish_moving(int flow, double now, std::vector<size_t>& done) {
+  void finish_moving(int flow, double /*now*/, std::vector<size_t>& done) {
     Flow& f = flows_[static_cast<size_t>(flow)];
-    if (f.extra > 0.0) {
-      f.state = State::Waiting;
-      schedule(flow, now + f.extra);
-    } else {
-      f.state = State::Done;
-      ++f.version;
-      done.push_back(f.id);
-    }
+    f.state = State::Done;
+    ++f.version;
+    done.push_back(f.id);
   }
 
   // Max-min fair rates, by progressive filling, for the moving transfers connected to `seeds` through shared
@@ -387,6 +382,7 @@ class FluidReplay final : public ReplayNetwork {
   double fraction_;
   double tcp_gamma_;
   std::vector<Flow> flows_;
+  std::vector<double> receive_wait_;  // by transfer id: the protocol's wait beyond the route, the receiver's
   std::vector<Link> links_;
   std::unordered_map<sg4::Link*, int> link_ids_;
   mutable std::priority_queue<Event, std::vector<Event>, Later> events_;
@@ -471,6 +467,8 @@ void PlannedCollective::time_plan(const Plan& plan, const ProtocolCosts& costs, 
     for (const Group& g : plan.phases[ph].groups) {
       if (!replayed_end.empty()) {
         seconds = replayed_end[ph] - (ph > 0 ? replayed_end[ph - 1] : 0.0);
+      } else if (g.schedule->ring_chunk(0) > 0.0) {
+        seconds = std::max(seconds, ring_seconds(g, ph, costs));
       } else {
         seconds = std::max(seconds, g.schedule->timed_by_level()
                                         ? g.schedule->seconds_by_level(
@@ -499,6 +497,30 @@ void PlannedCollective::time_plan(const Plan& plan, const ProtocolCosts& costs, 
   }
 }
 
+double PlannedCollective::ring_seconds(const Group& g, size_t ph, const ProtocolCosts& costs) const {
+  const Schedule& schedule = *g.schedule;
+  const int n = schedule.size();
+  double seconds = 0.0;
+  std::vector<RingHop> hops(static_cast<size_t>(n));
+  for (int lane = 0; lane < schedule.lanes(); ++lane) {
+    const double chunk = schedule.ring_chunk(lane);
+    for (int pos = 0; pos < n; ++pos) {
+      const int from = g.members[pos];
+      const int to = g.members[schedule.lane_step(pos, 0, lane).send.peer];
+      // The hop's own share where the probe measured it (a ring's hops are its first step's flows).
+      const auto measured = pattern_rates_[ph].find((static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to));
+      const double rate = measured != pattern_rates_[ph].end()
+                              ? measured->second
+                              : level_links_[ph][node_of_[from] == node_of_[to] ? 0 : 1].bandwidth;
+      const double route = cached_route(from, to).latency;
+      const double moving = chunk / (rate * costs.bandwidth_fraction);
+      hops[static_cast<size_t>(pos)] = {route + moving, std::max(route, costs.hop(hop_class(from, to))) + moving};
+    }
+    seconds = std::max(seconds, ring_recurrence_seconds(hops, schedule.num_steps(0)));
+  }
+  return seconds;
+}
+
 void PlannedCollective::run(int rank, uint64_t bytes) {
   if (ranks() <= 1) return;
   const Prepared& p = prepared(bytes);
@@ -516,9 +538,46 @@ void PlannedCollective::abandon() {
   for (const sg4::CommPtr& c : in_flight_)
     if (c->get_state() == sg4::Activity::State::STARTED) c->cancel();
   in_flight_.clear();
+  // Sends delivered to a rank that will never take them must not be taken by the next call's receives.
+  for (const auto& [key, mb] : mailboxes_) {
+    mb->set_receiver(nullptr);
+    mb->clear();
+  }
+}
+
+std::vector<sg4::Mailbox*> PlannedCollective::incoming_mailboxes(int rank, const Prepared& p) {
+  std::vector<sg4::Mailbox*> boxes;
+  for (size_t ph = 0; ph < p.plan.phases.size(); ++ph) {
+    const Seat seat = seats_[ph][rank];
+    if (seat.group < 0) continue;
+    const Group& group = p.plan.phases[ph].groups[seat.group];
+    const Schedule& schedule = *group.schedule;
+    if (!buffered(schedule)) continue;
+    for (int lane = 0; lane < schedule.lanes(); ++lane) {
+      const int lane_group = schedule.lanes() > 1 ? schedule.lane_group(lane) : 0;
+      for (int i = 0; i < schedule.num_steps(seat.pos); ++i) {
+        const Step s = schedule.lane_step(seat.pos, i, lane);
+        if (s.recv.active()) boxes.push_back(mailbox(rank, group.members[s.recv.peer], lane_group));
+      }
+    }
+  }
+  std::sort(boxes.begin(), boxes.end());
+  boxes.erase(std::unique(boxes.begin(), boxes.end()), boxes.end());
+  return boxes;
 }
 
 void PlannedCollective::run_stepwise(int rank, const Prepared& p) {
+  // Rings run on NCCL's receive buffers: a send moves as soon as it is posted, whether or not its receiver
+  // has reached that step (the rank is the permanent receiver of its ring mailboxes for the call), so a
+  // sender pays its link's latency and bandwidth per step but not the protocol's hop wait, which only the
+  // receiver waits. Other schedules meet step by step (their closed forms count rounds of a rendezvous).
+  const std::vector<sg4::Mailbox*> incoming = incoming_mailboxes(rank, p);
+  for (sg4::Mailbox* mb : incoming) mb->set_receiver(sg4::Actor::self());
+  run_steps(rank, p);
+  for (sg4::Mailbox* mb : incoming) mb->set_receiver(nullptr);
+}
+
+void PlannedCollective::run_steps(int rank, const Prepared& p) {
   const bool modelled = p.protocol != Protocol::None;
   if (p.costs.call_latency > 0.0) sg4::this_actor::sleep_for(p.costs.call_latency);
   for (size_t ph = 0; ph < p.plan.phases.size(); ++ph) {
@@ -531,12 +590,14 @@ void PlannedCollective::run_stepwise(int rank, const Prepared& p) {
       run_lanes(rank, group, seat.pos, p);
       continue;
     }
+    const bool eager = buffered(schedule);
     for (int i = 0; i < steps; ++i) {
       const Step s = schedule.step(seat.pos, i);
       sg4::CommPtr send;
       std::list<sg4::CommPtr>::iterator tracked;
-      // With a protocol, a transfer is complete for both ends the protocol's hop wait after SimGrid delivers
-      // it: max(route, hop latency) + wire bytes / bandwidth in all.
+      // With a protocol, the receiver has the data the protocol's hop wait after SimGrid delivers it:
+      // max(route, hop latency) + wire bytes / bandwidth in all; the sender too, unless the schedule is
+      // buffered (then it is free once it is delivered).
       double done = 0.0;
       if (s.send.active()) {
         const int to = group.members[s.send.peer];
@@ -546,14 +607,17 @@ void PlannedCollective::run_stepwise(int rank, const Prepared& p) {
       }
       if (s.recv.active()) {
         const int from = group.members[s.recv.peer];
-        mailbox(rank, from)->get<int>();
-        if (modelled) done = sg4::Engine::get_clock() + hop_extra(from, rank, p.costs);
+        int* data = nullptr;
+        const sg4::CommPtr recv = mailbox(rank, from)->get_async<int>(&data);
+        recv->wait();
+        if (modelled) done = recv->get_finish_time() + hop_extra(from, rank, p.costs);
       }
       if (send) {
         send->wait();
         in_flight_.erase(tracked);
         bytes_sent_ += s.send.bytes;
-        if (modelled) done = std::max(done, send->get_finish_time() + hop_extra(rank, group.members[s.send.peer], p.costs));
+        if (modelled && !eager)
+          done = std::max(done, send->get_finish_time() + hop_extra(rank, group.members[s.send.peer], p.costs));
       }
       if (done > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(done);
     }
@@ -569,6 +633,7 @@ void PlannedCollective::run_stepwise(int rank, const Prepared& p) {
 void PlannedCollective::run_lanes(int rank, const Group& group, int pos, const Prepared& p) {
   const Schedule& schedule = *group.schedule;
   const bool modelled = p.protocol != Protocol::None;
+  const bool eager = buffered(schedule);
   const int lanes = schedule.lanes();
   const int steps = schedule.num_steps(pos);
   struct LaneGroup {
@@ -613,7 +678,7 @@ void PlannedCollective::run_lanes(int rank, const Group& group, int pos, const P
         const int to = group.members[s.send.peer];
         add(mailbox(to, rank, g)->put_async(
                 &transfer_token, modelled ? wire_bytes(s.send.bytes, p.costs.bandwidth_fraction) : s.send.bytes),
-            modelled ? hop_extra(rank, to, p.costs) : 0.0);
+            modelled && !eager ? hop_extra(rank, to, p.costs) : 0.0);
         grp.sending += s.send.bytes;
       }
       if (s.recv.active()) {
@@ -657,7 +722,9 @@ void PlannedCollective::run_lanes(int rank, const Group& group, int pos, const P
     flying.erase(flying.begin() + done);
     comms.erase(comms.begin() + done);
     LaneGroup& grp = groups[static_cast<size_t>(finished.group)];
-    grp.post_at = std::max(grp.post_at, sg4::Engine::get_clock() + finished.extra);
+    // A receive may complete after its data arrived (the send did not wait for it): the protocol's wait
+    // runs from the delivery.
+    grp.post_at = std::max({grp.post_at, sg4::Engine::get_clock(), finished.comm->get_finish_time() + finished.extra});
     if (--grp.pending == 0) {
       bytes_sent_ += grp.sending;
       next_step(finished.group);

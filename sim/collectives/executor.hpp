@@ -1,7 +1,9 @@
 // Runs a Plan at any fidelity on the simulated platform.
 //
 // Stepwise: each step of the schedule is a put_async + get (+ wait) between the rank actors, mailboxes per
-// (receiver, sender, lane) so that a rank expecting a chunk from a given peer cannot get someone else's.
+// (receiver, sender, lane) so that a rank expecting a chunk from a given peer cannot get someone else's. A
+// rank is the permanent receiver of its mailboxes during the call, so a send moves as soon as it is posted
+// (NCCL's receive buffers); the protocol's hop wait is the receiver's alone.
 //
 // Aggregated: all ranks meet at a barrier (so that no rank finishes before every rank has started, as the
 // real data dependencies demand), then per phase each rank starts one flow per peer with the bytes its steps
@@ -14,7 +16,8 @@
 //
 // Phase times: plans with a schedule that is timed_by_replay (tree, halving-doubling, the chain) are
 // replayed (replay_plan) on FluidReplay, a fluid model of SimGrid's CM02 sharing on the platform's links
-// (executor.cpp), up to kReplayMaxTransfers; the others, and those beyond it, take their closed forms.
+// (executor.cpp), up to kReplayMaxTransfers; rings follow their hop-by-hop recurrence (ring_seconds); the
+// others, and those beyond the replay's limit, take their closed forms.
 //
 // α and B per phase for the closed forms come from the platform: the flows of the schedule's first step (Schedule::pattern_peer)
 // are routed; α is the largest route latency, B the smallest bandwidth share along any of them (a link's
@@ -92,10 +95,16 @@ class PlannedCollective final : public Collective {
   // Fills p's costs, phase_seconds, residual and total_seconds: `plan` timed under `costs`.
   void time_plan(const Plan& plan, const ProtocolCosts& costs, Prepared& p) const;
   void measure_layout(const Plan& plan);
+  // A ring group's time in phase ph (ring_recurrence_seconds over each lane's hops: route latencies, the
+  // level's bandwidth share, the protocol's hop latency), the slowest lane's.
+  double ring_seconds(const Group& g, size_t ph, const ProtocolCosts& costs) const;
   HopClass hop_class(int from, int to) const;
   // What a step from `from` to `to` waits beyond its route latency under `costs`.
   double hop_extra(int from, int to, const ProtocolCosts& costs);
   void run_stepwise(int rank, const Prepared& p);
+  void run_steps(int rank, const Prepared& p);
+  // The mailboxes the rank receives from in the plan (it is their permanent receiver during a stepwise call).
+  std::vector<simgrid::s4u::Mailbox*> incoming_mailboxes(int rank, const Prepared& p);
   void run_lanes(int rank, const Group& group, int pos, const Prepared& p);
   void run_aggregated(int rank, const Prepared& p);
   void run_analytic(int rank, const Prepared& p);
@@ -122,6 +131,7 @@ class PlannedCollective final : public Collective {
   std::vector<PhaseHops> phase_hops_;     // [phase]
   std::vector<int> fanout_;               // [phase]: most pattern flows of one rank
   std::vector<std::array<AlphaBeta, 2>> level_links_;  // [phase]: inside a node, between nodes
+  std::vector<std::unordered_map<uint64_t, double>> pattern_rates_;  // [phase][(from, to)]: each pattern flow's share
   std::vector<int> node_of_;              // each rank's node
   double tcp_gamma_ = 0.0;                // SimGrid's network/TCP-gamma: a flow's rate ≤ it / (2 · route latency)
   HopContext hop_context_;

@@ -62,6 +62,12 @@ class RingSchedule final : public Schedule {
     return t;
   }
 
+  double ring_chunk(int /*lane*/) const override {
+    const bool ring = kind_ == CollectiveKind::Allreduce || kind_ == CollectiveKind::ReduceScatter ||
+                      kind_ == CollectiveKind::AllGather;
+    return ring && n_ > 1 ? static_cast<double>(bytes_) / n_ : 0.0;
+  }
+
   int pattern_peer(int pos) const override { return n_ <= 1 ? -1 : mod(pos + 1); }
   uint64_t stepwise_flows() const override {
     return static_cast<uint64_t>(n_) * static_cast<uint64_t>(num_steps(0));

@@ -92,17 +92,37 @@ uint64_t Plan::stepwise_flows() const {
   return flows;
 }
 
+double ring_recurrence_seconds(const std::vector<RingHop>& hops, int steps) {
+  const size_t n = hops.size();
+  if (n == 0 || steps <= 0) return 0.0;
+  bool alike = true;
+  for (const RingHop& h : hops) alike = alike && h.send == hops[0].send && h.pass == hops[0].pass;
+  if (alike) return steps * std::max(hops[0].send, hops[0].pass);
+  std::vector<double> start(n, 0.0), next(n, 0.0);
+  for (int k = 0; k < steps; ++k) {
+    for (size_t i = 0; i < n; ++i) {
+      const size_t before = (i + n - 1) % n;
+      next[i] = std::max(start[i] + hops[i].send, start[before] + hops[before].pass);
+    }
+    start.swap(next);
+  }
+  return *std::max_element(start.begin(), start.end());
+}
+
 namespace {
 
-// One side of a transfer waiting for the other: who posted it, when, and (for a send) what it carries.
+// A send no receive has taken yet: a buffered one is already a flight; another waits with what it carries.
 struct Posted {
-  int rank = -1;
+  size_t flight = 0;
+  bool buffered = false;
   double at = 0.0;
   uint64_t bytes = 0;
 };
 
+// A pair's sends and receives not yet matched (the receives by when they were posted).
 struct PairQueue {
-  std::deque<Posted> sends, recvs;
+  std::deque<Posted> sends;
+  std::deque<double> recvs;
 };
 
 // Where a rank sits in a phase.
@@ -139,20 +159,42 @@ std::vector<double> replay_plan(const Plan& plan, int ranks, ReplayNetwork& netw
   std::vector<double> phase_end(plan.phases.size(), 0.0);
   std::unordered_map<uint64_t, PairQueue> pairs;  // (lane group, from, to) → posts not yet matched
   std::vector<ReplayTransfer> flights;
-  // Matched transfers by start time, then in order of creation (for determinism).
-  using Start = std::pair<double, size_t>;
-  std::priority_queue<Start, std::vector<Start>, std::greater<Start>> starts;
+  // Per flight: whether the sender was free to send it unmatched, whether a receive has taken it, and when
+  // its receiver has the data (−1 until delivered).
+  std::vector<char> buffered_flight, taken;
+  std::vector<double> ready_at;
+  // Transfers posted and not yet moving, by time, then in order of creation (for determinism).
+  using Event = std::pair<double, size_t>;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> starts;
+  // A flight's end for one side (0 the sender, 1 the receiver): (when, flight, side).
+  using Ending = std::tuple<double, size_t, int>;
+  std::priority_queue<Ending, std::vector<Ending>, std::greater<Ending>> endings;
 
   const auto key = [](int lane_group, int from, int to) {
     return (static_cast<uint64_t>(lane_group) << 48) | (static_cast<uint64_t>(from) << 24) | static_cast<uint64_t>(to);
   };
-  const auto match = [&](PairQueue& q, int from, int to, int lane_group) {
+  const auto new_flight = [&](int from, int to, uint64_t bytes, int lane_group, bool buffered, double start) {
+    flights.push_back({from, to, bytes, lane_group});
+    buffered_flight.push_back(buffered ? 1 : 0);
+    taken.push_back(buffered ? 0 : 1);
+    ready_at.push_back(-1.0);
+    starts.push({start, flights.size() - 1});
+    return flights.size() - 1;
+  };
+  // A pair's oldest sends go to its oldest receives. A buffered flight already delivered ends its receive
+  // at max(now, when its data is there); an unbuffered send starts moving now that both ends have posted it.
+  const auto match = [&](PairQueue& q, int from, int to, int lane_group, double now) {
     while (!q.sends.empty() && !q.recvs.empty()) {
-      const Posted s = q.sends.front(), r = q.recvs.front();
+      const Posted s = q.sends.front();
+      const double r = q.recvs.front();
       q.sends.pop_front();
       q.recvs.pop_front();
-      flights.push_back({from, to, s.bytes, lane_group});
-      starts.push({std::max(s.at, r.at), flights.size() - 1});
+      if (!s.buffered) {
+        new_flight(from, to, s.bytes, lane_group, false, std::max(s.at, r));
+        continue;
+      }
+      taken[s.flight] = 1;
+      if (ready_at[s.flight] >= 0.0) endings.push({std::max(now, ready_at[s.flight]), s.flight, 1});
     }
   };
   std::function<void(int, double)> enter_seat;
@@ -165,6 +207,7 @@ std::vector<double> replay_plan(const Plan& plan, int ranks, ReplayNetwork& netw
     const std::vector<int>& lanes = lane_groups[&schedule][static_cast<size_t>(lg)];
     int& step = p.step[static_cast<size_t>(lg)];
     int& pending = p.pending[static_cast<size_t>(lg)];
+    const bool eager = buffered(schedule);
     for (; step < schedule.num_steps(seat.pos); ++step) {
       std::vector<Step> steps;
       for (const int lane : lanes) {
@@ -176,14 +219,17 @@ std::vector<double> replay_plan(const Plan& plan, int ranks, ReplayNetwork& netw
         if (s.send.active()) {
           const int to = seat.group->members[static_cast<size_t>(s.send.peer)];
           PairQueue& q = pairs[key(lg, r, to)];
-          q.sends.push_back({r, now, s.send.bytes});
-          match(q, r, to, lg);
+          if (eager)  // moves at once, whether or not the receiver is there yet
+            q.sends.push_back({new_flight(r, to, s.send.bytes, lg, true, now), true, now, s.send.bytes});
+          else
+            q.sends.push_back({0, false, now, s.send.bytes});
+          match(q, r, to, lg, now);
         }
         if (s.recv.active()) {
           const int from = seat.group->members[static_cast<size_t>(s.recv.peer)];
           PairQueue& q = pairs[key(lg, from, r)];
-          q.recvs.push_back({r, now, 0});
-          match(q, from, r, lg);
+          q.recvs.push_back(now);
+          match(q, from, r, lg, now);
         }
       }
       return;
@@ -216,14 +262,26 @@ std::vector<double> replay_plan(const Plan& plan, int ranks, ReplayNetwork& netw
   while (true) {
     const double next_end = network.next_end();
     const double next_start = starts.empty() ? std::numeric_limits<double>::infinity() : starts.top().first;
-    if (std::isinf(next_end) && std::isinf(next_start)) break;
-    if (next_end <= next_start) {  // ends first: a link a transfer leaves is free for those starting then
+    const double next_ending = endings.empty() ? std::numeric_limits<double>::infinity() : std::get<0>(endings.top());
+    if (std::isinf(next_end) && std::isinf(next_start) && std::isinf(next_ending)) break;
+    if (next_end <= next_start && next_end <= next_ending) {
+      // Deliveries first: a link a transfer leaves is free for those starting then.
       const double now = next_end;
       for (const size_t id : network.advance()) {
-        const ReplayTransfer& t = flights[id];
-        complete(t.from, t.lane_group, now);
-        complete(t.to, t.lane_group, now);
+        ready_at[id] = now + network.receive_wait(id);
+        if (buffered_flight[id]) {  // the sender is done with it; the receiver has it after the wait
+          complete(flights[id].from, flights[id].lane_group, now);
+        } else {
+          endings.push({ready_at[id], id, 0});
+        }
+        if (taken[id]) endings.push({ready_at[id], id, 1});
       }
+      continue;
+    }
+    if (next_ending <= next_start + 1e-12) {  // endings before starts, so that what they post starts together
+      const auto [now, id, side] = endings.top();
+      endings.pop();
+      complete(side == 0 ? flights[id].from : flights[id].to, flights[id].lane_group, now);
       continue;
     }
     // Every transfer that starts now (within a picosecond: sums of the same terms in another order), together.

@@ -75,7 +75,27 @@ class Schedule {
   // or bandwidth (a tree's chain over NVLink and its node hops over the network, halving-doubling's
   // partners inside and across nodes), where no closed form of one or two links is exact.
   virtual bool timed_by_replay() const { return false; }
+  // Rings (every step, each member of a lane sends one chunk to the same successor): the bytes of a step's
+  // chunk in the lane, or 0 for other schedules. Rings are timed by ring_recurrence_seconds, hop by hop.
+  virtual double ring_chunk(int /*lane*/) const { return 0.0; }
 };
+
+// One hop of a ring, from a member to its successor: how long the sender is busy with a chunk (route latency
+// + chunk / bandwidth) and how long until the successor has it (the same plus the protocol's wait).
+struct RingHop {
+  double send = 0.0;
+  double pass = 0.0;
+};
+// `steps` steps of a ring whose member i sends to member i+1 (mod n) over hops[i], as the stepwise fidelity
+// runs them: a member starts step k+1 once its send of step k is delivered and it has its predecessor's
+// chunk of step k (sends do not wait for their receiver). S_i(k+1) = max(S_i(k) + send_i, S_{i−1}(k) +
+// pass_{i−1}), S_i(0) = 0; the result is max_i S_i(steps). With every hop alike it is steps · pass; where one
+// hop is slow its sender is busy steps · send while the others' waits overlap its transfers. O(n · steps).
+double ring_recurrence_seconds(const std::vector<RingHop>& hops, int steps);
+
+// Whether a schedule's sends move without waiting for their receiver (NCCL's buffers; see replay_plan):
+// rings. Other schedules meet step by step, which their closed forms count on.
+inline bool buffered(const Schedule& s) { return s.ring_chunk(0) > 0.0; }
 
 
 
@@ -112,15 +132,20 @@ class ReplayNetwork {
   // When the network's next event is (a transfer completing, or a change in how running ones share links);
   // infinity when nothing runs.
   virtual double next_end() const = 0;
-  // Moves to next_end() and returns the ids of the transfers that complete then (possibly none).
+  // Moves to next_end() and returns the ids of the transfers delivered then (possibly none).
   virtual std::vector<size_t> advance() = 0;
+  // How long after its delivery a transfer's receiver has the data (a protocol's hop wait beyond the route).
+  virtual double receive_wait(size_t /*id*/) const { return 0.0; }
 };
 
 // The plan as the stepwise fidelity runs it: every rank starts at 0 and goes through its phases one after
 // the other with no barrier between them, posting each step of a schedule in order (its lane groups
 // independently, a step's transfers at once); a step ends when all its transfers have. A send from a to b
-// is matched with b's next receive from a in the same lane group, as the mailboxes match them. A transfer
-// starts once both ends have posted it, and `network` says when it ends. An event-ordered walk of that data
+// goes to b's next receive from a in the same lane group, as the mailboxes match them, and `network` says
+// when it is delivered. In a buffered schedule it starts when the sender posts it (the receiver's buffers
+// take it whether or not the receiver is there yet), the sender's part ends at the delivery and the
+// receiver's network.receive_wait later (or when it posts the receive, if later). In others it starts once
+// both ends have posted it and both parts end network.receive_wait after the delivery. An event-ordered walk of that data
 // flow, O(transfers · log). Returns when each phase ended: the last rank to finish its part of it (at
 // least the previous phase's end).
 std::vector<double> replay_plan(const Plan& plan, int ranks, ReplayNetwork& network);

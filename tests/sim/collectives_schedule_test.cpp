@@ -129,16 +129,23 @@ TEST(Names, RoundTripAndBusBandwidthFactors) {
 
 // A replay network without sharing: every transfer costs α + bytes/B of its level (inside a node or between
 // nodes, ranks `per_node` to a node), whatever else runs.
+// With inter_wait, the receiver of a transfer between nodes has it that long after its delivery (a protocol's
+// hop latency beyond the route's).
 class LevelNetwork final : public ReplayNetwork {
  public:
-  LevelNetwork(int per_node, AlphaBeta intra, AlphaBeta inter) : per_node_(per_node), intra_(intra), inter_(inter) {}
+  LevelNetwork(int per_node, AlphaBeta intra, AlphaBeta inter, double inter_wait = 0.0)
+      : per_node_(per_node), intra_(intra), inter_(inter), inter_wait_(inter_wait) {}
   void start(const std::vector<ReplayTransfer>& batch, const std::vector<size_t>& ids, double now) override {
     for (size_t i = 0; i < batch.size(); ++i) {
       const ReplayTransfer& t = batch[i];
-      const AlphaBeta& l = t.from / per_node_ == t.to / per_node_ ? intra_ : inter_;
+      const bool inside = t.from / per_node_ == t.to / per_node_;
+      const AlphaBeta& l = inside ? intra_ : inter_;
       ends_.push({now + l.alpha + static_cast<double>(t.bytes) / l.bandwidth, ids[i]});
+      if (waits_.size() <= ids[i]) waits_.resize(ids[i] + 1, 0.0);
+      waits_[ids[i]] = inside ? 0.0 : inter_wait_;
     }
   }
+  double receive_wait(size_t id) const override { return waits_.at(id); }
   double next_end() const override {
     return ends_.empty() ? std::numeric_limits<double>::infinity() : ends_.top().first;
   }
@@ -155,6 +162,8 @@ class LevelNetwork final : public ReplayNetwork {
  private:
   int per_node_;
   AlphaBeta intra_, inter_;
+  double inter_wait_;
+  std::vector<double> waits_;
   using End = std::pair<double, size_t>;
   std::priority_queue<End, std::vector<End>, std::greater<End>> ends_;
 };
@@ -213,6 +222,42 @@ TEST(Replay, HalvingDoublingChargesEachDistanceAtItsLevel) {
   const double expected = 2 * ((inter.alpha + s / 2 / inter.bandwidth) + (intra.alpha + s / 4 / intra.bandwidth) +
                                (intra.alpha + s / 8 / intra.bandwidth));
   EXPECT_NEAR(replayed(plan, 8, levels), expected, 1e-15);
+}
+
+// The ring recurrence by hand: two members, member 1's hop slow (send 3, pass 4 = send + a protocol wait of
+// 1). Its sender is busy every step, and its successor has the last chunk one wait later: 3 · 3 + 1.
+TEST(RingRecurrence, ASlowHopKeepsItsSenderBusyAndPaysItsWaitOnce) {
+  EXPECT_DOUBLE_EQ(ring_recurrence_seconds({{1, 1}, {3, 4}}, 3), 10.0);
+  // Every hop alike: each step is one pass.
+  EXPECT_DOUBLE_EQ(ring_recurrence_seconds({{2, 5}, {2, 5}, {2, 5}}, 4), 20.0);
+  // Waits long against the sends: the chunks' round trip sets the pace, the mean pass (5 + 2) / 2 a step.
+  EXPECT_DOUBLE_EQ(ring_recurrence_seconds({{1, 5}, {2, 2}}, 4), 14.0);
+  EXPECT_DOUBLE_EQ(ring_recurrence_seconds({}, 4), 0.0);
+  EXPECT_DOUBLE_EQ(ring_recurrence_seconds({{1, 1}}, 0), 0.0);
+}
+
+// A ring over 2 nodes of 4 whose network hops carry a protocol wait: sends do not wait for their receivers,
+// so the network hops' senders are busy K · (α + C/B) and only the last chunk's wait shows, where a ring
+// whose steps met would pay K · (α + C/B + wait). The replay, the recurrence and the closed form agree.
+TEST(Replay, RingSendsDoNotWaitForTheProtocolsHopLatency) {
+  const AlphaBeta intra{0.5e-6, 100e9}, inter{1e-6, 10e9};
+  const double wait = 10e-6;
+  LevelNetwork levels(4, intra, inter, wait);
+  const uint64_t bytes = 8 << 20;
+  const Plan plan = flat_plan(CollectiveKind::Allreduce, Algorithm::Ring, 8, bytes, {});
+  const double chunk = bytes / 8.0;
+  const int steps = 2 * (8 - 1);
+  const double send_inter = inter.alpha + chunk / inter.bandwidth;
+  const double expected = steps * send_inter + wait;
+  EXPECT_NEAR(replayed(plan, 8, levels), expected, 1e-15);
+  std::vector<RingHop> hops;
+  for (int i = 0; i < 8; ++i) {
+    const bool network = i % 4 == 3;  // members 3 and 7 send to the other node
+    const AlphaBeta& l = network ? inter : intra;
+    hops.push_back({l.alpha + chunk / l.bandwidth, l.alpha + chunk / l.bandwidth + (network ? wait : 0.0)});
+  }
+  EXPECT_NEAR(ring_recurrence_seconds(hops, steps), expected, 1e-15);
+  EXPECT_LT(expected, steps * (send_inter + wait) - (steps - 2) * wait);
 }
 
 }  // namespace
