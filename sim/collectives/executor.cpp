@@ -159,12 +159,15 @@ const PlannedCollective::CachedRoute& PlannedCollective::cached_route(int from, 
 namespace {
 
 // The platform's links as a replay sees them: a fluid model of SimGrid's CM02. A transfer waits its route's
-// latency, then moves its wire bytes at the rate weighted max-min fairness gives it among the transfers
-// then moving (each link's bandwidth shared, a fat pipe's not; a route's bandwidth factor scales what its
-// transfers get; where transfers share a bottleneck, each gets a share inversely proportional to its route's
-// latency, as CM02 models TCP's bias against long round trips), re-shared whenever one starts moving or is
-// done; then, with a protocol, its receiver waits what the protocol's hop latency has beyond the route's. A change re-shares only the transfers that share links
-// with the one that changed, directly or through others.
+// latency, then moves its wire bytes; re-shared whenever one starts moving or is done; then, with a protocol,
+// its receiver waits what the protocol's hop latency has beyond the route's. The sharing is CM02's: weighted
+// max-min fairness gives each moving transfer a share of every link it crosses (a fat pipe is not shared;
+// where transfers share a bottleneck, each share is inversely proportional to its route's latency, CM02's
+// model of TCP's bias against long round trips), bounded by its route's slowest fat pipe and SimGrid's TCP
+// window over the round trip; the transfer moves at its share times its route's bandwidth factor. (The
+// factor scales the rate, not the share: two transfers of different factors on one link get equal shares and
+// move at different rates.) A change re-shares only the transfers that share links with the one that
+// changed, directly or through others.
 class FluidReplay final : public ReplayNetwork {
  public:
   using RouteOf = std::function<const PlannedCollective::CachedRoute&(int from, int to)>;
@@ -179,9 +182,9 @@ class FluidReplay final : public ReplayNetwork {
       const PlannedCollective::CachedRoute& r = route_of_(batch[i].from, batch[i].to);
       Flow f;
       f.id = ids[i];
-      f.weight = 1.0 / r.factor;
+      f.factor = r.factor;
       f.penalty = std::max(r.latency, 1e-12);
-      if (r.latency > 0.0) f.bound = tcp_gamma_ / (2 * r.latency) * r.factor;  // SimGrid's TCP window cap
+      if (r.latency > 0.0) f.bound = tcp_gamma_ / (2 * r.latency);  // SimGrid's TCP window cap
       f.remaining = static_cast<double>(wire_bytes(batch[i].bytes, fraction_));
       if (receive_wait_.size() <= ids[i]) receive_wait_.resize(ids[i] + 1, 0.0);
       receive_wait_[ids[i]] = std::max(0.0, least_latency_(batch[i].from, batch[i].to) - r.latency);
@@ -190,7 +193,7 @@ class FluidReplay final : public ReplayNetwork {
         if (links_[static_cast<size_t>(link)].shared)
           f.links.push_back(link);
         else
-          f.bound = std::min(f.bound, links_[static_cast<size_t>(link)].capacity * r.factor);
+          f.bound = std::min(f.bound, links_[static_cast<size_t>(link)].capacity);
       }
       flows_.push_back(std::move(f));
       schedule(static_cast<int>(flows_.size() - 1), now + r.latency);
@@ -218,7 +221,7 @@ class FluidReplay final : public ReplayNetwork {
         f.last = now;
         if (f.remaining <= 0.0 || f.links.empty()) {
           if (f.links.empty() && f.remaining > 0.0) {  // fat pipes only: its own bound, no one to share with
-            f.rate = f.bound;
+            f.rate = f.bound * f.factor;
             schedule(e.flow, now + f.remaining / f.rate);
             continue;
           }
@@ -246,9 +249,9 @@ class FluidReplay final : public ReplayNetwork {
   struct Flow {
     size_t id = 0;
     std::vector<int> links;  // shared links of its route
-    double weight = 1.0;     // what a byte per second of it uses of a link: 1 / the route's bandwidth factor
+    double factor = 1.0;     // the route's bandwidth factor: the rate is the share times it
     double penalty = 1.0;    // CM02's share weight: the route's latency (a longer route gets less)
-    double bound = std::numeric_limits<double>::infinity();  // from fat pipes and the TCP window
+    double bound = std::numeric_limits<double>::infinity();  // on the share: fat pipes and the TCP window
     double remaining = 0.0;  // wire bytes
     double rate = 0.0;
     double last = 0.0;       // when `remaining` was last brought up to date
@@ -316,7 +319,7 @@ class FluidReplay final : public ReplayNetwork {
     }
     for (const int l : component_links) links_[static_cast<size_t>(l)].seen = false;
     // Bring each transfer's bytes up to now at its old rate, then fill.
-    std::unordered_map<int, std::pair<double, double>> room;  // link → (capacity left, weight of unfixed flows)
+    std::unordered_map<int, std::pair<double, double>> room;  // link → (capacity left, Σ 1/penalty of unfixed flows)
     for (const int fl : component_flows) {
       Flow& f = flows_[static_cast<size_t>(fl)];
       f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.last));
@@ -324,13 +327,13 @@ class FluidReplay final : public ReplayNetwork {
       f.fixed = false;
       for (const int l : f.links) {
         auto [it, added] = room.emplace(l, std::make_pair(links_[static_cast<size_t>(l)].capacity, 0.0));
-        it->second.second += f.weight / f.penalty;
+        it->second.second += 1.0 / f.penalty;
       }
     }
     size_t unfixed = component_flows.size();
     while (unfixed > 0) {
-      // The level at which the next link saturates, or a transfer reaches its fat-pipe bound; an unfixed
-      // transfer's rate is level / its penalty.
+      // The level at which the next link saturates, or a transfer reaches its bound; an unfixed transfer's
+      // share is level / its penalty.
       double level = std::numeric_limits<double>::infinity();
       for (const auto& [l, r] : room)
         if (r.second > 0.0) level = std::min(level, r.first / r.second);
@@ -360,12 +363,13 @@ class FluidReplay final : public ReplayNetwork {
       for (const int fl : fixing) {
         Flow& f = flows_[static_cast<size_t>(fl)];
         f.fixed = true;
-        f.rate = level / f.penalty;
+        const double share = level / f.penalty;
+        f.rate = share * f.factor;
         --unfixed;
         for (const int l : f.links) {
           auto& r = room[l];
-          r.first = std::max(0.0, r.first - f.rate * f.weight);
-          r.second -= f.weight / f.penalty;
+          r.first = std::max(0.0, r.first - share);
+          r.second -= 1.0 / f.penalty;
           if (r.second < 1e-9 / f.penalty) r.second = 0.0;  // no unfixed flow left on it (rounding aside)
         }
       }

@@ -78,6 +78,17 @@ TEST(CollectiveFidelities, AgreeWhereLongAndShortRoutesShareALink) {
   expect_fidelities_agree("--ranks 6 --gpus-per-node 2 --topology fat-tree" + kNvSwitch, {"tree"});
 }
 
+// GPUs with two bonded NICs each, on a rail-optimized fat-tree: a GPU's network transfers leave through its
+// NVLink port, which they share with its NVLink transfers, so transfers of different bandwidth factors (0.78
+// and 0.96) meet on one link. SimGrid gives them equal shares and scales each rate by its factor; a replay that
+// scaled the shares instead read 5 % slow at 64 MiB here.
+TEST(CollectiveFidelities, AgreeWhereTransfersOfDifferentFactorsShareALink) {
+  expect_fidelities_agree(
+      "--ranks 32 --gpus-per-node 4 --topology fat-tree --set cluster.rail_optimized=true --set cluster.nics_per_node=8" +
+          kNvSwitch,
+      {"ring", "tree"});
+}
+
 TEST(CollectiveFidelities, AgreeOnATorus) {
   expect_fidelities_agree("--ranks 16 --topology torus --set cluster.torus_dims=4,4", kEveryAllreduce);
 }
