@@ -448,7 +448,7 @@ void PlannedCollective::time_plan(const Plan& plan, const ProtocolCosts& costs, 
     FluidReplay network([this](int from, int to) -> const CachedRoute& { return cached_route(from, to); },
                         [&](int from, int to) { return costs.hop(hop_class(from, to)); }, costs.bandwidth_fraction,
                         tcp_gamma_);
-    replayed_end = replay_plan(plan, ranks(), network);
+    replayed_end = replay_plan(plan, ranks(), network, p.protocol != Protocol::None);
   }
   for (size_t ph = 0; ph < plan.phases.size(); ++ph) {
     // A step costs max(route latency, the protocol's least hop latency) + wire bytes / bandwidth.
@@ -556,7 +556,7 @@ std::vector<sg4::Mailbox*> PlannedCollective::incoming_mailboxes(int rank, const
     if (seat.group < 0) continue;
     const Group& group = p.plan.phases[ph].groups[seat.group];
     const Schedule& schedule = *group.schedule;
-    if (!buffered(schedule)) continue;
+    if (!buffered(schedule, p.protocol != Protocol::None)) continue;
     for (int lane = 0; lane < schedule.lanes(); ++lane) {
       const int lane_group = schedule.lanes() > 1 ? schedule.lane_group(lane) : 0;
       for (int i = 0; i < schedule.num_steps(seat.pos); ++i) {
@@ -594,7 +594,7 @@ void PlannedCollective::run_steps(int rank, const Prepared& p) {
       run_lanes(rank, group, seat.pos, p);
       continue;
     }
-    const bool eager = buffered(schedule);
+    const bool eager = buffered(schedule, modelled);
     for (int i = 0; i < steps; ++i) {
       const Step s = schedule.step(seat.pos, i);
       sg4::CommPtr send;
@@ -637,7 +637,7 @@ void PlannedCollective::run_steps(int rank, const Prepared& p) {
 void PlannedCollective::run_lanes(int rank, const Group& group, int pos, const Prepared& p) {
   const Schedule& schedule = *group.schedule;
   const bool modelled = p.protocol != Protocol::None;
-  const bool eager = buffered(schedule);
+  const bool eager = buffered(schedule, modelled);
   const int lanes = schedule.lanes();
   const int steps = schedule.num_steps(pos);
   struct LaneGroup {

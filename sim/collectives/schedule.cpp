@@ -134,7 +134,7 @@ struct Seat {
 
 }  // namespace
 
-std::vector<double> replay_plan(const Plan& plan, int ranks, ReplayNetwork& network) {
+std::vector<double> replay_plan(const Plan& plan, int ranks, ReplayNetwork& network, bool protocol_waits) {
   // Each rank's seats, in phase order, and each schedule's lane groups.
   std::vector<std::vector<Seat>> seats(static_cast<size_t>(ranks));
   std::unordered_map<const Schedule*, std::vector<std::vector<int>>> lane_groups;
@@ -207,7 +207,7 @@ std::vector<double> replay_plan(const Plan& plan, int ranks, ReplayNetwork& netw
     const std::vector<int>& lanes = lane_groups[&schedule][static_cast<size_t>(lg)];
     int& step = p.step[static_cast<size_t>(lg)];
     int& pending = p.pending[static_cast<size_t>(lg)];
-    const bool eager = buffered(schedule);
+    const bool eager = buffered(schedule, protocol_waits);
     for (; step < schedule.num_steps(seat.pos); ++step) {
       std::vector<Step> steps;
       for (const int lane : lanes) {

@@ -94,8 +94,14 @@ struct RingHop {
 double ring_recurrence_seconds(const std::vector<RingHop>& hops, int steps);
 
 // Whether a schedule's sends move without waiting for their receiver (NCCL's buffers; see replay_plan):
-// rings. Other schedules meet step by step, which their closed forms count on.
-inline bool buffered(const Schedule& s) { return s.ring_chunk(0) > 0.0; }
+// rings, where that can change their timing, that is with a protocol's receive waits (`protocol_waits`) or
+// with several lanes (channels that drift apart). A single ring without waits takes the same time either
+// way (ring_recurrence_seconds with pass = send; checked against stepwise on fat-trees, HGX nodes and two
+// sites), and meeting step by step spares SimGrid's permanent receivers, which cost about 40 % more wall
+// time per transfer. Other schedules meet step by step, which their closed forms count on.
+inline bool buffered(const Schedule& s, bool protocol_waits) {
+  return s.ring_chunk(0) > 0.0 && (protocol_waits || s.lanes() > 1);
+}
 
 
 
@@ -142,12 +148,12 @@ class ReplayNetwork {
 // the other with no barrier between them, posting each step of a schedule in order (its lane groups
 // independently, a step's transfers at once); a step ends when all its transfers have. A send from a to b
 // goes to b's next receive from a in the same lane group, as the mailboxes match them, and `network` says
-// when it is delivered. In a buffered schedule it starts when the sender posts it (the receiver's buffers
+// when it is delivered. In a buffered schedule (buffered(schedule, protocol_waits)) it starts when the sender posts it (the receiver's buffers
 // take it whether or not the receiver is there yet), the sender's part ends at the delivery and the
 // receiver's network.receive_wait later (or when it posts the receive, if later). In others it starts once
 // both ends have posted it and both parts end network.receive_wait after the delivery. An event-ordered walk of that data
 // flow, O(transfers · log). Returns when each phase ended: the last rank to finish its part of it (at
 // least the previous phase's end).
-std::vector<double> replay_plan(const Plan& plan, int ranks, ReplayNetwork& network);
+std::vector<double> replay_plan(const Plan& plan, int ranks, ReplayNetwork& network, bool protocol_waits);
 
 }  // namespace dtsim::sim
