@@ -1,6 +1,6 @@
 // Runs a Plan at any fidelity on the simulated platform.
 //
-// Stepwise: each step of the schedule is a put_async + get (+ wait) between the rank actors, mailboxes per
+// Stepwise (executor_stepwise.cpp): each step of the schedule is a put_async + get (+ wait) between the rank actors, mailboxes per
 // (receiver, sender, lane) so that a rank expecting a chunk from a given peer cannot get someone else's. A
 // rank is the permanent receiver of its mailboxes during the call, so a send moves as soon as it is posted
 // (NCCL's receive buffers); the protocol's hop wait is the receiver's alone.
@@ -14,9 +14,9 @@
 //
 // Analytic: a barrier, then sleep_for(the phases' times). No flows.
 //
-// Phase times: plans with a schedule that is timed_by_replay (tree, halving-doubling, the chain) are
-// replayed (replay_plan) on FluidReplay, a fluid model of SimGrid's CM02 sharing on the platform's links
-// (executor.cpp), up to kReplayMaxTransfers; rings follow their hop-by-hop recurrence (ring_seconds); the
+// Phase times: plans with a schedule that is timed_by_replay (tree, halving-doubling, the chain, channel
+// rings) are replayed (replay_plan) on a fluid model of SimGrid's CM02 sharing on the platform's links
+// (fluid_replay.hpp), up to kReplayMaxTransfers; rings follow their hop-by-hop recurrence (ring_seconds); the
 // others, and those beyond the replay's limit, take their closed forms.
 //
 // α and B per phase for the closed forms come from the platform: the flows of the schedule's first step (Schedule::pattern_peer)
@@ -34,6 +34,7 @@
 #include <unordered_map>
 
 #include "sim/collectives/collective.hpp"
+#include "sim/collectives/fluid_replay.hpp"
 #include "sim/collectives/protocol.hpp"
 #include "sim/collectives/schedule.hpp"
 #include "sim/world/topology/calibration.hpp"
@@ -59,12 +60,9 @@ class PlannedCollective final : public Collective {
   std::string variant(uint64_t bytes) const override;
   void abandon() override;
 
-  // A route between two ranks' hosts, as replays use it.
-  struct CachedRoute {
-    std::vector<simgrid::s4u::Link*> links;
-    double latency = 0.0;
-    double factor = 1.0;  // the calibration's bandwidth factor (options.bandwidth_efficiency without one)
-  };
+  // A route between two ranks' hosts, as replays use it (the factor is options.bandwidth_efficiency without a
+  // calibration).
+  using CachedRoute = ReplayRoute;
   const CachedRoute& cached_route(int from, int to) const;
 
  private:

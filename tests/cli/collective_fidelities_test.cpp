@@ -1,9 +1,9 @@
 // The three fidelities agree on multi-GPU nodes, fat-trees and a torus, not only on stars of single GPUs:
 // for every allreduce algorithm, the aggregated and analytic times of `dtsim collective` stay within 2 % of
-// stepwise's at every size from 16 KiB to 64 MiB. Tree, halving-doubling and the chain are timed by
-// replaying their steps on a fluid model of the platform's links (sim/collectives/schedule.hpp,
-// replay_plan; executor.cpp, FluidReplay); the rings and the hierarchical algorithm by their closed forms
-// per level.
+// stepwise's at every size from 16 KiB to 64 MiB. Tree, halving-doubling, the chain and channel rings are
+// timed by replaying their steps on a fluid model of the platform's links (sim/collectives/schedule.hpp,
+// replay_plan; fluid_replay.cpp); single rings and the hierarchical algorithm's by their hop-by-hop
+// recurrence (ring_recurrence_seconds).
 #include <gtest/gtest.h>
 
 #include <cmath>
