@@ -21,13 +21,12 @@ std::vector<sg4::Mailbox*> PlannedCollective::incoming_mailboxes(int rank, const
     if (seat.group < 0) continue;
     const Group& group = p.plan.phases[ph].groups[seat.group];
     const Schedule& schedule = *group.schedule;
-    if (!buffered(schedule, p.protocol != Protocol::None)) continue;
+    if (!buffered(schedule, p.protocol != Protocol::None) || schedule.num_steps(seat.pos) == 0) continue;
+    // Buffered schedules are rings: in each lane the rank receives from one predecessor, every step.
     for (int lane = 0; lane < schedule.lanes(); ++lane) {
+      const Step first = schedule.lane_step(seat.pos, 0, lane);
       const int lane_group = schedule.lanes() > 1 ? schedule.lane_group(lane) : 0;
-      for (int i = 0; i < schedule.num_steps(seat.pos); ++i) {
-        const Step s = schedule.lane_step(seat.pos, i, lane);
-        if (s.recv.active()) boxes.push_back(mailbox(rank, group.members[s.recv.peer], lane_group));
-      }
+      if (first.recv.active()) boxes.push_back(mailbox(rank, group.members[first.recv.peer], lane_group));
     }
   }
   std::sort(boxes.begin(), boxes.end());
