@@ -72,9 +72,10 @@ void add_collective_keys(std::vector<KeySpec>& keys) {
              "faster (with collective.protocol set, over every protocol too), ring for the other collectives"),
       choice("collective.fidelity", to_string(Fidelity::Auto), fidelity_names(),
              "How collectives are simulated: stepwise = every step a simulated transfer (exact contention); aggregated "
-             "= one flow per rank and peer plus latency sleeps (still shares links); analytic = no flows, the alpha-beta "
-             "closed form (tree, halving-doubling and the chain: their steps replayed on a model of the links); auto = stepwise up to 150000 transfers per collective, then aggregated, "
-             "then analytic"),
+             "= one flow per rank and peer plus latency sleeps (still shares links); analytic = no flows, the time "
+             "without other traffic (rings hop by hop; channel rings, tree, halving-doubling and the chain: their "
+             "steps replayed on a model of the links); auto = stepwise up to 150000 transfers per collective, then "
+             "aggregated, then analytic"),
       quantity("collective.pipeline_chunk", Dimension::Bytes, "512KiB", between(1, 1e15),
                "Chunk size of pipelined collectives (each tree of the double binary tree pipelines its half of the "
                "message, the broadcast/reduce chain the whole message) in ceil(bytes/chunk) chunks"),
