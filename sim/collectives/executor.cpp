@@ -17,6 +17,9 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
+// A key for an ordered pair of ranks (routes, pattern flows).
+uint64_t pair_key(int from, int to) { return (static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to); }
+
 // SimGrid refuses null payloads; the collectives carry no data, so every transfer points at this token.
 int transfer_token = 0;
 
@@ -74,7 +77,7 @@ HopClass PlannedCollective::hop_class(int from, int to) const {
   return node_of_[from] == node_of_[to] ? options_.intra_node_hops : options_.inter_node_hops;
 }
 
-double PlannedCollective::hop_extra(int from, int to, const ProtocolCosts& costs) {
+double PlannedCollective::hop_extra(int from, int to, const ProtocolCosts& costs) const {
   const double least = costs.hop(hop_class(from, to));
   if (least <= 0.0) return 0.0;
   return std::max(0.0, least - cached_route(from, to).latency);
@@ -132,7 +135,7 @@ void PlannedCollective::measure_layout(const Plan& plan) {
       // bandwidth factor applying to the cap as to the links.
       if (latencies[f] > 0.0) share = std::min(share, tcp_gamma_ / (2 * latencies[f]));
       rate = std::min(rate, share * factor);
-      pattern_rates_[ph][(static_cast<uint64_t>(flows[f].first) << 32) | static_cast<uint32_t>(flows[f].second)] = share * factor;
+      pattern_rates_[ph][pair_key(flows[f].first, flows[f].second)] = share * factor;
       const int lv = node_of_[flows[f].first] == node_of_[flows[f].second] ? 0 : 1;
       seen[lv] = true;
       level[lv].alpha = std::max(level[lv].alpha, latencies[f]);
@@ -146,7 +149,7 @@ void PlannedCollective::measure_layout(const Plan& plan) {
 }
 
 const PlannedCollective::CachedRoute& PlannedCollective::cached_route(int from, int to) const {
-  const uint64_t key = (static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to);
+  const uint64_t key = pair_key(from, to);
   auto it = routes_.find(key);
   if (it == routes_.end()) {
     CachedRoute r;
@@ -211,7 +214,7 @@ void PlannedCollective::time_plan(const Plan& plan, const ProtocolCosts& costs, 
   if (plan.timed_by_replay() && plan.stepwise_flows() <= kReplayMaxTransfers) {
     const std::unique_ptr<ReplayNetwork> network =
         make_fluid_replay([this](int from, int to) -> const ReplayRoute& { return cached_route(from, to); },
-                          [&](int from, int to) { return costs.hop(hop_class(from, to)); }, costs.bandwidth_fraction,
+                          [&](int from, int to) { return hop_extra(from, to, costs); }, costs.bandwidth_fraction,
                           tcp_gamma_);
     replayed_end = replay_plan(plan, ranks(), *network, p.protocol != Protocol::None);
   }
@@ -277,13 +280,13 @@ double PlannedCollective::ring_seconds(const Group& g, size_t ph, const Protocol
       const int from = g.members[pos];
       const int to = g.members[schedule.lane_step(pos, 0, lane).send.peer];
       // The hop's own share where the probe measured it (a ring's hops are its first step's flows).
-      const auto measured = pattern_rates_[ph].find((static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to));
+      const auto measured = pattern_rates_[ph].find(pair_key(from, to));
       const double rate = measured != pattern_rates_[ph].end()
                               ? measured->second
                               : level_links_[ph][node_of_[from] == node_of_[to] ? 0 : 1].bandwidth;
       const double route = cached_route(from, to).latency;
       const double moving = chunk / (rate * costs.bandwidth_fraction);
-      hops[static_cast<size_t>(pos)] = {route + moving, std::max(route, costs.hop(hop_class(from, to))) + moving};
+      hops[static_cast<size_t>(pos)] = {route + moving, route + moving + hop_extra(from, to, costs)};
     }
     seconds = std::max(seconds, ring_recurrence_seconds(hops, schedule.num_steps(0)));
   }

@@ -98,7 +98,7 @@ class PlannedCollective final : public Collective {
   double ring_seconds(const Group& g, size_t ph, const ProtocolCosts& costs) const;
   HopClass hop_class(int from, int to) const;
   // What a step from `from` to `to` waits beyond its route latency under `costs`.
-  double hop_extra(int from, int to, const ProtocolCosts& costs);
+  double hop_extra(int from, int to, const ProtocolCosts& costs) const;
   void run_stepwise(int rank, const Prepared& p);
   void run_steps(int rank, const Prepared& p);
   // The mailboxes the rank receives from in the plan (it is their permanent receiver during a stepwise call).

@@ -24,8 +24,8 @@ namespace {
 // changed, directly or through others.
 class FluidReplay final : public ReplayNetwork {
  public:
-  FluidReplay(ReplayRouteOf route_of, ProtocolLatencyOf least_latency, double bandwidth_fraction, double tcp_gamma)
-      : route_of_(std::move(route_of)), least_latency_(std::move(least_latency)), fraction_(bandwidth_fraction),
+  FluidReplay(ReplayRouteOf route_of, ReceiveWaitOf receive_wait_of, double bandwidth_fraction, double tcp_gamma)
+      : route_of_(std::move(route_of)), receive_wait_of_(std::move(receive_wait_of)), fraction_(bandwidth_fraction),
         tcp_gamma_(tcp_gamma) {}
 
   void start(const std::vector<ReplayTransfer>& batch, const std::vector<size_t>& ids, double now) override {
@@ -38,7 +38,7 @@ class FluidReplay final : public ReplayNetwork {
       if (r.latency > 0.0) f.bound = tcp_gamma_ / (2 * r.latency);  // SimGrid's TCP window cap
       f.remaining = static_cast<double>(wire_bytes(batch[i].bytes, fraction_));
       if (receive_wait_.size() <= ids[i]) receive_wait_.resize(ids[i] + 1, 0.0);
-      receive_wait_[ids[i]] = std::max(0.0, least_latency_(batch[i].from, batch[i].to) - r.latency);
+      receive_wait_[ids[i]] = receive_wait_of_(batch[i].from, batch[i].to);
       for (sg4::Link* l : r.links) {
         const int link = link_index(l);
         if (links_[static_cast<size_t>(link)].shared)
@@ -76,7 +76,7 @@ class FluidReplay final : public ReplayNetwork {
             schedule(e.flow, now + f.remaining / f.rate);
             continue;
           }
-          finish_moving(e.flow, now, done);
+          finish_moving(e.flow, done);
           continue;
         }
         for (const int l : f.links) links_[static_cast<size_t>(l)].moving.push_back(e.flow);
@@ -88,7 +88,7 @@ class FluidReplay final : public ReplayNetwork {
         }
         changed.insert(changed.end(), f.links.begin(), f.links.end());
         f.remaining = 0.0;
-        finish_moving(e.flow, now, done);
+        finish_moving(e.flow, done);
       }
     }
     if (!changed.empty()) reshare(changed, now);
@@ -135,7 +135,7 @@ class FluidReplay final : public ReplayNetwork {
     Flow& f = flows_[static_cast<size_t>(flow)];
     events_.push({at, flow, ++f.version});
   }
-  void finish_moving(int flow, double /*now*/, std::vector<size_t>& done) {
+  void finish_moving(int flow, std::vector<size_t>& done) {
     Flow& f = flows_[static_cast<size_t>(flow)];
     f.state = State::Done;
     ++f.version;
@@ -233,7 +233,7 @@ class FluidReplay final : public ReplayNetwork {
   }
 
   ReplayRouteOf route_of_;
-  ProtocolLatencyOf least_latency_;
+  ReceiveWaitOf receive_wait_of_;
   double fraction_;
   double tcp_gamma_;
   std::vector<Flow> flows_;
@@ -245,9 +245,9 @@ class FluidReplay final : public ReplayNetwork {
 
 }  // namespace
 
-std::unique_ptr<ReplayNetwork> make_fluid_replay(ReplayRouteOf route_of, ProtocolLatencyOf least_latency,
+std::unique_ptr<ReplayNetwork> make_fluid_replay(ReplayRouteOf route_of, ReceiveWaitOf receive_wait,
                                                  double bandwidth_fraction, double tcp_gamma) {
-  return std::make_unique<FluidReplay>(std::move(route_of), std::move(least_latency), bandwidth_fraction, tcp_gamma);
+  return std::make_unique<FluidReplay>(std::move(route_of), std::move(receive_wait), bandwidth_fraction, tcp_gamma);
 }
 
 }  // namespace dtsim::sim

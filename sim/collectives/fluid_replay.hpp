@@ -20,11 +20,13 @@ struct ReplayRoute {
 };
 
 using ReplayRouteOf = std::function<const ReplayRoute&(int from, int to)>;
-using ProtocolLatencyOf = std::function<double(int from, int to)>;  // the protocol's least hop latency
+// How long after a transfer's delivery its receiver has the data: what the protocol's hop latency has beyond
+// the route's (PlannedCollective::hop_extra).
+using ReceiveWaitOf = std::function<double(int from, int to)>;
 
 // A transfer of b payload bytes puts wire_bytes(b, bandwidth_fraction) on its route; `tcp_gamma` is SimGrid's
 // network/TCP-gamma (a flow's share ≤ tcp_gamma / (2 · route latency)).
-std::unique_ptr<ReplayNetwork> make_fluid_replay(ReplayRouteOf route_of, ProtocolLatencyOf least_latency,
+std::unique_ptr<ReplayNetwork> make_fluid_replay(ReplayRouteOf route_of, ReceiveWaitOf receive_wait,
                                                  double bandwidth_fraction, double tcp_gamma);
 
 }  // namespace dtsim::sim
