@@ -14,6 +14,7 @@
 #include "sim/scenario/errors.hpp"
 #include "sim/app/outputs.hpp"
 #include "sim/app/profiles_command.hpp"
+#include "sim/app/workload_command.hpp"
 #include "sim/app/run.hpp"
 #include "sim/app/run_folder.hpp"
 #include "sim/scenario/keys.hpp"
@@ -39,6 +40,7 @@ const char* const kUsage =
     "       dtsim profiles [DIR]\n"
     "       dtsim collective [--profile P] [--topology T] [--ranks N] [--algorithm A] [--sizes MIN:MAX] [--op OP]\n"
     "                        [--fidelity F] [--gpus-per-node G] [--warmup W] [--iters N] [--set section.key=value]...\n"
+    "       dtsim workload [NAME] [--gpus N] [--zero S] [--micro-batch B] [--checkpointing] [--gpu P] [--layers]\n"
     "       dtsim --version | --help\n"
     "\n"
     "  run     simulate the scenario and write metrics.csv and summary.json to DIR (default out/<run.name>)\n"
@@ -46,6 +48,7 @@ const char* const kUsage =
     "  keys    list every scenario key with its type, unit, default and meaning\n"
     "  profiles  list the GPU and fabric profiles in DIR (default: the profile folder) with their main numbers\n"
     "  collective  time one collective at doubling sizes, printed like nccl-tests (see dtsim collective --help)\n"
+    "  workload  the workload catalog, or one workload's FLOPs and memory per GPU (see dtsim workload --help)\n"
     "\n"
     "options:\n"
     "  --out DIR               output folder of 'run'\n"
@@ -196,6 +199,7 @@ int command_run(const CommandLine& cl) {
 int dtsim_main(int argc, char** argv) {
   try {
     if (argc > 1 && std::string(argv[1]) == "collective") return command_collective(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "workload") return command_workload(argc - 1, argv + 1);
     const CommandLine cl = parse_command_line(argc, argv);
     if (cl.version) {
       std::printf("dtsim %s\n", dtsim_version());
@@ -209,7 +213,7 @@ int dtsim_main(int argc, char** argv) {
     if (cl.command == "check") return command_check(cl);
     if (cl.command == "keys") return command_keys(parse_keys_format(cl.format));
     if (cl.command == "profiles") return command_profiles(cl.scenario.empty() ? default_profile_dir() : cl.scenario);
-    const std::string near = suggest_among(cl.command, {"run", "check", "keys", "profiles", "collective"});
+    const std::string near = suggest_among(cl.command, {"run", "check", "keys", "profiles", "collective", "workload"});
     throw InputError("command line", "", "unknown command '" + cl.command + "'",
                      near.empty() ? "run 'dtsim --help'" : "did you mean '" + near + "'?");
   } catch (const InputError& e) {

@@ -1,0 +1,298 @@
+#include "models/workload/catalog.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "models/name_table.hpp"
+#include "models/workload/resnet.hpp"
+#include "models/workload/transformer.hpp"
+
+namespace dtsim::models {
+namespace {
+
+using Json = nlohmann::json;
+
+enum class Family { Transformer, ResNet };
+const NameTable<Family>& families() {
+  static const NameTable<Family> table{{Family::Transformer, "transformer"}, {Family::ResNet, "resnet"}};
+  return table;
+}
+const NameTable<FeedForward>& feed_forwards() {
+  static const NameTable<FeedForward> table{{FeedForward::Gelu, "gelu"}, {FeedForward::SwiGlu, "swiglu"}};
+  return table;
+}
+const NameTable<NormKind>& norms() {
+  static const NameTable<NormKind> table{{NormKind::LayerNorm, "layernorm"}, {NormKind::RmsNorm, "rmsnorm"}};
+  return table;
+}
+
+std::string render(const std::string& file, int line, const std::string& key, const std::string& reason,
+                   const std::string& hint) {
+  std::string text = file;
+  if (line > 0) text += ":" + std::to_string(line);
+  if (!key.empty()) text += ": " + key;
+  text += ": " + reason;
+  if (!hint.empty()) text += "; " + hint;
+  return text;
+}
+
+// Reads one JSON object's fields, checking each against the fields it may have, so that a misspelt field is
+// an error (it would otherwise be ignored) and every error names the file, the line of the field and its path.
+class Reader {
+ public:
+  Reader(const std::string& text, const std::string& file) : text_(text), file_(file) {}
+
+  [[noreturn]] void fail(const std::string& path, const std::string& reason, const std::string& hint = "") const {
+    const std::string leaf = path.substr(path.find_last_of('.') + 1);
+    throw WorkloadFileError(file_, line_of(leaf.substr(0, leaf.find('['))), path, reason, hint);
+  }
+
+  // Every key of `object` must be among `allowed`.
+  void only(const Json& object, const std::string& path, const std::vector<std::string>& allowed) const {
+    if (!object.is_object()) fail(path, "must be an object { ... }");
+    for (const auto& [key, value] : object.items()) {
+      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+      fail(join(path, key), "is not a field here", "fields: " + join_names(allowed, ", ", ", "));
+    }
+  }
+
+  const Json& need(const Json& object, const std::string& path, const std::string& key) const {
+    if (!object.contains(key)) fail(join(path, key), "is missing");
+    return object.at(key);
+  }
+
+  int whole(const Json& object, const std::string& path, const std::string& key, std::optional<int> fallback) const {
+    if (!object.contains(key)) {
+      if (!fallback) fail(join(path, key), "is missing", "give a whole number");
+      return *fallback;
+    }
+    const Json& v = object.at(key);
+    if (!v.is_number_integer()) fail(join(path, key), "must be a whole number, not " + v.dump());
+    const auto n = v.get<long long>();
+    if (n < 0 || n > 1'000'000'000) fail(join(path, key), "must be between 0 and 10^9, not " + v.dump());
+    return static_cast<int>(n);
+  }
+
+  bool flag(const Json& object, const std::string& path, const std::string& key, bool fallback) const {
+    if (!object.contains(key)) return fallback;
+    const Json& v = object.at(key);
+    if (!v.is_boolean()) fail(join(path, key), "must be true or false, not " + v.dump());
+    return v.get<bool>();
+  }
+
+  std::string text(const Json& object, const std::string& path, const std::string& key, bool required) const {
+    if (!object.contains(key)) {
+      if (required) fail(join(path, key), "is missing");
+      return "";
+    }
+    const Json& v = object.at(key);
+    if (!v.is_string()) fail(join(path, key), "must be a string, not " + v.dump());
+    return v.get<std::string>();
+  }
+
+  template <class Enum>
+  Enum choice(const Json& object, const std::string& path, const std::string& key, const NameTable<Enum>& table,
+              std::optional<Enum> fallback) const {
+    const std::string name = text(object, path, key, !fallback);
+    if (name.empty() && fallback) return *fallback;
+    const auto value = table.parse(name);
+    if (!value) fail(join(path, key), "'" + name + "' is not known", "use " + table.or_list());
+    return *value;
+  }
+
+  static std::string join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+
+ private:
+  // The line of the first "key" in the file (1-based), or 0.
+  int line_of(const std::string& key) const {
+    const auto at = text_.find("\"" + key + "\"");
+    if (at == std::string::npos) return 0;
+    return 1 + static_cast<int>(std::count(text_.begin(), text_.begin() + static_cast<long>(at), '\n'));
+  }
+
+  const std::string& text_;
+  const std::string& file_;
+};
+
+// The generator's own checks (shapes that cannot be built), reported at the field's line in the file.
+template <class Spec>
+void checked_by_generator(const Reader& r, const std::string& section, const Spec& spec) {
+  try {
+    validate(spec);
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();  // "<field> <reason>", from require_field
+    const auto space = what.find(' ');
+    r.fail(section + "." + what.substr(0, space), what.substr(space + 1));
+  }
+}
+
+TransformerSpec read_transformer(const Reader& r, const Json& t) {
+  const std::string p = "transformer";
+  r.only(t, p, {"layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "sequence", "max_positions", "token_types",
+                "feed_forward", "norm", "bias", "embedding_norm", "final_norm", "lm_head", "tied_embeddings",
+                "head_transform", "head_bias", "pooler", "pooler_classes", "dropout", "flash_attention", "lora"});
+  TransformerSpec s;
+  s.layers = r.whole(t, p, "layers", std::nullopt);
+  s.hidden = r.whole(t, p, "hidden", std::nullopt);
+  s.heads = r.whole(t, p, "heads", std::nullopt);
+  s.kv_heads = r.whole(t, p, "kv_heads", 0);
+  s.ffn = r.whole(t, p, "ffn", std::nullopt);
+  s.vocab = r.whole(t, p, "vocab", std::nullopt);
+  s.sequence = r.whole(t, p, "sequence", std::nullopt);
+  s.max_positions = r.whole(t, p, "max_positions", 0);
+  s.token_types = r.whole(t, p, "token_types", 0);
+  s.feed_forward = r.choice(t, p, "feed_forward", feed_forwards(), std::optional<FeedForward>{});
+  s.norm = r.choice(t, p, "norm", norms(), std::optional<NormKind>{});
+  s.bias = r.flag(t, p, "bias", false);
+  s.embedding_norm = r.flag(t, p, "embedding_norm", false);
+  s.final_norm = r.flag(t, p, "final_norm", false);
+  s.lm_head = r.flag(t, p, "lm_head", false);
+  s.tied_embeddings = r.flag(t, p, "tied_embeddings", false);
+  s.head_transform = r.flag(t, p, "head_transform", false);
+  s.head_bias = r.flag(t, p, "head_bias", false);
+  s.pooler = r.flag(t, p, "pooler", false);
+  s.pooler_classes = r.whole(t, p, "pooler_classes", 0);
+  s.dropout = r.flag(t, p, "dropout", false);
+  s.flash_attention = r.flag(t, p, "flash_attention", false);
+  if (t.contains("lora")) {
+    const Json& l = t.at("lora");
+    const std::string lp = p + ".lora";
+    r.only(l, lp, {"rank", "alpha", "targets"});
+    s.lora.rank = r.whole(l, lp, "rank", std::nullopt);
+    const Json& alpha = r.need(l, lp, "alpha");
+    if (!alpha.is_number() || alpha.get<double>() <= 0) r.fail(lp + ".alpha", "must be a positive number");
+    s.lora.alpha = alpha.get<double>();
+    const Json& targets = r.need(l, lp, "targets");
+    if (!targets.is_array()) r.fail(lp + ".targets", "must be a list of projection names, e.g. [\"q\", \"v\"]");
+    for (const auto& target : targets) {
+      if (!target.is_string()) r.fail(lp + ".targets", "must hold names, not " + target.dump());
+      s.lora.targets.push_back(target.get<std::string>());
+    }
+  }
+  checked_by_generator(r, p, s);
+  return s;
+}
+
+ResNetSpec read_resnet(const Reader& r, const Json& n) {
+  const std::string p = "resnet";
+  r.only(n, p, {"image", "channels", "stem_width", "expansion", "stages", "classes"});
+  ResNetSpec s;
+  s.image = r.whole(n, p, "image", std::nullopt);
+  s.channels = r.whole(n, p, "channels", 3);
+  s.stem_width = r.whole(n, p, "stem_width", 64);
+  s.expansion = r.whole(n, p, "expansion", 4);
+  s.classes = r.whole(n, p, "classes", std::nullopt);
+  const Json& stages = r.need(n, p, "stages");
+  if (!stages.is_array()) r.fail(p + ".stages", "must be a list of {\"blocks\", \"width\", \"stride\"}");
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    const std::string sp = p + ".stages[" + std::to_string(i) + "]";
+    r.only(stages[i], sp, {"blocks", "width", "stride"});
+    s.stages.push_back({r.whole(stages[i], sp, "blocks", std::nullopt), r.whole(stages[i], sp, "width", std::nullopt),
+                        r.whole(stages[i], sp, "stride", 1)});
+  }
+  checked_by_generator(r, p, s);
+  return s;
+}
+
+}  // namespace
+
+WorkloadFileError::WorkloadFileError(const std::string& file, int line, const std::string& key,
+                                     const std::string& reason, const std::string& hint)
+    : std::runtime_error(render(file, line, key, reason, hint)), key_(key) {}
+
+Workload parse_workload(const std::string& text, const std::string& file) {
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    // nlohmann's message carries the line and column; keep it on one line.
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    throw WorkloadFileError(file, 0, "", "is not valid JSON (" + what + ")");
+  }
+  const Reader r(text, file);
+  r.only(doc, "", {"name", "title", "architecture", "sources", "published_parameters", "transformer", "resnet"});
+  Workload w;
+  w.name = r.text(doc, "", "name", true);
+  w.title = r.text(doc, "", "title", true);
+  const Family family = r.choice(doc, "", "architecture", families(), std::optional<Family>{});
+  w.family = families().name(family);
+  const Json& sources = r.need(doc, "", "sources");
+  if (!sources.is_array() || sources.empty()) r.fail("sources", "must list at least one source (URL, paper or arXiv)");
+  for (const auto& source : sources) {
+    if (!source.is_string()) r.fail("sources", "must hold strings, not " + source.dump());
+    w.sources.push_back(source.get<std::string>());
+  }
+  if (doc.contains("published_parameters")) {
+    const Json& pub = doc.at("published_parameters");
+    r.only(pub, "published_parameters", {"value", "source", "note"});
+    const Json& value = r.need(pub, "published_parameters", "value");
+    if (!value.is_number() || value.get<double>() <= 0)
+      r.fail("published_parameters.value", "must be a positive number");
+    w.published_parameters.value = value.get<double>();
+    w.published_parameters.source = r.text(pub, "published_parameters", "source", true);
+    w.published_parameters.note = r.text(pub, "published_parameters", "note", false);
+  }
+  // The section of the other family would be ignored: refuse it.
+  const std::string mine = w.family, other = family == Family::Transformer ? "resnet" : "transformer";
+  if (doc.contains(other)) r.fail(other, "does not apply to architecture " + mine, "remove it");
+  const Json& section = r.need(doc, "", mine);
+  if (family == Family::Transformer) {
+    const TransformerSpec spec = read_transformer(r, section);
+    w.layers = transformer_layers(spec);
+    w.sample = "sequence";
+    w.tokens_per_sample = spec.sequence;
+  } else {
+    w.layers = resnet_layers(read_resnet(r, section));
+    w.sample = "image";
+  }
+  return w;
+}
+
+Workload load_workload(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw WorkloadFileError(path, 0, "", "cannot be read", "check the path");
+  std::ostringstream read;
+  read << in.rdbuf();
+  const std::string text = read.str();
+  Workload w = parse_workload(text, path);
+  // The catalog finds a workload by its file name: the two must agree.
+  const std::string stem = std::filesystem::path(path).stem().string();
+  if (w.name != stem) {
+    const Reader r(text, path);
+    r.fail("name", "is '" + w.name + "' but the file is " + stem + ".json", "make them the same");
+  }
+  return w;
+}
+
+std::vector<std::string> catalog_files(const std::string& dir) {
+  std::error_code ec;
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".json") files.push_back(entry.path().string());
+  if (ec) throw WorkloadFileError(dir, 0, "", "cannot be read (" + ec.message() + ")", "set DTSIM_WORKLOAD_DIR");
+  // By workload name: "llama-7b" before "llama-7b-lora" (a plain sort of the paths puts '-' before '.').
+  std::sort(files.begin(), files.end(), [](const std::string& a, const std::string& b) {
+    return std::filesystem::path(a).stem() < std::filesystem::path(b).stem();
+  });
+  return files;
+}
+
+Workload find_workload(const std::string& name_or_path, const std::string& dir) {
+  const bool is_path = name_or_path.find('/') != std::string::npos ||
+                       std::filesystem::path(name_or_path).extension() == ".json";
+  const std::string path = is_path ? name_or_path : dir + "/" + name_or_path + ".json";
+  if (std::filesystem::exists(path)) return load_workload(path);
+  std::vector<std::string> names;
+  for (const auto& f : catalog_files(dir)) names.push_back(std::filesystem::path(f).stem().string());
+  throw WorkloadFileError(name_or_path, 0, "", "is not a catalog workload or a .json file",
+                          "known: " + join_names(names, ", ", ", "));
+}
+
+}  // namespace dtsim::models

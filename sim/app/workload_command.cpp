@@ -1,0 +1,336 @@
+#include "sim/app/workload_command.hpp"
+
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "models/name_table.hpp"
+#include "models/workload/catalog.hpp"
+#include "models/workload/memory.hpp"
+#include "sim/config/hardware_config.hpp"
+#include "sim/config/schema.hpp"
+#include "sim/scenario/errors.hpp"
+#include "sim/scenario/keys.hpp"
+#include "sim/scenario/scenario.hpp"
+
+#ifndef DTSIM_SOURCE_WORKLOAD_DIR
+#define DTSIM_SOURCE_WORKLOAD_DIR "models/workloads"
+#endif
+
+namespace po = boost::program_options;
+
+namespace dtsim::sim {
+namespace {
+
+using models::Workload;
+
+const char* const kHelp =
+    "usage: dtsim workload [NAME | FILE.json] [options]\n"
+    "\n"
+    "Without NAME: the workload catalog, one line per workload. With NAME (a catalog name or a .json file):\n"
+    "its parameters, FLOPs and activations, and its memory per GPU for the training setup below, against the\n"
+    "memory of a GPU profile, with the changes that would make it fit when it does not.\n"
+    "FLOPs count matrix products (2 per multiply-add); memory is in GB (10^9 bytes).\n"
+    "\n"
+    "  --gpus N            GPUs holding replicas by data parallelism; ZeRO shards over them (default 1)\n"
+    "  --zero S            ZeRO stage: 0 none, 1 optimizer state, 2 + gradients, 3 + weights (default 0)\n"
+    "  --micro-batch B     samples (images or sequences) per GPU per forward pass (default 1)\n"
+    "  --checkpointing     activation checkpointing: keep each block's input, recompute the rest\n"
+    "  --precision P       bf16 (default: bf16 weights, gradients and activations, fp32 master weights and\n"
+    "                      optimizer state) | fp32 (everything fp32)\n"
+    "  --optimizer O       adam (default: two fp32 moments per weight) | sgd-momentum (one) | sgd (none)\n"
+    "  --gpu P             GPU profile whose memory is the budget (gpu.profile; default a100-80gb)\n"
+    "  --layers            print the per-layer table (forward order)\n"
+    "  --format F          table (default) | csv | json\n"
+    "\n"
+    "The catalog folder is models/workloads/ in the source tree, or $DTSIM_WORKLOAD_DIR.\n";
+
+enum class Format { Table, Csv, Json };
+enum class Precision { Bf16, Fp32 };
+enum class Optimizer { Adam, SgdMomentum, Sgd };
+
+const models::NameTable<Format>& formats() {
+  static const models::NameTable<Format> t{{Format::Table, "table"}, {Format::Csv, "csv"}, {Format::Json, "json"}};
+  return t;
+}
+const models::NameTable<Precision>& precisions() {
+  static const models::NameTable<Precision> t{{Precision::Bf16, "bf16"}, {Precision::Fp32, "fp32"}};
+  return t;
+}
+const models::NameTable<Optimizer>& optimizers() {
+  static const models::NameTable<Optimizer> t{
+      {Optimizer::Adam, "adam"}, {Optimizer::SgdMomentum, "sgd-momentum"}, {Optimizer::Sgd, "sgd"}};
+  return t;
+}
+
+struct Flags {
+  std::string name;
+  models::MemorySetup setup;
+  std::string gpu_profile = "a100-80gb";
+  Precision precision = Precision::Bf16;
+  Optimizer optimizer = Optimizer::Adam;
+  bool layers = false;
+  bool help = false;
+  Format format = Format::Table;
+};
+
+template <class Enum>
+Enum parse_choice(const po::variables_map& vm, const char* flag, const models::NameTable<Enum>& table, Enum fallback) {
+  if (!vm.count(flag)) return fallback;
+  const std::string text = vm[flag].as<std::string>();
+  if (const auto v = table.parse(text)) return *v;
+  const std::string near = suggest_among(text, table.names());
+  throw InputError("command line", std::string("--") + flag, "unknown value '" + text + "'",
+                   near.empty() ? "use " + table.or_list() : "did you mean '" + near + "'?");
+}
+
+long whole_flag(const po::variables_map& vm, const char* flag, long fallback, long low, long high) {
+  if (!vm.count(flag)) return fallback;
+  const std::string text = vm[flag].as<std::string>();
+  char* end = nullptr;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < low || v > high)
+    throw InputError("command line", std::string("--") + flag, "'" + text + "' is not a whole number from " +
+                                                                    std::to_string(low) + " to " + std::to_string(high));
+  return v;
+}
+
+Flags parse_flags(int argc, char** argv) {
+  po::options_description opts;
+  opts.add_options()("gpus", po::value<std::string>())("zero", po::value<std::string>())(
+      "micro-batch", po::value<std::string>())("checkpointing", po::bool_switch())(
+      "precision", po::value<std::string>())("optimizer", po::value<std::string>())("gpu", po::value<std::string>())(
+      "layers", po::bool_switch())("format", po::value<std::string>())("help,h", po::bool_switch())(
+      "name", po::value<std::vector<std::string>>());
+  po::positional_options_description positional;
+  positional.add("name", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(opts).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError("command line", "", e.what(), "run 'dtsim workload --help'");
+  }
+  Flags f;
+  f.help = vm["help"].as<bool>();
+  if (vm.count("name")) {
+    const auto names = vm["name"].as<std::vector<std::string>>();
+    if (names.size() > 1)
+      throw InputError("command line", "", "unexpected argument '" + names[1] + "'", "name one workload");
+    f.name = names.front();
+  }
+  f.setup.data_parallel = static_cast<int>(whole_flag(vm, "gpus", 1, 1, 1 << 24));
+  f.setup.zero_stage = static_cast<int>(whole_flag(vm, "zero", 0, 0, 3));
+  f.setup.micro_batch = static_cast<double>(whole_flag(vm, "micro-batch", 1, 1, 1 << 20));
+  f.setup.checkpointing = vm["checkpointing"].as<bool>();
+  f.precision = parse_choice(vm, "precision", precisions(), Precision::Bf16);
+  f.optimizer = parse_choice(vm, "optimizer", optimizers(), Optimizer::Adam);
+  const double width = f.precision == Precision::Bf16 ? 2 : 4;
+  f.setup.weight_bytes = f.setup.gradient_bytes = f.setup.activation_bytes = width;
+  f.setup.optimizer_bytes = f.optimizer == Optimizer::Adam ? 8 : f.optimizer == Optimizer::SgdMomentum ? 4 : 0;
+  if (vm.count("gpu")) f.gpu_profile = vm["gpu"].as<std::string>();
+  f.layers = vm["layers"].as<bool>();
+  f.format = parse_choice(vm, "format", formats(), Format::Table);
+  if (f.name.empty()) {
+    // Listing the catalog uses no training setup: a flag for one would be ignored.
+    for (const char* flag : {"gpus", "zero", "micro-batch", "precision", "optimizer", "gpu"})
+      if (vm.count(flag))
+        throw InputError("command line", std::string("--") + flag, "applies to one workload", "name a workload");
+    for (const char* flag : {"checkpointing", "layers"})
+      if (vm[flag].as<bool>())
+        throw InputError("command line", std::string("--") + flag, "applies to one workload", "name a workload");
+  }
+  return f;
+}
+
+std::string grouped(std::uint64_t n) {  // 6738415616 -> "6,738,415,616"
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string fmt(const char* format, double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, v);
+  return text;
+}
+
+// FLOPs with an SI prefix: "27.8 TFLOP".
+std::string flops(double f) {
+  const char* prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  int i = 0;
+  while (f >= 1000 && i < 6) {
+    f /= 1000;
+    ++i;
+  }
+  return fmt("%.3g ", f) + prefixes[i] + "FLOP";
+}
+
+std::string per_unit(const Workload& w) {
+  return w.sample == "sequence" ? "sequence of " + std::to_string(w.tokens_per_sample) + " tokens" : w.sample;
+}
+
+// The catalog, one line per workload, with figures for bf16 mixed-precision Adam on one GPU.
+int list_catalog(const std::string& dir, Format format) {
+  std::vector<Workload> all;
+  for (const auto& file : models::catalog_files(dir)) all.push_back(models::load_workload(file));
+  models::MemorySetup adam;  // the defaults: bf16 with fp32 master weights and Adam
+  if (format == Format::Json) {
+    nlohmann::ordered_json doc = nlohmann::ordered_json::array();
+    for (const auto& w : all)
+      doc.push_back({{"name", w.name}, {"title", w.title}, {"architecture", w.family}, {"parameters", w.parameters()},
+                     {"trainable", w.trainable()}, {"sample", w.sample}, {"tokens_per_sample", w.tokens_per_sample},
+                     {"forward_flops_per_sample", w.forward_flops()}, {"training_flops_per_sample", w.training_flops()},
+                     {"activation_bytes_per_sample_bf16", w.saved_bytes(2)},
+                     {"state_bytes_adam_bf16", models::state_memory(double(w.parameters()), double(w.trainable()), adam).total()}});
+    std::printf("%s\n", doc.dump(2).c_str());
+    return 0;
+  }
+  if (format == Format::Csv) {
+    std::printf("name,architecture,parameters,trainable,sample,tokens_per_sample,forward_flops_per_sample,"
+                "training_flops_per_sample,activation_bytes_per_sample_bf16,state_bytes_adam_bf16\n");
+    for (const auto& w : all)
+      std::printf("%s,%s,%llu,%llu,%s,%d,%.6g,%.6g,%.6g,%.6g\n", w.name.c_str(), w.family.c_str(),
+                  static_cast<unsigned long long>(w.parameters()), static_cast<unsigned long long>(w.trainable()),
+                  w.sample.c_str(), w.tokens_per_sample, w.forward_flops(), w.training_flops(), w.saved_bytes(2),
+                  models::state_memory(double(w.parameters()), double(w.trainable()), adam).total());
+    return 0;
+  }
+  std::printf("# workload catalog: %s\n", dir.c_str());
+  std::printf("# training FLOPs per sample (forward + backward); activations kept per sample in bf16; model state\n"
+              "# = weights, gradients, fp32 master weights and Adam moments on one GPU (dtsim workload NAME for more)\n");
+  std::printf("%-14s %-11s %15s %15s %-24s %13s %12s %12s\n", "name", "family", "parameters", "trained", "sample",
+              "training", "activations", "state");
+  for (const auto& w : all)
+    std::printf("%-14s %-11s %15s %15s %-24s %13s %12s %12s\n", w.name.c_str(), w.family.c_str(),
+                grouped(w.parameters()).c_str(), grouped(w.trainable()).c_str(), per_unit(w).c_str(),
+                flops(w.training_flops()).c_str(), models::format_gigabytes(w.saved_bytes(2)).c_str(),
+                models::format_gigabytes(
+                    models::state_memory(double(w.parameters()), double(w.trainable()), adam).total())
+                    .c_str());
+  return 0;
+}
+
+GpuSpec gpu_of(const std::string& profile) {
+  const Scenario s = parse_scenario("dtsim workload", "", {"gpu.profile=" + profile}, default_profile_dir(), {"--gpu"});
+  return make_gpu_spec(s);
+}
+
+int show_workload(const Flags& f, const std::string& dir) {
+  const Workload w = models::find_workload(f.name, dir);
+  const GpuSpec gpu = gpu_of(f.gpu_profile);
+  const models::MemoryBreakdown m = models::memory_per_gpu(w, f.setup);
+  const bool fits = m.total() <= gpu.memory;
+  const auto ways = models::ways_to_fit(w, f.setup, gpu.memory);
+  const double tokens = w.tokens_per_sample;
+  const double recompute = f.setup.checkpointing ? w.recompute_flops() : 0;
+
+  if (f.format == Format::Csv || (f.format == Format::Table && f.layers)) {
+    const bool csv = f.format == Format::Csv;
+    if (!csv) {
+      std::printf("# %s: per layer, forward order; FLOPs, traffic (activation elements read and written, forward and\n"
+                  "# backward) and what the layer keeps for the backward pass (bf16, MB = 10^6 bytes)\n"
+                  "# per %s; a trained layer's gradient is ready in the reverse order\n",
+                  w.name.c_str(), per_unit(w).c_str());
+      std::printf("%-30s %-10s %14s %14s %12s %12s %14s %12s\n", "layer", "kind", "parameters", "trained",
+                  "forward", "backward", "traffic", "kept");
+    } else {
+      std::printf("layer,kind,block,parameters,trainable,forward_flops,backward_flops,forward_traffic_elements,"
+                  "backward_traffic_elements,saved_bytes_bf16,forward_kernels,backward_kernels\n");
+    }
+    for (const auto& l : w.layers) {
+      if (csv)
+        std::printf("%s,%s,%d,%llu,%llu,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%d\n", l.name.c_str(), l.kind.c_str(), l.block,
+                    static_cast<unsigned long long>(l.parameters), static_cast<unsigned long long>(l.trainable),
+                    l.forward_flops, l.backward_flops, l.forward_traffic, l.backward_traffic, l.saved_bytes(2),
+                    l.forward_kernels, l.backward_kernels);
+      else
+        std::printf("%-30s %-10s %14s %14s %12s %12s %14s %12s\n", l.name.c_str(), l.kind.c_str(),
+                    grouped(l.parameters).c_str(), grouped(l.trainable).c_str(), flops(l.forward_flops).c_str(),
+                    flops(l.backward_flops).c_str(), fmt("%.4g", l.forward_traffic + l.backward_traffic).c_str(),
+                    fmt("%.1f MB", l.saved_bytes(2) / 1e6).c_str());
+    }
+    if (csv) return 0;
+    std::printf("\n");
+  }
+  if (f.format == Format::Json) {
+    nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+    if (f.layers)
+      for (const auto& l : w.layers)
+        layers.push_back({{"name", l.name}, {"kind", l.kind}, {"block", l.block}, {"parameters", l.parameters},
+                          {"trainable", l.trainable}, {"forward_flops", l.forward_flops},
+                          {"backward_flops", l.backward_flops}, {"forward_traffic_elements", l.forward_traffic},
+                          {"backward_traffic_elements", l.backward_traffic}, {"saved_bytes_bf16", l.saved_bytes(2)}});
+    nlohmann::ordered_json doc = {
+        {"name", w.name}, {"title", w.title}, {"architecture", w.family}, {"sources", w.sources},
+        {"parameters", w.parameters()}, {"trainable", w.trainable()},
+        {"published_parameters", {{"value", w.published_parameters.value}, {"source", w.published_parameters.source}}},
+        {"sample", w.sample}, {"tokens_per_sample", w.tokens_per_sample},
+        {"forward_flops_per_sample", w.forward_flops()}, {"backward_flops_per_sample", w.backward_flops()},
+        {"recompute_flops_per_sample", recompute},
+        {"setup", {{"gpus", f.setup.data_parallel}, {"zero_stage", f.setup.zero_stage},
+                   {"micro_batch", f.setup.micro_batch}, {"checkpointing", f.setup.checkpointing},
+                   {"precision", precisions().name(f.precision)}, {"optimizer", optimizers().name(f.optimizer)}}},
+        {"memory_per_gpu_bytes", {{"weights", m.weights}, {"master_weights", m.master_weights},
+                                  {"gradients", m.gradients}, {"optimizer", m.optimizer},
+                                  {"activations", m.activations}, {"total", m.total()}}},
+        {"gpu", {{"name", gpu.name}, {"memory_bytes", gpu.memory}}}, {"fits", fits}, {"ways_to_fit", ways}};
+    if (f.layers) doc["layers"] = layers;
+    std::printf("%s\n", doc.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%s: %s\n", w.name.c_str(), w.title.c_str());
+  std::printf("  parameters   %s, of which trained %s\n", grouped(w.parameters()).c_str(), grouped(w.trainable()).c_str());
+  if (w.published_parameters.value > 0)
+    std::printf("  published    %s (%+.2f %%): %s\n", fmt("%.6g", w.published_parameters.value).c_str(),
+                100 * (double(w.parameters()) / w.published_parameters.value - 1), w.published_parameters.source.c_str());
+  std::printf("  per %s: forward %s, backward %s%s\n", per_unit(w).c_str(), flops(w.forward_flops()).c_str(),
+              flops(w.backward_flops()).c_str(),
+              recompute > 0 ? (", recomputed " + flops(recompute)).c_str() : "");
+  if (w.sample == "sequence")
+    std::printf("  per token: training %s (6 x parameters = %s)\n", flops((w.training_flops() + recompute) / tokens).c_str(),
+                flops(6.0 * double(w.parameters())).c_str());
+  std::printf("  setup        %d GPU%s, ZeRO stage %d, micro-batch %g, %s, %s, %s\n", f.setup.data_parallel,
+              f.setup.data_parallel == 1 ? "" : "s", f.setup.zero_stage, f.setup.micro_batch,
+              f.setup.checkpointing ? "activation checkpointing" : "no activation checkpointing",
+              f.precision == Precision::Bf16 ? "bf16 with fp32 master weights" : "fp32",
+              optimizers().name(f.optimizer));
+  std::printf("  memory/GPU   weights %s, master weights %s, gradients %s, optimizer %s, activations %s: %s\n",
+              models::format_gigabytes(m.weights).c_str(), models::format_gigabytes(m.master_weights).c_str(),
+              models::format_gigabytes(m.gradients).c_str(), models::format_gigabytes(m.optimizer).c_str(),
+              models::format_gigabytes(m.activations).c_str(), models::format_gigabytes(m.total()).c_str());
+  std::printf("  %s (%s): %s\n", gpu.name.c_str(), models::format_gigabytes(gpu.memory).c_str(),
+              fits ? "fits" : "does not fit");
+  for (const auto& way : ways) std::printf("    would fit with %s\n", way.c_str());
+  if (!fits && ways.empty()) std::printf("    nothing dtsim knows of makes it fit\n");
+  return 0;
+}
+
+}  // namespace
+
+std::string default_workload_dir() {
+  if (const char* env = std::getenv("DTSIM_WORKLOAD_DIR"); env && *env) return env;
+  return DTSIM_SOURCE_WORKLOAD_DIR;
+}
+
+int command_workload(int argc, char** argv) {
+  const Flags f = parse_flags(argc, argv);
+  if (f.help) {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
+  try {
+    if (f.name.empty()) return list_catalog(default_workload_dir(), f.format);
+    return show_workload(f, default_workload_dir());
+  } catch (const models::WorkloadFileError& e) {
+    throw InputError("", "", e.what());
+  }
+}
+
+}  // namespace dtsim::sim

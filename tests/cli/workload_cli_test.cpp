@@ -1,0 +1,97 @@
+// `dtsim workload` through the executable: the catalog list, one workload's figures and memory verdict, the
+// machine-readable forms, and bad input as exit 2 with one line naming the flag or file.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/cli/run_dtsim.hpp"
+
+namespace {
+
+using dtsim::testing::lines_of;
+using dtsim::testing::run_dtsim;
+
+TEST(WorkloadCli, ListsTheCatalog) {
+  const auto r = run_dtsim("workload");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* name : {"bert-large", "gpt2-xl", "llama-7b", "llama-7b-lora", "llama2-70b", "resnet50"})
+    EXPECT_NE(r.output.find(std::string("\n") + name + " "), std::string::npos) << name << "\n" << r.output;
+  EXPECT_NE(r.output.find("6,738,415,616"), std::string::npos);
+  const auto csv = lines_of(run_dtsim("workload --format csv").output);
+  ASSERT_EQ(csv.size(), 7u);
+  EXPECT_EQ(csv[1].rfind("bert-large,transformer,336226108,336226108,sequence,512,", 0), 0u) << csv[1];
+}
+
+TEST(WorkloadCli, TheJsonDocumentAddsUp) {
+  const auto r = run_dtsim("workload llama2-70b --gpus 64 --zero 3 --checkpointing --gpu h100-80gb --format json",
+                           true);
+  ASSERT_EQ(r.exit_code, 0) << r.output << r.err;
+  const auto doc = nlohmann::json::parse(r.output);
+  EXPECT_EQ(doc["parameters"].get<unsigned long long>(), 68976648192ull);
+  const auto& m = doc["memory_per_gpu_bytes"];
+  // ZeRO-3 over 64 GPUs: 16 bytes per weight, sharded.
+  const double psi = 68976648192.0;
+  EXPECT_NEAR(m["weights"].get<double>() + m["master_weights"].get<double>() + m["gradients"].get<double>() +
+                  m["optimizer"].get<double>(),
+              16 * psi / 64, 1);
+  EXPECT_NEAR(m["total"].get<double>(),
+              m["weights"].get<double>() + m["master_weights"].get<double>() + m["gradients"].get<double>() +
+                  m["optimizer"].get<double>() + m["activations"].get<double>(),
+              1);
+  EXPECT_TRUE(doc["fits"].get<bool>());
+  EXPECT_EQ(doc["gpu"]["name"], "H100-SXM5-80GB");
+  EXPECT_GT(doc["recompute_flops_per_sample"].get<double>(), 0);
+}
+
+TEST(WorkloadCli, SaysWhatWouldMakeItFit) {
+  const auto r = run_dtsim("workload llama2-70b --gpus 64");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("A100-SXM4-80GB (80 GB): does not fit"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("would fit with ZeRO stage 3 with activation checkpointing"), std::string::npos);
+}
+
+TEST(WorkloadCli, PerLayerTableInForwardOrder) {
+  const auto csv = lines_of(run_dtsim("workload resnet50 --layers --format csv").output);
+  ASSERT_GT(csv.size(), 100u);
+  EXPECT_EQ(csv[1].rfind("stem.conv,conv,-1,9408,9408,", 0), 0u) << csv[1];  // 7 x 7 x 3 x 64
+  EXPECT_EQ(csv.back().rfind("loss,loss,", 0), 0u);
+}
+
+TEST(WorkloadCli, BadInputIsExitTwoWithOneLine) {
+  struct Case {
+    std::string args, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"workload gpt3", "dtsim: error: gpt3: is not a catalog workload or a .json file; known: bert-large"},
+           {"workload llama-7b --zero 4", "dtsim: error: command line: --zero: '4' is not a whole number from 0 to 3"},
+           {"workload llama-7b --optimizer adamw", "dtsim: error: command line: --optimizer: unknown value 'adamw'"},
+           {"workload --gpus 8", "dtsim: error: command line: --gpus: applies to one workload; name a workload"},
+           {"workload llama-7b --gpu a100", "dtsim: error: "},
+           {"workload a b", "dtsim: error: command line: unexpected argument 'b'"},
+       }) {
+    const auto r = run_dtsim(c.args, true);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_TRUE(r.output.empty()) << c.args << ": " << r.output;
+    EXPECT_EQ(r.err.rfind(c.message, 0), 0u) << c.args << ": " << r.err;
+    EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+  }
+}
+
+TEST(WorkloadCli, ABrokenFileNamesItsLineAndField) {
+  const auto path = std::filesystem::temp_directory_path() / ("wl" + std::to_string(::getpid())) / "mine.json";
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << "{\n  \"name\": \"mine\",\n  \"title\": \"x\",\n  \"architecture\": \"resnet\",\n"
+                         "  \"sources\": [\"s\"],\n  \"resnet\": {\"image\": 224, \"classes\": 10,\n"
+                         "    \"stages\": [{\"blocks\": 1, \"width\": 8, \"strides\": 2}]}\n}\n";
+  const auto r = run_dtsim("workload " + path.string(), true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "dtsim: error: " + path.string() +
+                       ":7: resnet.stages[0].strides: is not a field here; fields: blocks, width, stride\n");
+  std::filesystem::remove_all(path.parent_path());
+}
+
+}  // namespace

@@ -1,0 +1,78 @@
+// Memory per GPU against ZeRO's closed forms and the fit advice.
+#include <gtest/gtest.h>
+
+#include "models/workload/catalog.hpp"
+#include "models/workload/memory.hpp"
+
+namespace dtsim::models {
+namespace {
+
+TEST(WorkloadMemory, ZeroStagesMatchThePapersFigureOne) {
+  // Rajbhandari et al., ZeRO (arXiv:1910.02054), Figure 1: a 7.5B-parameter model, 64 GPUs, mixed-precision
+  // Adam (K = 12): 120 GB without ZeRO, 31.4 GB with stage 1, 16.6 GB with stage 2, 1.9 GB with stage 3.
+  MemorySetup s;
+  s.data_parallel = 64;
+  const double psi = 7.5e9;
+  const double expected[] = {120e9, 31.4e9, 16.6e9, 1.9e9};
+  for (int stage = 0; stage <= 3; ++stage) {
+    s.zero_stage = stage;
+    const double gb = state_memory(psi, psi, s).total();
+    EXPECT_NEAR(gb, expected[stage], 0.05e9) << "stage " << stage;
+  }
+  // The exact forms behind the rounded figures: (2 + 2 + 12) Ψ, 4 Ψ + 12 Ψ / N, 2 Ψ + 14 Ψ / N, 16 Ψ / N.
+  s.zero_stage = 2;
+  EXPECT_DOUBLE_EQ(state_memory(psi, psi, s).total(), 2 * psi + 14 * psi / 64);
+}
+
+TEST(WorkloadMemory, FrozenWeightsCarryNoGradientOrOptimizerState) {
+  MemorySetup s;  // bf16 weights and gradients, Adam, fp32 master weights
+  const MemoryBreakdown m = state_memory(1e9, 1e6, s);
+  EXPECT_DOUBLE_EQ(m.weights, 2e9);
+  EXPECT_DOUBLE_EQ(m.gradients, 2e6);
+  EXPECT_DOUBLE_EQ(m.optimizer, 8e6);
+  EXPECT_DOUBLE_EQ(m.master_weights, 4e6);
+  s.weight_bytes = 4;  // fp32 training needs no master copy
+  EXPECT_DOUBLE_EQ(state_memory(1e9, 1e6, s).master_weights, 0);
+}
+
+TEST(WorkloadMemory, ActivationsScaleWithTheMicroBatch) {
+  const Workload w = find_workload("gpt2-xl", DTSIM_WORKLOAD_DIR);
+  MemorySetup s;
+  s.micro_batch = 4;
+  const MemoryBreakdown m = memory_per_gpu(w, s);
+  EXPECT_DOUBLE_EQ(m.activations, 4 * w.saved_bytes(2));
+  s.checkpointing = true;
+  EXPECT_LT(memory_per_gpu(w, s).activations, m.activations / 5);
+}
+
+TEST(WorkloadMemory, AdviceForSeventyBillionOnEightyGigabytes) {
+  const Workload w = find_workload("llama2-70b", DTSIM_WORKLOAD_DIR);
+  MemorySetup s;
+  s.data_parallel = 64;
+  const double capacity = 80e9;
+  // 16 bytes per weight: 1.1 TB of state, far beyond one GPU; ZeRO-3 over 64 GPUs holds 17 GB of it.
+  ASSERT_GT(memory_per_gpu(w, s).total(), 1e12);
+  const auto ways = ways_to_fit(w, s, capacity);
+  ASSERT_FALSE(ways.empty());
+  EXPECT_EQ(ways.front().rfind("ZeRO stage 3", 0), 0u) << ways.front();
+  EXPECT_NE(ways.back().find("LoRA"), std::string::npos);
+  // Every offered setup does fit.
+  MemorySetup z3 = s;
+  z3.zero_stage = 3;
+  z3.checkpointing = ways.front().find("checkpointing") != std::string::npos;
+  EXPECT_LE(memory_per_gpu(w, z3).total(), capacity);
+  // One that fits gets no advice.
+  EXPECT_TRUE(ways_to_fit(find_workload("resnet50", DTSIM_WORKLOAD_DIR), MemorySetup{}, capacity).empty());
+}
+
+TEST(WorkloadMemory, RefusesNonsense) {
+  MemorySetup s;
+  s.zero_stage = 4;
+  EXPECT_THROW(state_memory(1, 1, s), std::invalid_argument);
+  s = MemorySetup{};
+  s.data_parallel = 0;
+  EXPECT_THROW(state_memory(1, 1, s), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace dtsim::models
