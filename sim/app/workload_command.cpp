@@ -9,6 +9,7 @@
 
 #include "models/name_table.hpp"
 #include "models/workload/catalog.hpp"
+#include "models/workload/compute_time.hpp"
 #include "models/workload/memory.hpp"
 #include "sim/config/hardware_config.hpp"
 #include "sim/config/schema.hpp"
@@ -40,16 +41,18 @@ const char* const kHelp =
     "  --micro-batch B     samples (images or sequences) per GPU per forward pass (default 1)\n"
     "  --checkpointing     activation checkpointing: keep each block's input, recompute the rest\n"
     "  --precision P       bf16 (default: bf16 weights, gradients and activations, fp32 master weights and\n"
-    "                      optimizer state) | fp32 (everything fp32)\n"
+    "                      optimizer state; matrix products at the BF16 tensor peak) | tf32 (fp32 storage,\n"
+    "                      products at the TF32 tensor peak) | fp32 (fp32 storage and FP32 peak)\n"
     "  --optimizer O       adam (default: two fp32 moments per weight) | sgd-momentum (one) | sgd (none)\n"
-    "  --gpu P             GPU profile whose memory is the budget (gpu.profile; default a100-80gb)\n"
+    "  --gpu P             GPU profile: its memory is the budget, its peaks, memory bandwidth and launch\n"
+    "                      overhead time one step by a per-layer roofline (gpu.profile; default a100-80gb)\n"
     "  --layers            print the per-layer table (forward order)\n"
     "  --format F          table (default) | csv | json\n"
     "\n"
     "The catalog folder is models/workloads/ in the source tree, or $DTSIM_WORKLOAD_DIR.\n";
 
 enum class Format { Table, Csv, Json };
-enum class Precision { Bf16, Fp32 };
+enum class Precision { Bf16, Tf32, Fp32 };
 enum class Optimizer { Adam, SgdMomentum, Sgd };
 
 const models::NameTable<Format>& formats() {
@@ -57,7 +60,8 @@ const models::NameTable<Format>& formats() {
   return t;
 }
 const models::NameTable<Precision>& precisions() {
-  static const models::NameTable<Precision> t{{Precision::Bf16, "bf16"}, {Precision::Fp32, "fp32"}};
+  static const models::NameTable<Precision> t{
+      {Precision::Bf16, "bf16"}, {Precision::Tf32, "tf32"}, {Precision::Fp32, "fp32"}};
   return t;
 }
 const models::NameTable<Optimizer>& optimizers() {
@@ -128,7 +132,7 @@ Flags parse_flags(int argc, char** argv) {
   f.setup.checkpointing = vm["checkpointing"].as<bool>();
   f.precision = parse_choice(vm, "precision", precisions(), Precision::Bf16);
   f.optimizer = parse_choice(vm, "optimizer", optimizers(), Optimizer::Adam);
-  const double width = f.precision == Precision::Bf16 ? 2 : 4;
+  const double width = f.precision == Precision::Bf16 ? 2 : 4;  // tf32 keeps fp32 storage
   f.setup.weight_bytes = f.setup.gradient_bytes = f.setup.activation_bytes = width;
   f.setup.optimizer_bytes = f.optimizer == Optimizer::Adam ? 8 : f.optimizer == Optimizer::SgdMomentum ? 4 : 0;
   if (vm.count("gpu")) f.gpu_profile = vm["gpu"].as<std::string>();
@@ -222,9 +226,31 @@ GpuSpec gpu_of(const std::string& profile) {
   return make_gpu_spec(s);
 }
 
+// The roofline's rates from a GPU profile; a profile without a memory bandwidth cannot time a step.
+models::DeviceRates rates_of(const GpuSpec& gpu, Precision precision) {
+  if (gpu.memory_bandwidth <= 0)
+    throw InputError("command line", "--gpu", "the profile " + gpu.name + " gives no gpu.memory_bandwidth",
+                     "add memory_bandwidth (and launch_overhead) to it, with their source");
+  models::DeviceRates d;
+  d.matmul_flops = precision == Precision::Bf16 ? gpu.peak_bf16 : precision == Precision::Tf32 ? gpu.peak_tf32 : gpu.peak_fp32;
+  d.memory_bandwidth = gpu.memory_bandwidth;
+  d.launch_overhead = gpu.launch_overhead;
+  return d;
+}
+
 int show_workload(const Flags& f, const std::string& dir) {
   const Workload w = models::find_workload(f.name, dir);
   const GpuSpec gpu = gpu_of(f.gpu_profile);
+  const models::DeviceRates rates = rates_of(gpu, f.precision);
+  const models::StepCompute step = models::step_compute(w, f.setup, rates);
+  const double per_second = f.setup.micro_batch / step.total();
+  const double mfu = models::model_flops_utilisation(w, f.setup.micro_batch, step.total(), rates.matmul_flops);
+  // The roofline at the peak is a bound. Products that run at the profile's sustained fraction of the peak
+  // (gpu.efficiency, measured end to end on large models) give the expected figure beside it.
+  models::DeviceRates sustained = rates;
+  sustained.matmul_flops *= gpu.efficiency;
+  const models::StepCompute expected = models::step_compute(w, f.setup, sustained);
+  const double expected_per_second = f.setup.micro_batch / expected.total();
   const models::MemoryBreakdown m = models::memory_per_gpu(w, f.setup);
   const bool fits = m.total() <= gpu.memory;
   const auto ways = models::ways_to_fit(w, f.setup, gpu.memory);
@@ -280,7 +306,22 @@ int show_workload(const Flags& f, const std::string& dir) {
         {"memory_per_gpu_bytes", {{"weights", m.weights}, {"master_weights", m.master_weights},
                                   {"gradients", m.gradients}, {"optimizer", m.optimizer},
                                   {"activations", m.activations}, {"total", m.total()}}},
-        {"gpu", {{"name", gpu.name}, {"memory_bytes", gpu.memory}}}, {"fits", fits}, {"ways_to_fit", ways}};
+        {"gpu", {{"name", gpu.name}, {"memory_bytes", gpu.memory}, {"matmul_flops", rates.matmul_flops},
+                 {"memory_bandwidth", rates.memory_bandwidth}, {"launch_overhead_s", rates.launch_overhead}}},
+        {"fits", fits}, {"ways_to_fit", ways},
+        {"compute_per_micro_batch_s", {{"forward", step.forward}, {"backward", step.backward},
+                                       {"recompute", step.recompute}, {"optimizer", step.optimizer},
+                                       {"total", step.total()}, {"compute_bound", step.compute_bound},
+                                       {"memory_bound", step.memory_bound}, {"launches", step.launches},
+                                       {"kernels", step.kernels}}},
+        {"samples_per_second", per_second}, {"tokens_per_second", per_second * w.tokens_per_sample},
+        {"model_flops_utilisation", mfu},
+        {"at_gpu_efficiency", {{"efficiency", gpu.efficiency}, {"step_s", expected.total()},
+                               {"samples_per_second", expected_per_second},
+                               {"tokens_per_second", expected_per_second * w.tokens_per_sample},
+                               {"model_flops_utilisation",
+                                models::model_flops_utilisation(w, f.setup.micro_batch, expected.total(),
+                                                                rates.matmul_flops)}}}};
     if (f.layers) doc["layers"] = layers;
     std::printf("%s\n", doc.dump(2).c_str());
     return 0;
@@ -299,7 +340,9 @@ int show_workload(const Flags& f, const std::string& dir) {
   std::printf("  setup        %d GPU%s, ZeRO stage %d, micro-batch %g, %s, %s, %s\n", f.setup.data_parallel,
               f.setup.data_parallel == 1 ? "" : "s", f.setup.zero_stage, f.setup.micro_batch,
               f.setup.checkpointing ? "activation checkpointing" : "no activation checkpointing",
-              f.precision == Precision::Bf16 ? "bf16 with fp32 master weights" : "fp32",
+              f.precision == Precision::Bf16   ? "bf16 with fp32 master weights"
+              : f.precision == Precision::Tf32 ? "fp32 with TF32 products"
+                                               : "fp32",
               optimizers().name(f.optimizer));
   std::printf("  memory/GPU   weights %s, master weights %s, gradients %s, optimizer %s, activations %s: %s\n",
               models::format_gigabytes(m.weights).c_str(), models::format_gigabytes(m.master_weights).c_str(),
@@ -309,6 +352,26 @@ int show_workload(const Flags& f, const std::string& dir) {
               fits ? "fits" : "does not fit");
   for (const auto& way : ways) std::printf("    would fit with %s\n", way.c_str());
   if (!fits && ways.empty()) std::printf("    nothing dtsim knows of makes it fit\n");
+  std::printf("  bound        one micro-batch on one %s by the per-layer roofline (%s matrix peak, %s, %s per launch):\n",
+              gpu.name.c_str(), fmt("%.4g TFLOP/s", rates.matmul_flops / 1e12).c_str(),
+              fmt("%.4g GB/s", rates.memory_bandwidth / 1e9).c_str(), fmt("%.3g us", rates.launch_overhead * 1e6).c_str());
+  std::printf("               forward %s ms, backward %s ms, recompute %s ms, optimizer %s ms: %s ms\n",
+              fmt("%.4g", step.forward * 1e3).c_str(), fmt("%.4g", step.backward * 1e3).c_str(),
+              fmt("%.4g", step.recompute * 1e3).c_str(), fmt("%.4g", step.optimizer * 1e3).c_str(),
+              fmt("%.4g", step.total() * 1e3).c_str());
+  std::printf("               %s ms compute-bound, %s ms memory-bound, %d kernels (%s ms of launches)\n",
+              fmt("%.4g", step.compute_bound * 1e3).c_str(), fmt("%.4g", step.memory_bound * 1e3).c_str(),
+              step.kernels, fmt("%.4g", step.launches * 1e3).c_str());
+  std::printf("               %s %ss/s%s per GPU, model FLOPs utilisation %s %%\n",
+              fmt("%.4g", per_second).c_str(), w.sample.c_str(),
+              w.sample == "sequence" ? (" = " + fmt("%.4g", per_second * w.tokens_per_sample) + " tokens/s").c_str() : "",
+              fmt("%.1f", 100 * mfu).c_str());
+  std::printf("  expected     with products at gpu.efficiency = %g of the peak: %s ms, %s %ss/s%s per GPU\n",
+              gpu.efficiency, fmt("%.4g", expected.total() * 1e3).c_str(), fmt("%.4g", expected_per_second).c_str(),
+              w.sample.c_str(),
+              w.sample == "sequence"
+                  ? (" = " + fmt("%.4g", expected_per_second * w.tokens_per_sample) + " tokens/s").c_str()
+                  : "");
   return 0;
 }
 

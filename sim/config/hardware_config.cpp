@@ -85,6 +85,8 @@ GpuSpec make_gpu_spec(const Scenario& s) {
   g.peak_bf16 = s.quantity("gpu.peak_bf16");
   g.memory = s.quantity("gpu.memory");
   g.efficiency = s.real("gpu.efficiency");
+  g.memory_bandwidth = s.quantity("gpu.memory_bandwidth");
+  g.launch_overhead = s.quantity("gpu.launch_overhead");
   g.power_idle = s.quantity("gpu.power_idle");
   g.power_busy = s.quantity("gpu.power_busy");
   g.price_low = s.real("gpu.price_low");
@@ -138,6 +140,10 @@ void add_hardware_keys(std::vector<KeySpec>& keys) {
       real("gpu.efficiency", "", fraction_open_closed(),
            "Sustained fraction of peak reached by training kernels; compute time = FLOPs / (peak × efficiency)"),
       // A zero default keeps profiles written before these keys existed loadable; 0 reads as "not known".
+      quantity("gpu.memory_bandwidth", Dimension::Bandwidth, "0B/s", at_least(0),
+               "Device memory bandwidth, for the per-layer roofline of dtsim workload (0 = not known)"),
+      quantity("gpu.launch_overhead", Dimension::Time, "0s", at_least(0),
+               "Time per kernel launch, for the per-layer roofline of dtsim workload (0 = not known)"),
       quantity("gpu.power_idle", Dimension::Power, "0W", at_least(0),
                "Board power of a GPU that runs no kernel (0 = not known)"),
       quantity("gpu.power_busy", Dimension::Power, "0W", at_least(0),

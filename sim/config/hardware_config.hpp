@@ -28,6 +28,9 @@ struct GpuSpec {
   double peak_bf16 = 0;
   double memory = 0;      // bytes
   double efficiency = 1;  // sustained fraction of peak
+  // For the per-layer roofline of `dtsim workload` (models/workload/compute_time.hpp); runs do not read them yet.
+  double memory_bandwidth = 0;  // bytes/s; 0 = not known
+  double launch_overhead = 0;   // seconds per kernel launch; 0 = not known
   double power_idle = 0;  // watts; 0 = not known
   double power_busy = 0;  // watts; 0 = not known
   double price_low = 0;   // per GPU-hour, in price_currency; 0 = no price

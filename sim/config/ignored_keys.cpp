@@ -189,11 +189,17 @@ std::vector<Rule> numerics_rules() {
   return rules;
 }
 
+// The roofline keys feed `dtsim workload` only: a run charges compute as FLOPs / (peak x gpu.efficiency).
+std::string roofline_settings(const std::string& key, const RunConfig&) {
+  if (key != "gpu.memory_bandwidth" && key != "gpu.launch_overhead") return "";
+  return "has no effect in a run, which charges compute as FLOPs / (peak x gpu.efficiency); dtsim workload reads it";
+}
+
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> all = [] {
     std::vector<Rule> r = {strategy_sections,     compression_settings, fl_algorithm_settings,
                            architecture_settings, topology_settings,    collective_settings,
-                           hierarchical_without_nodes, pcie_switch_settings};
+                           hierarchical_without_nodes, pcie_switch_settings, roofline_settings};
     for (Rule& n : numerics_rules()) r.push_back(std::move(n));
     return r;
   }();

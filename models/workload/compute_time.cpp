@@ -1,0 +1,83 @@
+#include "models/workload/compute_time.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace dtsim::models {
+namespace {
+
+// The roofline of one pass of one layer, launches excluded; adds to the bound it falls under.
+double roofline(double flops, double bytes, const DeviceRates& d, StepCompute* tally) {
+  const double compute = flops / d.matmul_flops, memory = bytes / d.memory_bandwidth;
+  if (tally) (compute >= memory ? tally->compute_bound : tally->memory_bound) += std::max(compute, memory);
+  return std::max(compute, memory);
+}
+
+void check(const DeviceRates& d) {
+  if (!(d.matmul_flops > 0) || !(d.memory_bandwidth > 0) || d.launch_overhead < 0)
+    throw std::invalid_argument("device rates must be positive (FLOP/s, bytes/s) and the launch overhead not negative");
+}
+
+double forward(const LayerCost& l, double samples, double e, const DeviceRates& d, StepCompute* tally) {
+  const double bytes = e * (static_cast<double>(l.parameters) + samples * l.forward_traffic);
+  return roofline(samples * l.forward_flops, bytes, d, tally) + l.forward_kernels * d.launch_overhead;
+}
+
+double backward(const LayerCost& l, double samples, double e, const DeviceRates& d, StepCompute* tally) {
+  // Weights read for the input gradient; a trained layer writes its weight gradient too.
+  const double weights = static_cast<double>(l.parameters) + static_cast<double>(l.trainable);
+  const double bytes = e * (weights + samples * l.backward_traffic);
+  return roofline(samples * l.backward_flops, bytes, d, tally) + l.backward_kernels * d.launch_overhead;
+}
+
+}  // namespace
+
+double layer_forward_seconds(const LayerCost& layer, double samples, double element_bytes, const DeviceRates& d) {
+  check(d);
+  return forward(layer, samples, element_bytes, d, nullptr);
+}
+
+double layer_backward_seconds(const LayerCost& layer, double samples, double element_bytes, const DeviceRates& d) {
+  check(d);
+  return backward(layer, samples, element_bytes, d, nullptr);
+}
+
+StepCompute step_compute(const Workload& w, const MemorySetup& s, const DeviceRates& d) {
+  check(d);
+  validate(s);
+  StepCompute t;
+  const double b = s.micro_batch, e = s.activation_bytes;
+  for (const auto& l : w.layers) {
+    t.forward += forward(l, b, e, d, &t);
+    t.backward += backward(l, b, e, d, &t);
+    t.kernels += l.forward_kernels + l.backward_kernels;
+    if (s.checkpointing && l.block >= 0) {
+      t.recompute += forward(l, b, e, d, &t);
+      t.kernels += l.forward_kernels;
+    }
+  }
+  // Adam-style update per trained weight: read the gradient and the weight, read and write the master copy and
+  // the optimizer state, write the weight.
+  const bool master = s.master_weights && s.weight_bytes < 4;
+  const double per_weight = s.gradient_bytes + 2 * s.weight_bytes + (master ? 8 : 0) + 2 * s.optimizer_bytes;
+  double trained = 0;
+  int updates = 0;
+  for (const auto& l : w.layers)
+    if (l.trainable > 0) {
+      trained += static_cast<double>(l.trainable);
+      ++updates;
+    }
+  // With ZeRO (any stage) each GPU updates only its 1/N shard of the optimizer state.
+  const double shard = s.zero_stage >= 1 ? 1.0 / s.data_parallel : 1.0;
+  t.optimizer = roofline(0, per_weight * trained * shard, d, &t) + updates * d.launch_overhead;
+  t.kernels += updates;
+  t.launches = t.kernels * d.launch_overhead;
+  return t;
+}
+
+double model_flops_utilisation(const Workload& w, double samples, double seconds, double peak_flops) {
+  if (!(seconds > 0) || !(peak_flops > 0)) return 0;
+  return samples * w.training_flops() / seconds / peak_flops;
+}
+
+}  // namespace dtsim::models

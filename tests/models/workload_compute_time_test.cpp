@@ -1,0 +1,92 @@
+// The per-layer roofline against hand arithmetic: the longer of FLOPs / peak and bytes / bandwidth, plus a
+// launch per kernel; a step is the sum over layers of both passes, the recomputation and the optimizer.
+#include <gtest/gtest.h>
+
+#include "models/workload/compute_time.hpp"
+
+namespace dtsim::models {
+namespace {
+
+const DeviceRates kDevice{100e12, 1e12, 5e-6};  // 100 TFLOP/s, 1 TB/s, 5 us per launch
+
+LayerCost linear(double flops, std::uint64_t weights, double traffic) {
+  LayerCost l;
+  l.kind = "linear";
+  l.parameters = l.trainable = weights;
+  l.forward_flops = flops;
+  l.backward_flops = 2 * flops;
+  l.forward_traffic = traffic;
+  l.backward_traffic = 2 * traffic;
+  l.forward_kernels = 1;
+  l.backward_kernels = 2;
+  return l;
+}
+
+TEST(Roofline, ComputeBoundLayerTakesItsFlopsAtThePeak) {
+  // 1 GFLOP per sample, 1 M weights and 1 M elements of traffic at 2 bytes: 8 samples = 80 us of FLOPs
+  // against (2 MB + 16 MB) / 1 TB/s = 18 us of bytes.
+  const LayerCost l = linear(1e9, 1'000'000, 1e6);
+  EXPECT_DOUBLE_EQ(layer_forward_seconds(l, 8, 2, kDevice), 8e9 / 100e12 + 5e-6);
+  EXPECT_DOUBLE_EQ(layer_backward_seconds(l, 8, 2, kDevice), 16e9 / 100e12 + 2 * 5e-6);
+}
+
+TEST(Roofline, MemoryBoundLayerTakesItsBytesAtTheBandwidth) {
+  LayerCost norm;
+  norm.kind = "norm";
+  norm.parameters = norm.trainable = 4096;
+  norm.forward_traffic = 2e6;
+  norm.backward_traffic = 3e6;
+  norm.forward_kernels = 1;
+  norm.backward_kernels = 2;
+  // Forward: weights once plus 4 samples' traffic, 2 bytes each. Backward: weights read and their gradient
+  // written, plus the traffic.
+  EXPECT_DOUBLE_EQ(layer_forward_seconds(norm, 4, 2, kDevice), 2 * (4096 + 4 * 2e6) / 1e12 + 5e-6);
+  EXPECT_DOUBLE_EQ(layer_backward_seconds(norm, 4, 2, kDevice), 2 * (2 * 4096 + 4 * 3e6) / 1e12 + 2 * 5e-6);
+}
+
+TEST(Roofline, StepAddsBothPassesRecomputationAndTheOptimizer) {
+  Workload w;
+  w.layers = {linear(1e9, 1'000'000, 1e6), linear(1e9, 1'000'000, 1e6)};
+  w.layers[0].block = 0;  // only block layers are recomputed
+  MemorySetup s;          // bf16, fp32 master weights, Adam (8 bytes), micro-batch 1
+  StepCompute t = step_compute(w, s, kDevice);
+  const double fwd = 1e9 / 100e12 + 5e-6, bwd = 2e9 / 100e12 + 10e-6;
+  EXPECT_DOUBLE_EQ(t.forward, 2 * fwd);
+  EXPECT_DOUBLE_EQ(t.backward, 2 * bwd);
+  EXPECT_DOUBLE_EQ(t.recompute, 0);
+  // Per weight: gradient 2, weight read and written 4, master read and written 8, moments read and written 16.
+  EXPECT_DOUBLE_EQ(t.optimizer, 30 * 2e6 / 1e12 + 2 * 5e-6);
+  EXPECT_EQ(t.kernels, 2 * 3 + 2);
+  s.checkpointing = true;
+  s.zero_stage = 1;
+  s.data_parallel = 4;
+  t = step_compute(w, s, kDevice);
+  EXPECT_DOUBLE_EQ(t.recompute, fwd);
+  EXPECT_DOUBLE_EQ(t.optimizer, 30 * 2e6 / 4 / 1e12 + 2 * 5e-6);  // this GPU's shard only
+  EXPECT_NEAR(t.compute_bound + t.memory_bound + t.launches, t.total(), 1e-15);
+}
+
+TEST(Roofline, TinyNetworksAreLaunchBound) {
+  // The quickstart's MLP (784-256-128-10) on 32 samples: 15 MFLOP at 100 TFLOP/s is 0.15 us, while its
+  // 3 layers launch 9 kernels a step and 3 optimizer kernels: 60 us of launches against 7 us for the
+  // optimizer's 7 MB of state and well under a microsecond for the products.
+  Workload w;
+  for (const auto& [in, out] : std::vector<std::pair<double, double>>{{784, 256}, {256, 128}, {128, 10}})
+    w.layers.push_back(linear(2 * in * out, static_cast<std::uint64_t>(in * out + out), in + out));
+  MemorySetup s;
+  s.micro_batch = 32;
+  const StepCompute t = step_compute(w, s, kDevice);
+  EXPECT_DOUBLE_EQ(t.launches, 12 * 5e-6);
+  EXPECT_GT(t.launches / t.total(), 0.85);
+  EXPECT_LT(t.compute_bound, 1e-6);
+}
+
+TEST(Roofline, ModelFlopsUtilisation) {
+  Workload w;
+  w.layers = {linear(1e9, 1, 0)};  // 3 GFLOP per sample, forward and backward
+  EXPECT_DOUBLE_EQ(model_flops_utilisation(w, 10, 1.0, 100e9), 0.3);
+  EXPECT_THROW(step_compute(w, MemorySetup{}, DeviceRates{0, 1, 0}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace dtsim::models
