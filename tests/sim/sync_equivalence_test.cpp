@@ -7,6 +7,7 @@
 #include "models/network.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/app/run.hpp"
+#include "sim/config/heterogeneity_parse.hpp"
 #include "tests/sim/training_support.hpp"
 
 namespace dtsim::sim {
@@ -52,6 +53,30 @@ TEST(SyncDataParallel, KWorkersEqualOneWorkerWithTheSameGlobalBatch) {
     const std::vector<float> distributed = final_params(k);
     ASSERT_EQ(distributed.size(), centralized.size());
     EXPECT_LT(relative_difference(distributed, centralized), 1e-5) << "K=" << k;
+  }
+}
+
+// Plain synchronous training computes each worker's gradient when the average is formed, into one shared
+// buffer; a run with a fault configured keeps a buffer per worker and computes at the worker's own time. A
+// fault long after the end changes nothing else, so the two must agree bit for bit, with micro-batches too.
+TEST(SyncDataParallel, DeferredGradientsEqualPerWorkerBuffersBitForBit) {
+  for (const int micro_batches : {1, 2}) {
+    const auto run = [micro_batches](bool fault_after_the_end) {
+      return dtsim::testing::run_in_child([micro_batches, fault_after_the_end] {
+        RunInputs in = dtsim::testing::small_training_run(4, 16, 20, [&](RunConfig& c) {
+          c.sync.accumulation_steps = micro_batches;
+          if (fault_after_the_end) c.heterogeneity.faults.events = parse_fault_events("worker 2 down at 1e6s", 4);
+        });
+        MetricsLog metrics;
+        const RunResult r = run_training(in, metrics);
+        std::string out = dtsim::testing::to_bytes(r.final_params);
+        for (const auto& p : metrics.points()) out += "|" + std::to_string(p.sim_time_s) + "," + std::to_string(p.train_loss);
+        return out;
+      });
+    };
+    const std::string deferred = run(false), per_worker = run(true);
+    EXPECT_GT(deferred.size(), 100u);
+    EXPECT_EQ(deferred, per_worker) << "micro-batches " << micro_batches;
   }
 }
 

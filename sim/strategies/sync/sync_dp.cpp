@@ -24,10 +24,15 @@ SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
   // Local replicas start as exact copies and receive identical updates until they diverge.
   for (int r = 1; local_ && r < cfg.workers; ++r)
     replicas_.push_back(std::make_unique<TrainableParameters>(ctx, replicas_[0]->master()));
-  for (int r = 0; r < cfg.workers; ++r) {
-    Worker w;
+  deferred_gradients_ = !local_ && !cfg.compression.active() && ctx.heterogeneity.faults().empty();
+  const auto with_buffers = [&](Worker& w) {
     w.grads = gpu::Buffer<float>(ctx.ops, n);
     if (micro_batches_ > 1) w.micro = gpu::Buffer<float>(ctx.ops, n);
+  };
+  if (deferred_gradients_) with_buffers(shared_gradient_);
+  for (int r = 0; r < cfg.workers; ++r) {
+    Worker w;
+    if (!deferred_gradients_) with_buffers(w);
     workers_.push_back(std::move(w));
   }
   for (int r = 0; r < cfg.workers; ++r) active_.push_back(r);
@@ -97,7 +102,7 @@ void SyncDataParallel::worker(int rank, int slot, int64_t first_step) {
   const StragglerModel& stragglers = ctx_.heterogeneity.stragglers();
   try {
     for (int64_t step = first_step; step < total_steps_; ++step) {
-      compute_gradient(rank, step, replica(rank));
+      if (!deferred_gradients_) compute_gradient(rank, step, replica(rank));
       if (compression_ && gradient_averaging(step))
         compression_->contribute(rank, workers_[rank].grads.data(), step, static_cast<int>(active_.size()));
       // Slow hosts are slower hosts already; this adds the per-step draws.
@@ -120,7 +125,7 @@ void SyncDataParallel::worker(int rank, int slot, int64_t first_step) {
 }
 
 void SyncDataParallel::compute_gradient(int rank, int64_t step, const TrainableParameters& params) {
-  Worker& w = workers_[rank];
+  Worker& w = gradient_of(rank);
   const size_t n = params.size();
   double loss = 0.0;
   for (int j = 0; j < micro_batches_; ++j) {
@@ -129,7 +134,7 @@ void SyncDataParallel::compute_gradient(int rank, int64_t step, const TrainableP
     if (j > 0) ctx_.ops.axpy(1.0f, w.micro.data(), w.grads.data(), n);
   }
   if (micro_batches_ > 1) ctx_.ops.scale(1.0f / static_cast<float>(micro_batches_), w.grads.data(), n);
-  w.batch_loss = loss / micro_batches_;
+  workers_[rank].batch_loss = loss / micro_batches_;
 }
 
 void SyncDataParallel::synchronous_step(int rank, int slot, int64_t step, double multiplier, double start) {
@@ -183,8 +188,15 @@ void SyncDataParallel::apply_gradient_average(int64_t step) {
       bytes_so_far_ += streams_->bytes_of(b, compression_->messages(streams_->bucket(b), step));
     compression_->combine(step, mean_.data(), recorder_);
   } else {
-    ctx_.ops.copy(mean_.data(), workers_[active_[0]].grads.data(), n);
-    for (size_t i = 1; i < active_.size(); ++i) ctx_.ops.axpy(1.0f, workers_[active_[i]].grads.data(), mean_.data(), n);
+    for (size_t i = 0; i < active_.size(); ++i) {
+      const int r = active_[i];
+      if (deferred_gradients_) compute_gradient(r, step, replica(r));  // into the one shared buffer
+      const float* g = gradient_of(r).grads.data();
+      if (i == 0)
+        ctx_.ops.copy(mean_.data(), g, n);
+      else
+        ctx_.ops.axpy(1.0f, g, mean_.data(), n);
+    }
     if (active_.size() > 1) ctx_.ops.scale(1.0f / static_cast<float>(active_.size()), mean_.data(), n);
     bytes_so_far_ += streams_->bytes_per_step();
   }

@@ -39,7 +39,7 @@ class SyncDataParallel final : public TrainingStrategy {
 
  private:
   struct Worker {
-    gpu::Buffer<float> grads;
+    gpu::Buffer<float> grads;  // empty when gradients are deferred (see deferred_gradients_)
     gpu::Buffer<float> micro;  // one micro-batch's gradient, when accumulating
     double batch_loss = 0.0;   // mean loss of this worker's batch in the current step
     double compute_end = 0.0;  // simulated time its current step's compute finished
@@ -57,8 +57,9 @@ class SyncDataParallel final : public TrainingStrategy {
   void on_failure(int rank);
   void recover();
   void checkpoint_if_due(int64_t applied);
-  // The real gradient of rank's batch for `step` (all micro-batches) at `params`.
+  // The real gradient of rank's batch for `step` (all micro-batches) at `params`, into gradient_of(rank).
   void compute_gradient(int rank, int64_t step, const TrainableParameters& params);
+  Worker& gradient_of(int rank) { return deferred_gradients_ ? shared_gradient_ : workers_[rank]; }
   // A gradient-averaging step: backward in buckets handed to the stream, then the update.
   void synchronous_step(int rank, int slot, int64_t step, double multiplier, double start);
   // A local step: backward, the worker's own update, and a model average when one is due.
@@ -84,6 +85,13 @@ class SyncDataParallel final : public TrainingStrategy {
   gpu::Buffer<float> mean_;  // averaged gradient or parameters
   gpu::Buffer<float> scratch_;
   std::vector<Worker> workers_;
+  // Plain synchronous data parallelism (no compression, no local SGD, no faults) needs no worker's gradient
+  // before the average: every worker computes at the same parameters, and each rank's batches are drawn in
+  // step order either way. So the gradients are computed when the average is formed, one rank after
+  // another into one buffer, in the same rank order and arithmetic as with a buffer per worker: memory stays
+  // flat in the number of workers and the results are identical.
+  bool deferred_gradients_ = false;
+  Worker shared_gradient_;  // the one gradient (and micro-batch) buffer when deferred
   std::unique_ptr<BucketStreams> streams_;
   std::unique_ptr<Collective> param_allreduce_;  // local SGD's model averaging
   std::unique_ptr<SyncGradientCompression> compression_;  // when compression.kind is not none
