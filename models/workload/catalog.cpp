@@ -1,6 +1,8 @@
 #include "models/workload/catalog.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -30,6 +32,18 @@ const NameTable<NormKind>& norms() {
   return table;
 }
 
+// A text from the file, quoted for a message: JSON-escaped and ASCII only, so that control characters or
+// look-alike letters cannot reach a terminal.
+std::string json_quoted(const std::string& text) { return Json(text).dump(-1, ' ', true); }
+
+// A field name from the file as it appears in a message's path: as written when plain, quoted otherwise.
+std::string field_name(const std::string& key) {
+  const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '-';
+  });
+  return plain ? key : json_quoted(key);
+}
+
 std::string render(const std::string& file, int line, const std::string& key, const std::string& reason,
                    const std::string& hint) {
   std::string text = file;
@@ -56,7 +70,7 @@ class Reader {
     if (!object.is_object()) fail(path, "must be an object { ... }");
     for (const auto& [key, value] : object.items()) {
       if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-      fail(join(path, key), "is not a field here", "fields: " + join_names(allowed, ", ", ", "));
+      fail(join(path, field_name(key)), "is not a field here", "fields: " + join_names(allowed, ", ", ", "));
     }
   }
 
@@ -65,22 +79,27 @@ class Reader {
     return object.at(key);
   }
 
-  int whole(const Json& object, const std::string& path, const std::string& key, std::optional<int> fallback) const {
+  // A whole number from 0 to `most` (limits that keep every product of shapes far from overflow and the
+  // layer table small enough to build).
+  int whole(const Json& object, const std::string& path, const std::string& key, std::optional<int> fallback,
+            int most) const {
     if (!object.contains(key)) {
       if (!fallback) fail(join(path, key), "is missing", "give a whole number");
       return *fallback;
     }
     const Json& v = object.at(key);
-    if (!v.is_number_integer()) fail(join(path, key), "must be a whole number, not " + v.dump());
-    const auto n = v.get<long long>();
-    if (n < 0 || n > 1'000'000'000) fail(join(path, key), "must be between 0 and 10^9, not " + v.dump());
-    return static_cast<int>(n);
+    if (!v.is_number_integer()) fail(join(path, key), "must be a whole number, not " + v.dump(-1, ' ', true));
+    const bool negative = v.is_number_unsigned() ? false : v.get<long long>() < 0;
+    if (negative || (v.is_number_unsigned() ? v.get<unsigned long long>() > static_cast<unsigned long long>(most)
+                                            : v.get<long long>() > most))
+      fail(join(path, key), "must be between 0 and " + std::to_string(most) + ", not " + v.dump());
+    return static_cast<int>(v.get<long long>());
   }
 
   bool flag(const Json& object, const std::string& path, const std::string& key, bool fallback) const {
     if (!object.contains(key)) return fallback;
     const Json& v = object.at(key);
-    if (!v.is_boolean()) fail(join(path, key), "must be true or false, not " + v.dump());
+    if (!v.is_boolean()) fail(join(path, key), "must be true or false, not " + v.dump(-1, ' ', true));
     return v.get<bool>();
   }
 
@@ -90,7 +109,7 @@ class Reader {
       return "";
     }
     const Json& v = object.at(key);
-    if (!v.is_string()) fail(join(path, key), "must be a string, not " + v.dump());
+    if (!v.is_string()) fail(join(path, key), "must be a string, not " + v.dump(-1, ' ', true));
     return v.get<std::string>();
   }
 
@@ -100,7 +119,7 @@ class Reader {
     const std::string name = text(object, path, key, !fallback);
     if (name.empty() && fallback) return *fallback;
     const auto value = table.parse(name);
-    if (!value) fail(join(path, key), "'" + name + "' is not known", "use " + table.or_list());
+    if (!value) fail(join(path, key), json_quoted(name) + " is not known", "use " + table.or_list());
     return *value;
   }
 
@@ -132,21 +151,29 @@ void checked_by_generator(const Reader& r, const std::string& section, const Spe
   }
 }
 
+// Bounds on shapes: far beyond any real model, small enough that a layer table is quick to build and no
+// count overflows (10^4 layers of 10^6-wide matrices stay below 2^64 parameters).
+constexpr int kMaxLayers = 10'000;
+constexpr int kMaxWidth = 1'000'000;
+constexpr int kMaxVocab = 100'000'000;
+constexpr int kMaxSequence = 10'000'000;
+constexpr int kMaxImage = 100'000;
+
 TransformerSpec read_transformer(const Reader& r, const Json& t) {
   const std::string p = "transformer";
   r.only(t, p, {"layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "sequence", "max_positions", "token_types",
                 "feed_forward", "norm", "bias", "embedding_norm", "final_norm", "lm_head", "tied_embeddings",
                 "head_transform", "head_bias", "pooler", "pooler_classes", "dropout", "flash_attention", "lora"});
   TransformerSpec s;
-  s.layers = r.whole(t, p, "layers", std::nullopt);
-  s.hidden = r.whole(t, p, "hidden", std::nullopt);
-  s.heads = r.whole(t, p, "heads", std::nullopt);
-  s.kv_heads = r.whole(t, p, "kv_heads", 0);
-  s.ffn = r.whole(t, p, "ffn", std::nullopt);
-  s.vocab = r.whole(t, p, "vocab", std::nullopt);
-  s.sequence = r.whole(t, p, "sequence", std::nullopt);
-  s.max_positions = r.whole(t, p, "max_positions", 0);
-  s.token_types = r.whole(t, p, "token_types", 0);
+  s.layers = r.whole(t, p, "layers", std::nullopt, kMaxLayers);
+  s.hidden = r.whole(t, p, "hidden", std::nullopt, kMaxWidth);
+  s.heads = r.whole(t, p, "heads", std::nullopt, kMaxWidth);
+  s.kv_heads = r.whole(t, p, "kv_heads", 0, kMaxWidth);
+  s.ffn = r.whole(t, p, "ffn", std::nullopt, kMaxWidth);
+  s.vocab = r.whole(t, p, "vocab", std::nullopt, kMaxVocab);
+  s.sequence = r.whole(t, p, "sequence", std::nullopt, kMaxSequence);
+  s.max_positions = r.whole(t, p, "max_positions", 0, kMaxSequence);
+  s.token_types = r.whole(t, p, "token_types", 0, kMaxWidth);
   s.feed_forward = r.choice(t, p, "feed_forward", feed_forwards(), std::optional<FeedForward>{});
   s.norm = r.choice(t, p, "norm", norms(), std::optional<NormKind>{});
   s.bias = r.flag(t, p, "bias", false);
@@ -157,21 +184,21 @@ TransformerSpec read_transformer(const Reader& r, const Json& t) {
   s.head_transform = r.flag(t, p, "head_transform", false);
   s.head_bias = r.flag(t, p, "head_bias", false);
   s.pooler = r.flag(t, p, "pooler", false);
-  s.pooler_classes = r.whole(t, p, "pooler_classes", 0);
+  s.pooler_classes = r.whole(t, p, "pooler_classes", 0, kMaxVocab);
   s.dropout = r.flag(t, p, "dropout", false);
   s.flash_attention = r.flag(t, p, "flash_attention", false);
   if (t.contains("lora")) {
     const Json& l = t.at("lora");
     const std::string lp = p + ".lora";
     r.only(l, lp, {"rank", "alpha", "targets"});
-    s.lora.rank = r.whole(l, lp, "rank", std::nullopt);
+    s.lora.rank = r.whole(l, lp, "rank", std::nullopt, kMaxWidth);
     const Json& alpha = r.need(l, lp, "alpha");
     if (!alpha.is_number() || alpha.get<double>() <= 0) r.fail(lp + ".alpha", "must be a positive number");
     s.lora.alpha = alpha.get<double>();
     const Json& targets = r.need(l, lp, "targets");
     if (!targets.is_array()) r.fail(lp + ".targets", "must be a list of projection names, e.g. [\"q\", \"v\"]");
     for (const auto& target : targets) {
-      if (!target.is_string()) r.fail(lp + ".targets", "must hold names, not " + target.dump());
+      if (!target.is_string()) r.fail(lp + ".targets", "must hold names, not " + target.dump(-1, ' ', true));
       s.lora.targets.push_back(target.get<std::string>());
     }
   }
@@ -183,18 +210,18 @@ ResNetSpec read_resnet(const Reader& r, const Json& n) {
   const std::string p = "resnet";
   r.only(n, p, {"image", "channels", "stem_width", "expansion", "stages", "classes"});
   ResNetSpec s;
-  s.image = r.whole(n, p, "image", std::nullopt);
-  s.channels = r.whole(n, p, "channels", 3);
-  s.stem_width = r.whole(n, p, "stem_width", 64);
-  s.expansion = r.whole(n, p, "expansion", 4);
-  s.classes = r.whole(n, p, "classes", std::nullopt);
+  s.image = r.whole(n, p, "image", std::nullopt, kMaxImage);
+  s.channels = r.whole(n, p, "channels", 3, kMaxWidth);
+  s.stem_width = r.whole(n, p, "stem_width", 64, kMaxWidth);
+  s.expansion = r.whole(n, p, "expansion", 4, kMaxWidth);
+  s.classes = r.whole(n, p, "classes", std::nullopt, kMaxVocab);
   const Json& stages = r.need(n, p, "stages");
   if (!stages.is_array()) r.fail(p + ".stages", "must be a list of {\"blocks\", \"width\", \"stride\"}");
   for (std::size_t i = 0; i < stages.size(); ++i) {
     const std::string sp = p + ".stages[" + std::to_string(i) + "]";
     r.only(stages[i], sp, {"blocks", "width", "stride"});
-    s.stages.push_back({r.whole(stages[i], sp, "blocks", std::nullopt), r.whole(stages[i], sp, "width", std::nullopt),
-                        r.whole(stages[i], sp, "stride", 1)});
+    s.stages.push_back({r.whole(stages[i], sp, "blocks", std::nullopt, kMaxLayers), r.whole(stages[i], sp, "width", std::nullopt, kMaxWidth),
+                        r.whole(stages[i], sp, "stride", 1, kMaxWidth)});
   }
   checked_by_generator(r, p, s);
   return s;
@@ -210,11 +237,26 @@ Workload parse_workload(const std::string& text, const std::string& file) {
   Json doc;
   try {
     doc = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // nlohmann's message carries the line and column; keep it on one line.
-    std::string what = e.what();
-    std::replace(what.begin(), what.end(), '\n', ' ');
-    throw WorkloadFileError(file, 0, "", "is not valid JSON (" + what + ")");
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number beyond a double
+    // nlohmann's message carries the line and column, and quotes the bytes it last read: those are written
+    // as \xNN when they are not printable ASCII, so that the message stays one printable line.
+    std::string what;
+    for (const unsigned char c : std::string(e.what())) {
+      if (c >= 0x20 && c < 0x7f) {
+        what += static_cast<char>(c);
+      } else {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\x%02x", c);
+        what += hex;
+      }
+    }
+    // The line of the byte where parsing stopped, for the usual file:line prefix.
+    int line = 0;
+    if (const auto* parse = dynamic_cast<const Json::parse_error*>(&e)) {
+      const auto end = text.begin() + static_cast<long>(std::min<std::size_t>(parse->byte, text.size()));
+      line = 1 + static_cast<int>(std::count(text.begin(), end, '\n'));
+    }
+    throw WorkloadFileError(file, line, "", "is not valid JSON (" + what + ")");
   }
   const Reader r(text, file);
   r.only(doc, "", {"name", "title", "architecture", "sources", "published_parameters", "transformer", "resnet"});
@@ -226,7 +268,7 @@ Workload parse_workload(const std::string& text, const std::string& file) {
   const Json& sources = r.need(doc, "", "sources");
   if (!sources.is_array() || sources.empty()) r.fail("sources", "must list at least one source (URL, paper or arXiv)");
   for (const auto& source : sources) {
-    if (!source.is_string()) r.fail("sources", "must hold strings, not " + source.dump());
+    if (!source.is_string()) r.fail("sources", "must hold strings, not " + source.dump(-1, ' ', true));
     w.sources.push_back(source.get<std::string>());
   }
   if (doc.contains("published_parameters")) {
@@ -266,7 +308,7 @@ Workload load_workload(const std::string& path) {
   const std::string stem = std::filesystem::path(path).stem().string();
   if (w.name != stem) {
     const Reader r(text, path);
-    r.fail("name", "is '" + w.name + "' but the file is " + stem + ".json", "make them the same");
+    r.fail("name", "is " + json_quoted(w.name) + " but the file is " + stem + ".json", "make them the same");
   }
   return w;
 }
@@ -289,6 +331,7 @@ Workload find_workload(const std::string& name_or_path, const std::string& dir) 
                        std::filesystem::path(name_or_path).extension() == ".json";
   const std::string path = is_path ? name_or_path : dir + "/" + name_or_path + ".json";
   if (std::filesystem::exists(path)) return load_workload(path);
+  if (is_path) throw WorkloadFileError(path, 0, "", "does not exist", "check the path, or name a catalog workload");
   std::vector<std::string> names;
   for (const auto& f : catalog_files(dir)) names.push_back(std::filesystem::path(f).stem().string());
   throw WorkloadFileError(name_or_path, 0, "", "is not a catalog workload or a .json file",

@@ -161,18 +161,27 @@ class ResNetBuilder {
 }  // namespace
 
 void validate(const ResNetSpec& spec) {
-  require_field(spec.image >= 32, "image", "must be at least 32 pixels: five stride-2 steps halve it down to 1");
+  require_field(spec.image >= 1, "image", "must be a positive whole number");
   require_field(spec.channels > 0, "channels", "must be a positive whole number");
   require_field(spec.stem_width > 0, "stem_width", "must be a positive whole number");
-  require_field(spec.expansion > 0, "expansion", "must be a positive whole number");
+  require_field(spec.expansion > 0 && spec.expansion <= 64, "expansion", "must be a whole number from 1 to 64");
   require_field(!spec.stages.empty(), "stages", "must list at least one stage");
+  // The stem halves the image twice (convolution and pool), each stride-2 stage once more; the padding keeps
+  // at least one pixel, which this checks rather than assumes.
+  int size = out_size(out_size(spec.image, 7, 2, 3), 3, 2, 1);
+  long blocks = 0;
   for (std::size_t i = 0; i < spec.stages.size(); ++i) {
     const auto& st = spec.stages[i];
     const std::string f = "stages[" + std::to_string(i) + "]";
     require_field(st.blocks > 0, f + ".blocks", "must be a positive whole number");
-    require_field(st.width > 0, f + ".width", "must be a positive whole number");
+    require_field(st.width > 0 && st.width <= 1'000'000, f + ".width", "must be a whole number from 1 to 10^6");
     require_field(st.stride == 1 || st.stride == 2, f + ".stride", "must be 1 or 2");
+    if (st.stride == 2) size = out_size(size, 3, 2, 1);
+    blocks += st.blocks;
+    require_field(blocks <= 10'000, f + ".blocks", "brings the network past 10,000 blocks");
   }
+  require_field(size >= 1, "image", "is too small for the stem and the stride-2 stages (" + std::to_string(size) +
+                                        " pixels left)");
   require_field(spec.classes > 0, "classes", "must be a positive whole number");
 }
 

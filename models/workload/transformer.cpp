@@ -1,6 +1,7 @@
 #include "models/workload/transformer.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <stdexcept>
 
 namespace dtsim::models {
@@ -240,8 +241,12 @@ void validate(const TransformerSpec& spec) {
   for (const auto& t : spec.lora.targets) {
     std::string list;
     for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    // Echoed only when plain, so that a message never carries control characters from a file.
+    const bool plain = !t.empty() && t.size() <= 32 && std::all_of(t.begin(), t.end(), [](unsigned char c) {
+      return std::isalnum(c) || c == '_';
+    });
     require_field(std::find(known.begin(), known.end(), t) != known.end(), "lora.targets",
-            "has '" + t + "', not a projection of this block; use " + list);
+                  "has '" + (plain ? t : std::string("?")) + "', not a projection of this block; use " + list);
   }
 }
 

@@ -262,6 +262,25 @@ CASES += [
     case("pcie_switch_splits_a_nic", "collective --ranks 16 --gpus-per-node 8 --set cluster.intra_node_fabric=nvlink3-nvswitch"
          " --set cluster.nics_per_node=2 --set cluster.pcie_switch=pcie4-x16 --set cluster.gpus_per_pcie_switch=2"),
     case("strict_with_pcie_key_alone", "run " + QUICK + " --strict --set cluster.gpus_per_pcie_switch=4"),
+    # dtsim workload: flags and catalog files.
+    case("workload_unknown", "workload llama-8b"),
+    case("workload_bad_zero", "workload llama-7b --zero 5"),
+    case("workload_bad_gpus", "workload llama-7b --gpus 0"),
+    case("workload_bad_precision", "workload llama-7b --precision fp8"),
+    case("workload_bad_gpu", "workload llama-7b --gpu a100"),
+    case("workload_flag_without_name", "workload --zero 2"),
+    case("workload_strict_roofline_key", CHECK + " --strict --set gpu.memory_bandwidth=2TB/s"),
+    case("workload_file_not_json", "workload {dir}/w.json", {"w.json": "name = w\n"}),
+    case("workload_file_name_mismatch", "workload {dir}/w.json",
+         {"w.json": '{"name": "v", "title": "t", "architecture": "resnet", "sources": ["s"],\n'
+                    ' "resnet": {"image": 32, "classes": 10, "stages": [{"blocks": 1, "width": 4}]}}\n'}),
+    case("workload_file_bad_heads", "workload {dir}/w.json",
+         {"w.json": '{"name": "w", "title": "t", "architecture": "transformer", "sources": ["s"],\n'
+                    ' "transformer": {"layers": 2, "hidden": 100, "heads": 3, "ffn": 400, "vocab": 10,\n'
+                    '  "sequence": 8, "feed_forward": "gelu", "norm": "layernorm"}}\n'}),
+    case("workload_file_unknown_field", "workload {dir}/w.json",
+         {"w.json": '{"name": "w", "title": "t", "architecture": "resnet", "sources": ["s"],\n'
+                    ' "resnet": {"image": 32, "classes": 10, "stages": [{"blocks": 1, "widht": 4}]}}\n'}),
 ]
 
 

@@ -115,7 +115,33 @@ def idx_seeds():
     write("idx", "bad-no-labels", idx_input(one, b""))
 
 
+def workload_seeds():
+    for path in sorted((ROOT / "models" / "workloads").glob("*.json")):
+        write("workload", "ok-" + path.name, path.read_text(encoding="utf-8"))
+    llama = text("models/workloads/llama-7b.json")
+    resnet = text("models/workloads/resnet50.json")
+    write("workload", "bad-truncated.json", llama[: len(llama) // 2])
+    write("workload", "bad-misspelt-field.json", llama.replace('"hidden"', '"hiden"'))
+    write("workload", "bad-huge-layers.json", llama.replace('"layers": 32', '"layers": 99999999999999999999'))
+    write("workload", "bad-negative-ffn.json", llama.replace('"ffn": 11008', '"ffn": -1'))
+    write("workload", "bad-float-heads.json", llama.replace('"heads": 32', '"heads": 32.5'))
+    write("workload", "bad-escape-in-name.json", llama.replace('"swiglu"', '"swi\\u001b[31mglu"'))
+    write("workload", "bad-c1-in-key.json", llama.replace('"bias"', '"bi\\u0085as"'))
+    write("workload", "bad-lora-target.json",
+          llama.replace('"flash_attention": true', '"flash_attention": true, "lora": {"rank": 4, "alpha": 8, '
+                        '"targets": ["q\\u0007"]}'))
+    write("workload", "bad-zero-image.json", resnet.replace('"image": 224', '"image": 0'))
+    write("workload", "bad-many-blocks.json", resnet.replace('"blocks": 3, "width": 64', '"blocks": 20000, "width": 64'))
+    write("workload", "bad-wide-expansion.json", resnet.replace('"expansion": 4', '"expansion": 1000000'))
+    write("workload", "bad-not-an-object.json", "[1, 2, 3]")
+    write("workload", "bad-deep-nesting.json", "[" * 10000 + "]" * 10000)
+    write("workload", "bad-invalid-utf8.json", b'{"name": "\xff\xfe"}')
+    write("workload", "bad-empty.json", "")
+    write("workload", "bad-regress-number-overflow.json", "{\"name\": 1e999}")
+
+
 if __name__ == "__main__":
+    workload_seeds()
     ini_seeds()
     units_seeds()
     profile_seeds()

@@ -97,8 +97,8 @@ TEST(WorkloadFile, ErrorsNameTheFileLineAndField) {
   std::string relu = tiny("");
   relu.replace(relu.find("\"gelu\""), 6, "\"relu\"");
   const std::string swiglu = error_of(relu);
-  EXPECT_EQ(swiglu, "w.json:8: transformer.feed_forward: 'relu' is not known; use gelu or swiglu");
-  EXPECT_NE(error_of("{\"name\": ").find("w.json: is not valid JSON"), std::string::npos);
+  EXPECT_EQ(swiglu, "w.json:8: transformer.feed_forward: \"relu\" is not known; use gelu or swiglu");
+  EXPECT_NE(error_of("{\"name\": ").find("w.json:1: is not valid JSON"), std::string::npos);
   std::string no_sources = tiny("");
   no_sources.replace(no_sources.find("[\"here\"]"), 8, "[]");
   EXPECT_EQ(error_of(no_sources), "w.json:5: sources: must list at least one source (URL, paper or arXiv)");
@@ -120,7 +120,7 @@ TEST(WorkloadFile, TheNameMustBeTheFileName) {
     load_workload(path.string());
     FAIL();
   } catch (const WorkloadFileError& e) {
-    EXPECT_NE(std::string(e.what()).find(":2: name: is 'tiny' but the file is dtsim-workload-other.json"),
+    EXPECT_NE(std::string(e.what()).find(":2: name: is \"tiny\" but the file is dtsim-workload-other.json"),
               std::string::npos)
         << e.what();
   }
