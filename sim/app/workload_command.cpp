@@ -6,11 +6,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "models/name_table.hpp"
 #include "models/workload/catalog.hpp"
 #include "models/workload/compute_time.hpp"
 #include "models/workload/memory.hpp"
+#include "sim/app/workload_timing.hpp"
 #include "sim/config/hardware_config.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/scenario/errors.hpp"
@@ -47,6 +49,12 @@ const char* const kHelp =
     "  --gpu P             GPU profile: its memory is the budget, its peaks, memory bandwidth and launch\n"
     "                      overhead time one step by a per-layer roofline (gpu.profile; default a100-80gb)\n"
     "  --layers            print the per-layer table (forward order)\n"
+    "  --simulate          also simulate --steps synchronous data-parallel steps on a cluster of --gpus GPUs\n"
+    "                      (timing only, no numerics): each layer's compute from the roofline at the profile's\n"
+    "                      gpu.efficiency, gradients bucketed in backward order and allreduced as DDP does\n"
+    "  --steps N           steps to simulate (default 10; the first is not counted in the step time)\n"
+    "  --set k=v           with --simulate: a cluster, fabric, gpu, network or collective key, sync.bucket_size\n"
+    "                      or sync.overlap, e.g. --set cluster.topology=fat-tree (repeatable)\n"
     "  --format F          table (default) | csv | json\n"
     "\n"
     "The catalog folder is models/workloads/ in the source tree, or $DTSIM_WORKLOAD_DIR.\n";
@@ -77,6 +85,10 @@ struct Flags {
   Precision precision = Precision::Bf16;
   Optimizer optimizer = Optimizer::Adam;
   bool layers = false;
+  bool simulate = false;
+  int steps = 10;
+  std::vector<std::string> sets;  // scenario keys for --simulate, with the flag behind each
+  std::vector<std::string> set_flags;
   bool help = false;
   Format format = Format::Table;
 };
@@ -108,6 +120,8 @@ Flags parse_flags(int argc, char** argv) {
       "micro-batch", po::value<std::string>())("checkpointing", po::bool_switch())(
       "precision", po::value<std::string>())("optimizer", po::value<std::string>())("gpu", po::value<std::string>())(
       "layers", po::bool_switch())("format", po::value<std::string>())("help,h", po::bool_switch())(
+      "simulate", po::bool_switch())("steps", po::value<std::string>())(
+      "set", po::value<std::vector<std::string>>()->composing())(
       "name", po::value<std::vector<std::string>>());
   po::positional_options_description positional;
   positional.add("name", -1);
@@ -138,12 +152,30 @@ Flags parse_flags(int argc, char** argv) {
   if (vm.count("gpu")) f.gpu_profile = vm["gpu"].as<std::string>();
   f.layers = vm["layers"].as<bool>();
   f.format = parse_choice(vm, "format", formats(), Format::Table);
+  f.simulate = vm["simulate"].as<bool>();
+  f.steps = static_cast<int>(whole_flag(vm, "steps", 10, 1, 100000));
+  if (!f.simulate) {
+    for (const char* flag : {"steps", "set"})
+      if (vm.count(flag))
+        throw InputError("command line", std::string("--") + flag, "applies to a simulation", "add --simulate");
+  } else {
+    if (f.setup.zero_stage > 0)
+      throw InputError("command line", "--zero", "is not simulated yet: a simulated step allreduces the gradients",
+                       "simulate without --zero; its memory is shown without --simulate");
+    f.sets = {"gpu.profile=" + f.gpu_profile, "cluster.workers=" + std::to_string(f.setup.data_parallel)};
+    f.set_flags = {"--gpu", "--gpus"};
+    if (vm.count("set"))
+      for (const std::string& kv : vm["set"].as<std::vector<std::string>>()) {
+        f.sets.push_back(kv);
+        f.set_flags.push_back("--set");
+      }
+  }
   if (f.name.empty()) {
     // Listing the catalog uses no training setup: a flag for one would be ignored.
-    for (const char* flag : {"gpus", "zero", "micro-batch", "precision", "optimizer", "gpu"})
+    for (const char* flag : {"gpus", "zero", "micro-batch", "precision", "optimizer", "gpu", "steps", "set"})
       if (vm.count(flag))
         throw InputError("command line", std::string("--") + flag, "applies to one workload", "name a workload");
-    for (const char* flag : {"checkpointing", "layers"})
+    for (const char* flag : {"checkpointing", "layers", "simulate"})
       if (vm[flag].as<bool>())
         throw InputError("command line", std::string("--") + flag, "applies to one workload", "name a workload");
   }
@@ -238,6 +270,41 @@ models::DeviceRates rates_of(const GpuSpec& gpu, Precision precision) {
   return d;
 }
 
+void print_expected(const Workload& w, const GpuSpec& gpu, const models::StepCompute& expected, double per_second) {
+  std::printf("  expected     with products at gpu.efficiency = %g of the peak: %s ms, %s %ss/s%s per GPU\n",
+              gpu.efficiency, fmt("%.4g", expected.total() * 1e3).c_str(), fmt("%.4g", per_second).c_str(),
+              w.sample.c_str(),
+              w.sample == "sequence" ? (" = " + fmt("%.4g", per_second * w.tokens_per_sample) + " tokens/s").c_str()
+                                     : "");
+}
+
+void print_simulation(const Workload& w, const SimulationSummary& r, int steps, bool fits) {
+  const SimulatedSteps& sim = r.sim;
+  std::printf("  simulated    %d steps of synchronous data parallelism, timing only, on %s\n", steps,
+              sim.platform.c_str());
+  std::printf("               %d gradient buckets, each a %s\n", sim.timing.buckets, sim.collective.c_str());
+  std::printf("               step %s ms (one GPU alone: %s ms): scaling efficiency %s %%\n",
+              fmt("%.4g", sim.step_s * 1e3).c_str(), fmt("%.4g", sim.one_gpu_step_s * 1e3).c_str(),
+              fmt("%.1f", 100 * r.scaling).c_str());
+  std::printf("               per step and GPU: compute %s ms, exposed communication %s ms\n",
+              fmt("%.4g", sim.timing.compute_s * 1e3).c_str(), fmt("%.4g", sim.timing.exposed_s * 1e3).c_str());
+  std::printf("               %s %ss/s in all%s, model FLOPs utilisation %s %%\n",
+              fmt("%.4g", r.samples_per_second).c_str(), w.sample.c_str(),
+              w.sample == "sequence" ? (" = " + fmt("%.4g", r.tokens_per_second) + " tokens/s").c_str() : "",
+              fmt("%.1f", 100 * r.mfu).c_str());
+  std::printf("               %s h per %s\n", fmt("%.4g", r.seconds_per_unit / 3600).c_str(), r.unit.c_str());
+  if (!fits) std::printf("               warning: the job does not fit in GPU memory (above); timed anyway\n");
+  const GpuSpec& g = sim.gpu;
+  if (g.has_price())
+    std::printf("               cost at %g-%g %s per GPU-hour (%s): %s-%s per %s, %s-%s per hour\n", g.price_low,
+                g.price_high, g.price_currency.c_str(), g.price_region.c_str(), fmt("%.4g", r.cost_low).c_str(),
+                fmt("%.4g", r.cost_high).c_str(), r.unit.c_str(), fmt("%.4g", g.price_low * sim.workers).c_str(),
+                fmt("%.4g", g.price_high * sim.workers).c_str());
+  if (g.has_power())
+    std::printf("               energy at %g W per GPU busy: %s kWh per %s\n", g.power_busy,
+                fmt("%.4g", r.energy_kwh).c_str(), r.unit.c_str());
+}
+
 int show_workload(const Flags& f, const std::string& dir) {
   const Workload w = models::find_workload(f.name, dir);
   const GpuSpec gpu = gpu_of(f.gpu_profile);
@@ -251,6 +318,9 @@ int show_workload(const Flags& f, const std::string& dir) {
   sustained.matmul_flops *= gpu.efficiency;
   const models::StepCompute expected = models::step_compute(w, f.setup, sustained);
   const double expected_per_second = f.setup.micro_batch / expected.total();
+  // Simulated before anything is printed, so that a bad key or cluster leaves no partial report.
+  std::optional<SimulationSummary> simulated;
+  if (f.simulate) simulated = summarize_simulation(w, f.setup, rates, f.sets, f.set_flags, f.steps);
   const models::MemoryBreakdown m = models::memory_per_gpu(w, f.setup);
   const bool fits = m.total() <= gpu.memory;
   const auto ways = models::ways_to_fit(w, f.setup, gpu.memory);
@@ -306,7 +376,8 @@ int show_workload(const Flags& f, const std::string& dir) {
         {"memory_per_gpu_bytes", {{"weights", m.weights}, {"master_weights", m.master_weights},
                                   {"gradients", m.gradients}, {"optimizer", m.optimizer},
                                   {"activations", m.activations}, {"total", m.total()}}},
-        {"gpu", {{"name", gpu.name}, {"memory_bytes", gpu.memory}, {"matmul_flops", rates.matmul_flops},
+        {"gpu", {{"name", gpu.name}, {"memory_bytes", gpu.memory}, {"price_region", gpu.price_region},
+                 {"price_currency", gpu.price_currency}, {"matmul_flops", rates.matmul_flops},
                  {"memory_bandwidth", rates.memory_bandwidth}, {"launch_overhead_s", rates.launch_overhead}}},
         {"fits", fits}, {"ways_to_fit", ways},
         {"compute_per_micro_batch_s", {{"forward", step.forward}, {"backward", step.backward},
@@ -323,6 +394,7 @@ int show_workload(const Flags& f, const std::string& dir) {
                                 models::model_flops_utilisation(w, f.setup.micro_batch, expected.total(),
                                                                 rates.matmul_flops)}}}};
     if (f.layers) doc["layers"] = layers;
+    if (simulated) doc["simulation"] = simulation_json(*simulated, f.steps);
     std::printf("%s\n", doc.dump(2).c_str());
     return 0;
   }
@@ -366,12 +438,8 @@ int show_workload(const Flags& f, const std::string& dir) {
               fmt("%.4g", per_second).c_str(), w.sample.c_str(),
               w.sample == "sequence" ? (" = " + fmt("%.4g", per_second * w.tokens_per_sample) + " tokens/s").c_str() : "",
               fmt("%.1f", 100 * mfu).c_str());
-  std::printf("  expected     with products at gpu.efficiency = %g of the peak: %s ms, %s %ss/s%s per GPU\n",
-              gpu.efficiency, fmt("%.4g", expected.total() * 1e3).c_str(), fmt("%.4g", expected_per_second).c_str(),
-              w.sample.c_str(),
-              w.sample == "sequence"
-                  ? (" = " + fmt("%.4g", expected_per_second * w.tokens_per_sample) + " tokens/s").c_str()
-                  : "");
+  print_expected(w, gpu, expected, expected_per_second);
+  if (simulated) print_simulation(w, *simulated, f.steps, fits);
   return 0;
 }
 

@@ -61,6 +61,34 @@ TEST(WorkloadCli, PerLayerTableInForwardOrder) {
   EXPECT_EQ(csv.back().rfind("loss,loss,", 0), 0u);
 }
 
+nlohmann::json simulation(const std::string& args) {
+  const auto r = run_dtsim("workload " + args + " --simulate --format json", true);
+  EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+  return nlohmann::json::parse(r.output)["simulation"];
+}
+
+TEST(WorkloadCli, OneSimulatedGpuIsItsComputeAlone) {
+  const auto s = simulation("resnet50 --micro-batch 64 --gpus 1 --steps 3");
+  EXPECT_NEAR(s["step_s"].get<double>(), s["one_gpu_step_s"].get<double>(), 1e-9);
+  EXPECT_NEAR(s["scaling_efficiency"].get<double>(), 1.0, 1e-9);
+  EXPECT_EQ(s["exposed_communication_s_per_step"].get<double>(), 0.0);
+}
+
+TEST(WorkloadCli, ScalingEfficiencyFallsAsTheNetworkSlows) {
+  // GPT-2 XL on 16 A100s, 2 nodes of 8: the slower the fabric between nodes, the more of each step waits.
+  const std::string job =
+      "gpt2-xl --micro-batch 4 --gpus 16 --steps 3 --set cluster.gpus_per_node=8 "
+      "--set cluster.intra_node_fabric=nvlink3-nvswitch --set collective.algorithm=hierarchical --set fabric.profile=";
+  double previous = 1.0;
+  for (const char* fabric : {"ib-ndr-400", "roce-100", "eth-25g-tcp", "eth-10g-tcp"}) {
+    const auto s = simulation(job + fabric);
+    const double efficiency = s["scaling_efficiency"].get<double>();
+    EXPECT_LT(efficiency, previous) << fabric;
+    EXPECT_GT(efficiency, 0.0);
+    previous = efficiency;
+  }
+}
+
 TEST(WorkloadCli, BadInputIsExitTwoWithOneLine) {
   struct Case {
     std::string args, message;
@@ -72,6 +100,10 @@ TEST(WorkloadCli, BadInputIsExitTwoWithOneLine) {
            {"workload --gpus 8", "dtsim: error: command line: --gpus: applies to one workload; name a workload"},
            {"workload llama-7b --gpu a100", "dtsim: error: "},
            {"workload a b", "dtsim: error: command line: unexpected argument 'b'"},
+           {"workload gpt2-xl --steps 3", "dtsim: error: command line: --steps: applies to a simulation; add --simulate"},
+           {"workload gpt2-xl --simulate --zero 1", "dtsim: error: command line: --zero: is not simulated yet"},
+           {"workload gpt2-xl --simulate --set training.lr=1",
+            "dtsim: error: command line: training.lr: has no effect on a timing-only run of a workload"},
        }) {
     const auto r = run_dtsim(c.args, true);
     EXPECT_EQ(r.exit_code, 2) << c.args;

@@ -1,0 +1,51 @@
+// `dtsim workload NAME --simulate`: timing-only synchronous data parallelism of a catalog workload on a
+// simulated cluster (sim/strategies/timing/sync_timing.hpp), with the compute of each layer from the
+// roofline at the GPU profile's efficiency and the cluster, fabric and collective from scenario keys.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "models/workload/compute_time.hpp"
+#include "models/workload/workload.hpp"
+#include "sim/config/hardware_config.hpp"
+#include "sim/strategies/timing/sync_timing.hpp"
+
+namespace dtsim::sim {
+
+struct SimulatedSteps {
+  TimingOutcome timing;
+  std::string platform;     // the cluster in words
+  std::string collective;   // the bucket allreduce in words
+  int workers = 0;
+  double step_s = 0;        // mean step time, the first step (plan building, pipeline fill) excluded when possible
+  double one_gpu_step_s = 0;  // the same step on one GPU: compute only
+  GpuSpec gpu;
+  FabricSpec fabric;
+};
+
+// `sets` are scenario keys (gpu.profile and cluster.workers among them); only cluster, fabric, gpu, network,
+// collective keys and sync.bucket_size / sync.overlap may be given (anything else would be ignored: an
+// InputError). `set_flags` names the flag behind each, for messages.
+SimulatedSteps simulate_workload_steps(const models::Workload& workload, const models::MemorySetup& setup,
+                                       models::DeviceRates rates_at_peak, const std::vector<std::string>& sets,
+                                       const std::vector<std::string>& set_flags, int steps);
+
+// The simulated steps and what follows from them: throughput, scaling against one GPU, utilisation, and
+// the cost and energy of a billion tokens (or a million samples) at the profile's price and power.
+struct SimulationSummary {
+  SimulatedSteps sim;
+  double samples_per_second = 0, tokens_per_second = 0, mfu = 0, scaling = 0;
+  std::string unit;          // "billion tokens" or "million samples"
+  double seconds_per_unit = 0;
+  double cost_low = 0, cost_high = 0;  // per unit, 0 without a price
+  double energy_kwh = 0;               // per unit, 0 without a power figure
+};
+
+SimulationSummary summarize_simulation(const models::Workload& workload, const models::MemorySetup& setup,
+                                       const models::DeviceRates& rates_at_peak, const std::vector<std::string>& sets,
+                                       const std::vector<std::string>& set_flags, int steps);
+nlohmann::ordered_json simulation_json(const SimulationSummary& summary, int steps);
+
+}  // namespace dtsim::sim

@@ -1,0 +1,62 @@
+#include "sim/strategies/timing/sync_timing.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace dtsim::sim {
+namespace sg4 = simgrid::s4u;
+
+TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, MakeCollective make) {
+  if (spec.steps < 1) throw std::invalid_argument("timing: at least one step");
+  // Backward work after the last trained value (a frozen embedding under LoRA) belongs to no bucket: it runs
+  // after every bucket has been handed.
+  std::vector<models::GradientSegment> segments = spec.segments;
+  double tail_flops = 0;
+  while (!segments.empty() && segments.back().size == 0) {
+    tail_flops += segments.back().backward_flops;
+    segments.pop_back();
+  }
+  const std::vector<Bucket> buckets = plan_buckets(segments, spec.bucket_bytes, spec.bytes_per_value);
+  auto streams = std::make_unique<BucketStreams>(platform, buckets, spec.bytes_per_value, std::move(make));
+
+  const int n = platform.num_workers();
+  TimingOutcome out;
+  out.buckets = streams->size();
+  out.step_end_s.assign(spec.steps, 0.0);
+  std::vector<double> compute(n, 0.0), exposed(n, 0.0);
+  for (int r = 0; r < n; ++r) {
+    streams->start(r, "stream" + std::to_string(r));
+    sg4::Actor::create("worker" + std::to_string(r), platform.workers[r], [&, r] {
+      for (int step = 0; step < spec.steps; ++step) {
+        const double start = sg4::Engine::get_clock();
+        sg4::this_actor::execute(spec.forward_flops);
+        for (int b = 0; b < streams->size(); ++b) {
+          sg4::this_actor::execute(streams->bucket(b).backward_flops);
+          if (spec.overlap) streams->hand(r, b, step);
+        }
+        if (tail_flops > 0) sg4::this_actor::execute(tail_flops);
+        const double backward_end = sg4::Engine::get_clock();
+        if (!spec.overlap)
+          for (int b = 0; b < streams->size(); ++b) streams->hand(r, b, step);
+        streams->wait_all(r);
+        const double reduced = sg4::Engine::get_clock();
+        sg4::this_actor::execute(spec.optimizer_flops);
+        const double end = sg4::Engine::get_clock();
+        compute[r] += (backward_end - start) + (end - reduced);
+        exposed[r] += reduced - backward_end;
+        out.step_end_s[step] = std::max(out.step_end_s[step], end);
+      }
+    });
+  }
+  sg4::Engine::get_instance()->run();
+  for (int r = 0; r < n; ++r) {
+    out.compute_s += compute[r] / (static_cast<double>(n) * spec.steps);
+    out.exposed_s += exposed[r] / (static_cast<double>(n) * spec.steps);
+  }
+  out.bytes_sent = streams->bytes_sent();
+  return out;
+}
+
+}  // namespace dtsim::sim

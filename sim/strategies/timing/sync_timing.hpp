@@ -1,0 +1,40 @@
+// Timing-only synchronous data parallelism: the simulated time of training steps of a workload too large to
+// compute (a catalog workload, models/workload/), with no numerics at all. Each worker runs the forward
+// pass, then the backward pass segment by segment in backward order, handing gradient buckets to its
+// communication stream as they become ready (sync/buckets.hpp, as PyTorch DDP does), waits for the last
+// bucket's allreduce and runs the optimizer step. Compute is charged as FLOPs at the host's speed; the
+// caller converts its per-layer times to FLOPs at a reference speed.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/objective.hpp"
+#include "sim/strategies/sync/buckets.hpp"
+#include "sim/world/platform.hpp"
+
+namespace dtsim::sim {
+
+struct TimingSpec {
+  double forward_flops = 0;                        // per step and worker
+  std::vector<models::GradientSegment> segments;   // backward order: trained values and the FLOPs before them
+  double optimizer_flops = 0;                      // after the last allreduce
+  double bytes_per_value = 2;                      // gradient bytes on the wire per trained value
+  double bucket_bytes = 25e6;
+  bool overlap = true;                             // hand buckets during backward (else after it)
+  int steps = 10;
+};
+
+struct TimingOutcome {
+  std::vector<double> step_end_s;  // when every worker had finished step s (its optimizer step)
+  double compute_s = 0;            // per step and worker: forward, backward and optimizer
+  double exposed_s = 0;            // per step and worker: waiting for allreduces after backward
+  uint64_t bytes_sent = 0;         // by all workers, all steps
+  int buckets = 0;
+};
+
+// Runs `spec.steps` steps on every worker of `platform` in the engine that built it (which must not have
+// run yet) and returns their timing. `make` builds each bucket's allreduce.
+TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, MakeCollective make);
+
+}  // namespace dtsim::sim
