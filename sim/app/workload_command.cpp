@@ -166,6 +166,11 @@ Flags parse_flags(int argc, char** argv) {
     f.set_flags = {"--gpu", "--gpus"};
     if (vm.count("set"))
       for (const std::string& kv : vm["set"].as<std::vector<std::string>>()) {
+        // Two ways to say one thing would disagree: the flags own these keys.
+        const std::string key = kv.substr(0, kv.find('='));
+        if (key == "gpu.profile" || key == "cluster.workers")
+          throw InputError("command line", "--set", key + " is set by " + (key == "gpu.profile" ? "--gpu" : "--gpus"),
+                           "use that flag");
         f.sets.push_back(kv);
         f.set_flags.push_back("--set");
       }
@@ -253,9 +258,16 @@ int list_catalog(const std::string& dir, Format format) {
   return 0;
 }
 
-GpuSpec gpu_of(const std::string& profile) {
-  const Scenario s = parse_scenario("dtsim workload", "", {"gpu.profile=" + profile}, default_profile_dir(), {"--gpu"});
-  return make_gpu_spec(s);
+// The GPU of the report: --gpu's profile with any gpu.* key given by --set (with --simulate), so that the
+// memory verdict, the roofline and the simulation all see the same GPU.
+GpuSpec gpu_of(const Flags& f) {
+  std::vector<std::string> sets = {"gpu.profile=" + f.gpu_profile}, flags = {"--gpu"};
+  for (std::size_t i = 0; i < f.sets.size(); ++i)
+    if (f.sets[i].rfind("gpu.", 0) == 0 && f.set_flags[i] == "--set") {
+      sets.push_back(f.sets[i]);
+      flags.push_back("--set");
+    }
+  return make_gpu_spec(parse_scenario("dtsim workload", "", sets, default_profile_dir(), flags));
 }
 
 // The roofline's rates from a GPU profile; a profile without a memory bandwidth cannot time a step.
@@ -307,7 +319,7 @@ void print_simulation(const Workload& w, const SimulationSummary& r, int steps, 
 
 int show_workload(const Flags& f, const std::string& dir) {
   const Workload w = models::find_workload(f.name, dir);
-  const GpuSpec gpu = gpu_of(f.gpu_profile);
+  const GpuSpec gpu = gpu_of(f);
   const models::DeviceRates rates = rates_of(gpu, f.precision);
   const models::StepCompute step = models::step_compute(w, f.setup, rates);
   const double per_second = f.setup.micro_batch / step.total();

@@ -74,6 +74,16 @@ TEST(WorkloadCli, OneSimulatedGpuIsItsComputeAlone) {
   EXPECT_EQ(s["exposed_communication_s_per_step"].get<double>(), 0.0);
 }
 
+TEST(WorkloadCli, GpuKeysReachTheReportAndTheSimulationAlike) {
+  const auto r = run_dtsim("workload resnet50 --micro-batch 64 --gpus 1 --steps 2 --simulate --format json "
+                           "--set gpu.efficiency=0.6 --set gpu.memory=1GB", true);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.output);
+  EXPECT_EQ(doc["at_gpu_efficiency"]["efficiency"].get<double>(), 0.6);
+  EXPECT_NEAR(doc["simulation"]["step_s"].get<double>(), doc["at_gpu_efficiency"]["step_s"].get<double>(), 1e-9);
+  EXPECT_FALSE(doc["fits"].get<bool>());  // 1 GB
+}
+
 TEST(WorkloadCli, ScalingEfficiencyFallsAsTheNetworkSlows) {
   // GPT-2 XL on 16 A100s, 2 nodes of 8: the slower the fabric between nodes, the more of each step waits.
   const std::string job =
@@ -102,6 +112,8 @@ TEST(WorkloadCli, BadInputIsExitTwoWithOneLine) {
            {"workload a b", "dtsim: error: command line: unexpected argument 'b'"},
            {"workload gpt2-xl --steps 3", "dtsim: error: command line: --steps: applies to a simulation; add --simulate"},
            {"workload gpt2-xl --simulate --zero 1", "dtsim: error: command line: --zero: is not simulated yet"},
+           {"workload gpt2-xl --simulate --set cluster.workers=4",
+            "dtsim: error: command line: --set: cluster.workers is set by --gpus; use that flag"},
            {"workload gpt2-xl --simulate --set training.lr=1",
             "dtsim: error: command line: training.lr: has no effect on a timing-only run of a workload"},
        }) {
