@@ -9,9 +9,15 @@ DTSIM=${1:-build/dtsim}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-rss_of() {  # workers -> "max RSS in KB, wall seconds"
-  /usr/bin/time -f "%M %e" "$DTSIM" run "$ROOT/scenarios/quickstart.ini" --set cluster.workers="$1" \
-    --set training.batch_per_worker=8 --set training.max_steps=10 --quiet --out "$OUT/w$1" 2>&1 >/dev/null | tail -n 1
+rss_of() {  # workers -> "max RSS in KB, wall seconds" (Python's getrusage: no GNU time package needed)
+  /usr/bin/python3 - "$DTSIM" "$ROOT/scenarios/quickstart.ini" "$1" "$OUT/w$1" <<'PY'
+import resource, subprocess, sys, time
+dtsim, scenario, workers, out = sys.argv[1:]
+start = time.monotonic()
+subprocess.run([dtsim, "run", scenario, "--set", "cluster.workers=" + workers, "--set", "training.batch_per_worker=8",
+                "--set", "training.max_steps=10", "--quiet", "--out", out], check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, "%.1f" % (time.monotonic() - start))
+PY
 }
 read -r small small_s < <(rss_of 8)
 read -r large large_s < <(rss_of 4096)
