@@ -37,16 +37,12 @@ class ResNetBuilder {
 
   double elements() const { return static_cast<double>(c_) * hw_ * hw_; }
 
-  // A k × k convolution without bias (a batch norm follows): k² C_in C_out weights, 2 k² C_in C_out H W FLOPs.
-  void conv(const std::string& name, int block, int out_channels, int k, int stride, int pad) {
-    LayerCost& l = add(name, "conv", block);
-    const double in = elements();
-    const int out_hw = out_size(hw_, k, stride, pad);
-    const double weights = static_cast<double>(k) * k * c_ * out_channels;
-    const double out = static_cast<double>(out_channels) * out_hw * out_hw;
+  // A trained convolution or dense layer: `weights` parameters, `macs` multiply-adds per sample from `in` to
+  // `out` activation elements; it keeps its input, and its backward computes input and weight gradients.
+  static void trained_product(LayerCost& l, double weights, double macs, double in, double out) {
     l.parameters = static_cast<std::uint64_t>(weights);
     l.trainable = l.parameters;
-    l.forward_flops = 2 * weights * out_hw * out_hw;
+    l.forward_flops = 2 * macs;
     l.backward_flops = 2 * l.forward_flops;
     l.input_elements = in;
     l.forward_traffic = in + out;
@@ -54,6 +50,16 @@ class ResNetBuilder {
     l.saved_elements = in;
     l.forward_kernels = 1;
     l.backward_kernels = 2;
+  }
+
+  // A k × k convolution without bias (a batch norm follows): k² C_in C_out weights, 2 k² C_in C_out H W FLOPs.
+  void conv(const std::string& name, int block, int out_channels, int k, int stride, int pad) {
+    LayerCost& l = add(name, "conv", block);
+    const double in = elements();
+    const int out_hw = out_size(hw_, k, stride, pad);
+    const double weights = static_cast<double>(k) * k * c_ * out_channels;
+    const double out = static_cast<double>(out_channels) * out_hw * out_hw;
+    trained_product(l, weights, weights * out_hw * out_hw, in, out);
     c_ = out_channels;
     hw_ = out_hw;
   }
@@ -134,16 +140,7 @@ class ResNetBuilder {
   void fully_connected() {
     LayerCost& l = add("fc", "linear", -1);
     const double in = c_, out = spec_.classes;
-    l.parameters = static_cast<std::uint64_t>(in * out + out);
-    l.trainable = l.parameters;
-    l.forward_flops = 2 * in * out;
-    l.backward_flops = 2 * l.forward_flops;
-    l.input_elements = in;
-    l.forward_traffic = in + out;
-    l.backward_traffic = 2 * in + out;
-    l.saved_elements = in;
-    l.forward_kernels = 1;
-    l.backward_kernels = 2;
+    trained_product(l, in * out + out, in * out, in, out);
     LayerCost& loss = add("loss", "loss", -1);
     loss.input_elements = out;
     loss.forward_traffic = 2 * out;
