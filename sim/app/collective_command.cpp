@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/app/flags.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/config/collective_algorithms.hpp"
 #include "sim/config/ignored_keys.hpp"
@@ -140,19 +141,8 @@ Flags parse_flags(int argc, char** argv) {
     }
   }
   f.sizes = parse_size_range(vm.count("sizes") ? vm["sizes"].as<std::string>() : "8B:128MiB");
-  const auto count = [&](const char* flag, int lowest, int fallback) {
-    if (!vm.count(flag)) return fallback;
-    const std::string text = vm[flag].as<std::string>();
-    try {
-      size_t used = 0;
-      const int v = std::stoi(text, &used);
-      if (used == text.size() && v >= lowest && v <= 1000000) return v;
-    } catch (const std::exception&) {
-    }
-    throw InputError("command line", std::string("--") + flag, "'" + text + "' is not a whole number >= " + std::to_string(lowest));
-  };
-  f.warmup = count("warmup", 0, 0);
-  f.iters = count("iters", 1, 1);
+  f.warmup = static_cast<int>(whole_number_flag(vm, "warmup", 0, 0, 1000000));
+  f.iters = static_cast<int>(whole_number_flag(vm, "iters", 1, 1, 1000000));
   return f;
 }
 

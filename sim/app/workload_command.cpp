@@ -12,6 +12,7 @@
 #include "models/workload/catalog.hpp"
 #include "models/workload/compute_time.hpp"
 #include "models/workload/memory.hpp"
+#include "sim/app/flags.hpp"
 #include "sim/app/workload_timing.hpp"
 #include "sim/config/hardware_config.hpp"
 #include "sim/config/schema.hpp"
@@ -103,17 +104,6 @@ Enum parse_choice(const po::variables_map& vm, const char* flag, const models::N
                    near.empty() ? "use " + table.or_list() : "did you mean '" + near + "'?");
 }
 
-long whole_flag(const po::variables_map& vm, const char* flag, long fallback, long low, long high) {
-  if (!vm.count(flag)) return fallback;
-  const std::string text = vm[flag].as<std::string>();
-  char* end = nullptr;
-  const long v = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || v < low || v > high)
-    throw InputError("command line", std::string("--") + flag, "'" + text + "' is not a whole number from " +
-                                                                    std::to_string(low) + " to " + std::to_string(high));
-  return v;
-}
-
 Flags parse_flags(int argc, char** argv) {
   po::options_description opts;
   opts.add_options()("gpus", po::value<std::string>())("zero", po::value<std::string>())(
@@ -140,9 +130,9 @@ Flags parse_flags(int argc, char** argv) {
       throw InputError("command line", "", "unexpected argument '" + names[1] + "'", "name one workload");
     f.name = names.front();
   }
-  f.setup.data_parallel = static_cast<int>(whole_flag(vm, "gpus", 1, 1, 1 << 24));
-  f.setup.zero_stage = static_cast<int>(whole_flag(vm, "zero", 0, 0, 3));
-  f.setup.micro_batch = static_cast<double>(whole_flag(vm, "micro-batch", 1, 1, 1 << 20));
+  f.setup.data_parallel = static_cast<int>(whole_number_flag(vm, "gpus", 1, 1, 1 << 24));
+  f.setup.zero_stage = static_cast<int>(whole_number_flag(vm, "zero", 0, 0, 3));
+  f.setup.micro_batch = static_cast<double>(whole_number_flag(vm, "micro-batch", 1, 1, 1 << 20));
   f.setup.checkpointing = vm["checkpointing"].as<bool>();
   f.precision = parse_choice(vm, "precision", precisions(), Precision::Bf16);
   f.optimizer = parse_choice(vm, "optimizer", optimizers(), Optimizer::Adam);
@@ -153,7 +143,7 @@ Flags parse_flags(int argc, char** argv) {
   f.layers = vm["layers"].as<bool>();
   f.format = parse_choice(vm, "format", formats(), Format::Table);
   f.simulate = vm["simulate"].as<bool>();
-  f.steps = static_cast<int>(whole_flag(vm, "steps", 10, 1, 100000));
+  f.steps = static_cast<int>(whole_number_flag(vm, "steps", 10, 1, 100000));
   if (!f.simulate) {
     for (const char* flag : {"steps", "set"})
       if (vm.count(flag))
