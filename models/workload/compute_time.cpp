@@ -51,7 +51,7 @@ StepCompute step_compute(const Workload& w, const MemorySetup& s, const DeviceRa
     t.forward += forward(l, b, e, d, &t);
     t.backward += backward(l, b, e, d, &t);
     t.kernels += l.forward_kernels + l.backward_kernels;
-    if (s.checkpointing && l.block >= 0) {
+    if (s.checkpointing && l.recomputed_with_checkpointing()) {
       t.recompute += forward(l, b, e, d, &t);
       t.kernels += l.forward_kernels;
     }

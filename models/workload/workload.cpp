@@ -41,7 +41,7 @@ double Workload::saved_bytes(double element_bytes, bool checkpointing) const {
   std::map<int, double> block_saved;
   std::map<int, double> block_input;
   for (const auto& l : layers) {
-    if (l.block < 0) {
+    if (!l.recomputed_with_checkpointing()) {
       total += l.saved_bytes(element_bytes);
       continue;
     }
@@ -57,7 +57,7 @@ double Workload::saved_bytes(double element_bytes, bool checkpointing) const {
 double Workload::recompute_flops() const {
   double f = 0;
   for (const auto& l : layers)
-    if (l.block >= 0) f += l.forward_flops;
+    if (l.recomputed_with_checkpointing()) f += l.forward_flops;
   return f;
 }
 

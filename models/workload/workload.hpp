@@ -37,6 +37,10 @@ struct LayerCost {
   int forward_kernels = 0;   // kernel launches per step (not per sample)
   int backward_kernels = 0;
 
+  // Activation checkpointing rebuilds the layers of blocks (transformer blocks, ResNet bottlenecks) in the
+  // backward pass; the layers outside them keep what they save.
+  bool recomputed_with_checkpointing() const { return block >= 0; }
+
   double saved_bytes(double element_bytes) const {
     return saved_elements * element_bytes + saved_mask_bytes + 4.0 * saved_fp32_elements;
   }

@@ -63,7 +63,7 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   for (std::size_t i = w.layers.size(); i-- > 0;) {
     const auto& l = w.layers[i];
     double seconds = models::layer_backward_seconds(l, b, e, rates);
-    if (setup.checkpointing && l.block >= 0) seconds += models::layer_forward_seconds(l, b, e, rates);
+    if (setup.checkpointing && l.recomputed_with_checkpointing()) seconds += models::layer_forward_seconds(l, b, e, rates);
     t.segments.push_back({offsets[i], static_cast<std::size_t>(l.trainable), seconds * speed});
   }
   const models::StepCompute whole = models::step_compute(w, setup, rates);
