@@ -1,10 +1,8 @@
 #include "sim/app/workload_command.hpp"
 
 #include <boost/program_options.hpp>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -211,7 +209,10 @@ std::string per_unit(const Workload& w) {
 int list_catalog(const std::string& dir, Format format) {
   std::vector<Workload> all;
   for (const auto& file : models::catalog_files(dir)) all.push_back(models::load_workload(file));
-  models::MemorySetup adam;  // the defaults: bf16 with fp32 master weights and Adam
+  const models::MemorySetup adam;  // the defaults: bf16 with fp32 master weights and Adam
+  const auto state = [&adam](const Workload& w) {
+    return models::state_memory(double(w.parameters()), double(w.trainable()), adam).total();
+  };
   if (format == Format::Json) {
     nlohmann::ordered_json doc = nlohmann::ordered_json::array();
     for (const auto& w : all)
@@ -219,7 +220,7 @@ int list_catalog(const std::string& dir, Format format) {
                      {"trainable", w.trainable()}, {"sample", w.sample}, {"tokens_per_sample", w.tokens_per_sample},
                      {"forward_flops_per_sample", w.forward_flops()}, {"training_flops_per_sample", w.training_flops()},
                      {"activation_bytes_per_sample_bf16", w.saved_bytes(2)},
-                     {"state_bytes_adam_bf16", models::state_memory(double(w.parameters()), double(w.trainable()), adam).total()}});
+                     {"state_bytes_adam_bf16", state(w)}});
     std::printf("%s\n", doc.dump(2).c_str());
     return 0;
   }
@@ -230,7 +231,7 @@ int list_catalog(const std::string& dir, Format format) {
       std::printf("%s,%s,%llu,%llu,%s,%d,%.6g,%.6g,%.6g,%.6g\n", w.name.c_str(), w.family.c_str(),
                   static_cast<unsigned long long>(w.parameters()), static_cast<unsigned long long>(w.trainable()),
                   w.sample.c_str(), w.tokens_per_sample, w.forward_flops(), w.training_flops(), w.saved_bytes(2),
-                  models::state_memory(double(w.parameters()), double(w.trainable()), adam).total());
+                  state(w));
     return 0;
   }
   std::printf("# workload catalog: %s\n", dir.c_str());
@@ -242,9 +243,7 @@ int list_catalog(const std::string& dir, Format format) {
     std::printf("%-14s %-11s %15s %15s %-24s %13s %12s %12s\n", w.name.c_str(), w.family.c_str(),
                 grouped(w.parameters()).c_str(), grouped(w.trainable()).c_str(), per_unit(w).c_str(),
                 flops(w.training_flops()).c_str(), models::format_gigabytes(w.saved_bytes(2)).c_str(),
-                models::format_gigabytes(
-                    models::state_memory(double(w.parameters()), double(w.trainable()), adam).total())
-                    .c_str());
+                models::format_gigabytes(state(w)).c_str());
   return 0;
 }
 
