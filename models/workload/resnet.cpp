@@ -141,13 +141,7 @@ class ResNetBuilder {
     LayerCost& l = add("fc", "linear", -1);
     const double in = c_, out = spec_.classes;
     trained_product(l, in * out + out, in * out, in, out);
-    LayerCost& loss = add("loss", "loss", -1);
-    loss.input_elements = out;
-    loss.forward_traffic = 2 * out;
-    loss.backward_traffic = 2 * out;
-    loss.saved_fp32_elements = out;
-    loss.forward_kernels = 1;
-    loss.backward_kernels = 1;
+    append_loss_layer(layers_, out);
   }
 
   const ResNetSpec& spec_;

@@ -186,14 +186,7 @@ class TransformerBuilder {
     const double own = (spec_.tied_embeddings ? 0 : v * d_) + (spec_.head_bias ? v : 0);
     h.parameters = static_cast<std::uint64_t>(own);
     h.trainable = base_trains_ ? h.parameters : 0;
-    LayerCost& loss = add("loss", "loss", -1);
-    loss.input_elements = s_ * v;
-    // Softmax cross-entropy over fp32 logits, which are kept (Korthikanti et al. 2022: 4 s b v bytes).
-    loss.forward_traffic = 2 * s_ * v;
-    loss.backward_traffic = 2 * s_ * v;
-    loss.saved_fp32_elements = s_ * v;
-    loss.forward_kernels = 1;
-    loss.backward_kernels = 1;
+    append_loss_layer(layers_, s_ * v);
   }
 
   // BERT's pooler on the first token, then its next-sentence classifier.

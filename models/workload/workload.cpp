@@ -77,6 +77,16 @@ LayerCost& append_layer(std::vector<LayerCost>& layers, std::string name, std::s
   return layers.back();
 }
 
+void append_loss_layer(std::vector<LayerCost>& layers, double logits) {
+  LayerCost& loss = append_layer(layers, "loss", "loss", -1);
+  loss.input_elements = logits;
+  loss.forward_traffic = 2 * logits;
+  loss.backward_traffic = 2 * logits;
+  loss.saved_fp32_elements = logits;
+  loss.forward_kernels = 1;
+  loss.backward_kernels = 1;
+}
+
 void require_field(bool ok, const std::string& field, const std::string& reason) {
   if (!ok) throw std::invalid_argument(field + " " + reason);
 }

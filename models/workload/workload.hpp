@@ -81,6 +81,10 @@ struct Workload {
 // For the generators: appends a layer with its name, kind and block, and returns it to be filled in.
 LayerCost& append_layer(std::vector<LayerCost>& layers, std::string name, std::string kind, int block);
 
+// For the generators: the softmax cross-entropy over `logits` values per sample. It reads and writes them in
+// each pass and keeps them in fp32 for the backward pass (Korthikanti et al. 2022 count 4 s b v bytes).
+void append_loss_layer(std::vector<LayerCost>& layers, double logits);
+
 // For the generators' validate(): throws std::invalid_argument("<field> <reason>") unless `ok`; the catalog
 // reader turns the field into the file's line.
 void require_field(bool ok, const std::string& field, const std::string& reason);
