@@ -1,5 +1,7 @@
 #include "objective.hpp"
 
+#include "models/workload/network_workload.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -9,6 +11,7 @@ NetworkObjective::NetworkObjective(std::unique_ptr<Network<float>> net, gpu::Ops
                                    const Dataset& test, int workers, int batch_per_worker,
                                    const std::optional<Partition>& partition, uint64_t seed)
     : net_(std::move(net)),
+      costs_(network_workload(*net_, net_->description())),
       ops_(ops),
       train_(train),
       test_(test),

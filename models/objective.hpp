@@ -14,6 +14,7 @@
 #include "models/evaluation.hpp"
 #include "models/network.hpp"
 #include "models/partition.hpp"
+#include "models/workload/workload.hpp"
 
 namespace dtsim::models {
 
@@ -47,6 +48,10 @@ class Objective {
   virtual std::vector<GradientSegment> gradient_segments(int worker) const {
     return {{0, num_params(), flops_per_gradient(worker) - forward_flops(worker)}};
   }
+  // The per-layer cost figures of one sample (models/workload/), from which a run charges compute time with
+  // the per-layer roofline; null when the objective has none, and its FLOPs are then charged at the GPU's
+  // sustained rate. Its trained layers are gradient_segments()' layers, in forward order.
+  virtual const Workload* layer_costs() const { return nullptr; }
   // How much a worker's data counts when results are weighted by sample count (federated averaging).
   virtual double sample_weight(int worker) const = 0;
   // Test loss and accuracy at `params`; costs no simulated time.
@@ -73,12 +78,14 @@ class NetworkObjective final : public Objective<float> {
   std::vector<GradientSegment> gradient_segments(int worker) const override;
   double sample_weight(int worker) const override;
   EvalResult evaluate(const float* params, NumberFormat activations) override;
+  const Workload* layer_costs() const override { return &costs_; }
 
   const Network<float>& network() const { return *net_; }
   int batch_per_worker() const { return batch_; }
 
  private:
   std::unique_ptr<Network<float>> net_;
+  Workload costs_;
   gpu::Ops<float>& ops_;
   const Dataset& train_;
   const Dataset& test_;

@@ -326,16 +326,31 @@ std::vector<std::string> catalog_files(const std::string& dir) {
   return files;
 }
 
-Workload find_workload(const std::string& name_or_path, const std::string& dir) {
-  const bool is_path = name_or_path.find('/') != std::string::npos ||
-                       std::filesystem::path(name_or_path).extension() == ".json";
-  const std::string path = is_path ? name_or_path : dir + "/" + name_or_path + ".json";
-  if (std::filesystem::exists(path)) return load_workload(path);
-  if (is_path) throw WorkloadFileError(path, 0, "", "does not exist", "check the path, or name a catalog workload");
+namespace {
+
+bool is_workload_path(const std::string& name_or_path) {
+  return name_or_path.find('/') != std::string::npos || std::filesystem::path(name_or_path).extension() == ".json";
+}
+
+}  // namespace
+
+std::string workload_file(const std::string& name_or_path, const std::string& dir) {
+  return is_workload_path(name_or_path) ? name_or_path : dir + "/" + name_or_path + ".json";
+}
+
+std::vector<std::string> catalog_names(const std::string& dir) {
   std::vector<std::string> names;
   for (const auto& f : catalog_files(dir)) names.push_back(std::filesystem::path(f).stem().string());
+  return names;
+}
+
+Workload find_workload(const std::string& name_or_path, const std::string& dir) {
+  const std::string path = workload_file(name_or_path, dir);
+  if (std::filesystem::exists(path)) return load_workload(path);
+  if (is_workload_path(name_or_path))
+    throw WorkloadFileError(path, 0, "", "does not exist", "check the path, or name a catalog workload");
   throw WorkloadFileError(name_or_path, 0, "", "is not a catalog workload or a .json file",
-                          "known: " + join_names(names, ", ", ", "));
+                          "known: " + join_names(catalog_names(dir), ", ", ", "));
 }
 
 }  // namespace dtsim::models

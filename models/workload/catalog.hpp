@@ -29,6 +29,10 @@ Workload load_workload(const std::string& path);
 
 // The catalog's .json files in `dir`, sorted by name; a WorkloadFileError if the folder cannot be read.
 std::vector<std::string> catalog_files(const std::string& dir);
+// Their names (the files' stems).
+std::vector<std::string> catalog_names(const std::string& dir);
+// Where a workload named by catalog name or by .json path lives (it may not exist).
+std::string workload_file(const std::string& name_or_path, const std::string& dir);
 // A workload by catalog name (the file `<dir>/<name>.json`) or by path to a .json file. Throws WorkloadFileError
 // naming the known workloads when there is no such file.
 Workload find_workload(const std::string& name_or_path, const std::string& dir);

@@ -8,14 +8,16 @@ namespace {
 
 // The roofline of one pass of one layer, launches excluded; adds to the bound it falls under.
 double roofline(double flops, double bytes, const DeviceRates& d, StepCompute* tally) {
-  const double compute = flops / d.matmul_flops, memory = bytes / d.memory_bandwidth;
+  // Without a memory bandwidth (a profile that gives none) only the FLOPs count.
+  const double compute = flops / d.matmul_flops, memory = d.memory_bandwidth > 0 ? bytes / d.memory_bandwidth : 0;
   if (tally) (compute >= memory ? tally->compute_bound : tally->memory_bound) += std::max(compute, memory);
   return std::max(compute, memory);
 }
 
 void check(const DeviceRates& d) {
-  if (!(d.matmul_flops > 0) || !(d.memory_bandwidth > 0) || d.launch_overhead < 0)
-    throw std::invalid_argument("device rates must be positive (FLOP/s, bytes/s) and the launch overhead not negative");
+  if (!(d.matmul_flops > 0) || !(d.memory_bandwidth >= 0) || !(d.launch_overhead >= 0))
+    throw std::invalid_argument(
+        "the FLOP rate must be positive, and the memory bandwidth and the launch overhead not negative");
 }
 
 double forward(const LayerCost& l, double samples, double e, const DeviceRates& d, StepCompute* tally) {
@@ -28,6 +30,24 @@ double backward(const LayerCost& l, double samples, double e, const DeviceRates&
   const double weights = static_cast<double>(l.parameters) + static_cast<double>(l.trainable);
   const double bytes = e * (weights + samples * l.backward_traffic);
   return roofline(samples * l.backward_flops, bytes, d, tally) + l.backward_kernels * d.launch_overhead;
+}
+
+// Adam-style update per trained weight: read the gradient and the weight, read and write the master copy and
+// the optimizer state, write the weight; one kernel per trained layer. With ZeRO (any stage) each GPU updates
+// only its 1/N shard of the optimizer state.
+double optimizer(const Workload& w, const MemorySetup& s, const DeviceRates& d, StepCompute* tally) {
+  const bool master = s.master_weights && s.weight_bytes < 4;
+  const double per_weight = s.gradient_bytes + 2 * s.weight_bytes + (master ? 8 : 0) + 2 * s.optimizer_bytes;
+  double trained = 0;
+  int updates = 0;
+  for (const auto& l : w.layers)
+    if (l.trainable > 0) {
+      trained += static_cast<double>(l.trainable);
+      ++updates;
+    }
+  const double shard = s.zero_stage >= 1 ? 1.0 / s.data_parallel : 1.0;
+  if (tally) tally->kernels += updates;
+  return roofline(0, per_weight * trained * shard, d, tally) + updates * d.launch_overhead;
 }
 
 }  // namespace
@@ -56,22 +76,35 @@ StepCompute step_compute(const Workload& w, const MemorySetup& s, const DeviceRa
       t.kernels += l.forward_kernels;
     }
   }
-  // Adam-style update per trained weight: read the gradient and the weight, read and write the master copy and
-  // the optimizer state, write the weight.
-  const bool master = s.master_weights && s.weight_bytes < 4;
-  const double per_weight = s.gradient_bytes + 2 * s.weight_bytes + (master ? 8 : 0) + 2 * s.optimizer_bytes;
-  double trained = 0;
-  int updates = 0;
-  for (const auto& l : w.layers)
-    if (l.trainable > 0) {
-      trained += static_cast<double>(l.trainable);
-      ++updates;
-    }
-  // With ZeRO (any stage) each GPU updates only its 1/N shard of the optimizer state.
-  const double shard = s.zero_stage >= 1 ? 1.0 / s.data_parallel : 1.0;
-  t.optimizer = roofline(0, per_weight * trained * shard, d, &t) + updates * d.launch_overhead;
-  t.kernels += updates;
+  t.optimizer = optimizer(w, s, d, &t);
   t.launches = t.kernels * d.launch_overhead;
+  return t;
+}
+
+double GradientTimeline::backward_total() const {
+  double sum = tail;
+  for (const double b : backward) sum += b;
+  return sum;
+}
+
+GradientTimeline gradient_timeline(const Workload& w, const MemorySetup& s, const DeviceRates& d) {
+  check(d);
+  validate(s);
+  GradientTimeline t;
+  const double b = s.micro_batch, e = s.activation_bytes;
+  for (const auto& l : w.layers) t.forward += forward(l, b, e, d, nullptr);
+  double pending = 0;
+  for (size_t i = w.layers.size(); i-- > 0;) {
+    const LayerCost& l = w.layers[i];
+    if (s.checkpointing && l.recomputed_with_checkpointing()) pending += forward(l, b, e, d, nullptr);
+    pending += backward(l, b, e, d, nullptr);
+    if (l.trainable == 0) continue;
+    t.backward.push_back(pending);
+    t.trained_layers.push_back(static_cast<int>(i));
+    pending = 0;
+  }
+  t.tail = pending;  // backward work after the last gradient is complete (LoRA's frozen embedding and first layers)
+  t.optimizer = optimizer(w, s, d, nullptr);
   return t;
 }
 

@@ -4,6 +4,8 @@
 // docs/workloads.md compares it with published throughputs.
 #pragma once
 
+#include <vector>
+
 #include "models/workload/memory.hpp"
 #include "models/workload/workload.hpp"
 
@@ -11,7 +13,7 @@ namespace dtsim::models {
 
 struct DeviceRates {
   double matmul_flops = 0;      // FLOP/s of matrix products at the training precision (tensor-core peak)
-  double memory_bandwidth = 0;  // bytes/s of device memory
+  double memory_bandwidth = 0;  // bytes/s of device memory; 0 = not known, and memory traffic then costs nothing
   double launch_overhead = 0;   // seconds per kernel launch
 };
 
@@ -34,6 +36,23 @@ double layer_backward_seconds(const LayerCost& layer, double samples, double ele
 // master weights, the optimizer state and the weights, one kernel per trained layer; with ZeRO only this GPU's
 // 1/N shard).
 StepCompute step_compute(const Workload& workload, const MemorySetup& setup, const DeviceRates& device);
+
+// One micro-batch's gradient as a simulated worker computes it: the forward pass, then the backward pass cut
+// where each trained layer's gradient is complete, in backward order (what gradient buckets are made of).
+// An untrained layer's backward time, the loss's, and a checkpointed block's recomputation go to the next
+// trained layer the backward pass reaches; what comes after the last one reached (a frozen embedding and
+// first blocks under LoRA) is the tail, which runs once every gradient is complete. The parts add up to
+// step_compute(...).total().
+struct GradientTimeline {
+  double forward = 0;                // seconds
+  std::vector<double> backward;      // seconds, one per trained layer in backward order
+  std::vector<int> trained_layers;   // index into Workload::layers of each backward entry's trained layer
+  double tail = 0;                   // seconds of backward after the last gradient is complete
+  double optimizer = 0;              // seconds of the update after the gradients are averaged
+  double backward_total() const;  // the segments and the tail
+  double total() const { return forward + backward_total() + optimizer; }
+};
+GradientTimeline gradient_timeline(const Workload& workload, const MemorySetup& setup, const DeviceRates& device);
 
 // Model FLOPs utilisation: the workload's forward and backward matrix FLOPs (no recomputation) per second
 // over the peak.

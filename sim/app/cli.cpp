@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "sim/app/profiles_command.hpp"
 #include "sim/app/workload_command.hpp"
 #include "sim/app/run.hpp"
+#include "sim/app/workload_run.hpp"
 #include "sim/app/run_folder.hpp"
 #include "sim/scenario/keys.hpp"
 #include "sim/config/schema.hpp"
@@ -115,8 +117,7 @@ void require_scenario(const CommandLine& cl) {
 
 // Keys the user set that this run does not read: one warning line each on stderr (even with --quiet, like
 // errors), or with --strict an error at the first of them.
-void report_ignored_keys(const CommandLine& cl, const RunInputs& inputs) {
-  const std::vector<IgnoredKey>& ignored = inputs.ignored_keys;
+void report_ignored_keys(const CommandLine& cl, const std::vector<IgnoredKey>& ignored) {
   if (ignored.empty()) return;
   if (cl.strict) {
     const IgnoredKey& first = ignored.front();
@@ -127,11 +128,24 @@ void report_ignored_keys(const CommandLine& cl, const RunInputs& inputs) {
   for (const IgnoredKey& k : ignored) std::fprintf(stderr, "dtsim: warning: %s\n", k.describe().c_str());
 }
 
+void warn_does_not_fit(const WorkloadRun& run) {
+  std::fprintf(stderr, "dtsim: warning: workload.name: %s needs %s per GPU but the %s has %s; timed anyway\n",
+               run.workload.name.c_str(), format_quantity(run.memory.total(), Dimension::Bytes).c_str(),
+               run.config.gpu.name.c_str(), format_quantity(run.config.gpu.memory, Dimension::Bytes).c_str());
+}
+
 int command_check(const CommandLine& cl) {
   require_scenario(cl);
   const Scenario scenario = load_scenario(cl.scenario, cl.sets);
+  if (names_a_workload(scenario)) {
+    const WorkloadRun run = prepare_workload_run(scenario);
+    report_ignored_keys(cl, run.ignored_keys);
+    if (!cl.quiet) std::printf("%s: ok (%s)\n", cl.scenario.c_str(), describe_workload_run(run).c_str());
+    if (!run.fits) warn_does_not_fit(run);
+    return kExitOk;
+  }
   const RunInputs inputs = prepare_run(scenario);
-  report_ignored_keys(cl, inputs);
+  report_ignored_keys(cl, inputs.ignored_keys);
   if (!cl.quiet) std::printf("%s: ok (%s)\n", cl.scenario.c_str(), describe_setup(inputs).c_str());
   return kExitOk;
 }
@@ -148,14 +162,31 @@ void finish_run(RunFolder& folder, const RunInputs& inputs, const RunResult& res
   folder.publish();
 }
 
+// A timing-only run of a catalog workload: no data, no numerics, no backend.
+int command_run_workload(const CommandLine& cl, const Scenario& scenario, const std::function<double()>& wall) {
+  const WorkloadRun run = prepare_workload_run(scenario);
+  report_ignored_keys(cl, run.ignored_keys);
+  if (!run.fits) warn_does_not_fit(run);
+  RunFolder folder(cl.out.empty() ? "out/" + run.config.name : cl.out, cl.scenario);
+  if (!cl.quiet) {
+    std::printf("dtsim %s  %s\n", dtsim_version(), describe_workload_run(run).c_str());
+    std::fflush(stdout);
+  }
+  const std::string text = run_workload(run, folder.staging(), wall);
+  folder.publish();
+  if (!cl.quiet) std::printf("%s  outputs      %s/{metrics.csv,summary.json}\n", text.c_str(), folder.out().c_str());
+  return kExitOk;
+}
+
 int command_run(const CommandLine& cl) {
   require_scenario(cl);
   stop_on_signals();  // SIGINT and SIGTERM end the simulation at its next clock advance: status interrupted
   const auto wall_start = std::chrono::steady_clock::now();
   const auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(); };
   const Scenario scenario = load_scenario(cl.scenario, cl.sets);
+  if (names_a_workload(scenario)) return command_run_workload(cl, scenario, wall);
   const RunInputs inputs = prepare_run(scenario);
-  report_ignored_keys(cl, inputs);
+  report_ignored_keys(cl, inputs.ignored_keys);
   if (stop_signal() != 0) {
     std::fprintf(stderr, "dtsim: interrupted before the simulation started; no output written\n");
     return exit_status_of_signal(stop_signal());

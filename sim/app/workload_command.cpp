@@ -14,6 +14,7 @@
 #include "sim/app/workload_timing.hpp"
 #include "sim/config/hardware_config.hpp"
 #include "sim/config/schema.hpp"
+#include "sim/config/workload_config.hpp"
 #include "sim/scenario/errors.hpp"
 #include "sim/scenario/keys.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -59,23 +60,15 @@ const char* const kHelp =
     "The catalog folder is models/workloads/ in the source tree, or $DTSIM_WORKLOAD_DIR.\n";
 
 enum class Format { Table, Csv, Json };
-enum class Precision { Bf16, Tf32, Fp32 };
-enum class Optimizer { Adam, SgdMomentum, Sgd };
+using Precision = WorkloadPrecision;
+using Optimizer = WorkloadOptimizer;
 
 const models::NameTable<Format>& formats() {
   static const models::NameTable<Format> t{{Format::Table, "table"}, {Format::Csv, "csv"}, {Format::Json, "json"}};
   return t;
 }
-const models::NameTable<Precision>& precisions() {
-  static const models::NameTable<Precision> t{
-      {Precision::Bf16, "bf16"}, {Precision::Tf32, "tf32"}, {Precision::Fp32, "fp32"}};
-  return t;
-}
-const models::NameTable<Optimizer>& optimizers() {
-  static const models::NameTable<Optimizer> t{
-      {Optimizer::Adam, "adam"}, {Optimizer::SgdMomentum, "sgd-momentum"}, {Optimizer::Sgd, "sgd"}};
-  return t;
-}
+const models::NameTable<Precision>& precisions() { return workload_precision_table(); }
+const models::NameTable<Optimizer>& optimizers() { return workload_optimizer_table(); }
 
 struct Flags {
   std::string name;
@@ -128,15 +121,13 @@ Flags parse_flags(int argc, char** argv) {
       throw InputError("command line", "", "unexpected argument '" + names[1] + "'", "name one workload");
     f.name = names.front();
   }
-  f.setup.data_parallel = static_cast<int>(whole_number_flag(vm, "gpus", 1, 1, 1 << 24));
-  f.setup.zero_stage = static_cast<int>(whole_number_flag(vm, "zero", 0, 0, 3));
-  f.setup.micro_batch = static_cast<double>(whole_number_flag(vm, "micro-batch", 1, 1, 1 << 20));
-  f.setup.checkpointing = vm["checkpointing"].as<bool>();
   f.precision = parse_choice(vm, "precision", precisions(), Precision::Bf16);
   f.optimizer = parse_choice(vm, "optimizer", optimizers(), Optimizer::Adam);
-  const double width = f.precision == Precision::Bf16 ? 2 : 4;  // tf32 keeps fp32 storage
-  f.setup.weight_bytes = f.setup.gradient_bytes = f.setup.activation_bytes = width;
-  f.setup.optimizer_bytes = f.optimizer == Optimizer::Adam ? 8 : f.optimizer == Optimizer::SgdMomentum ? 4 : 0;
+  f.setup = workload_memory_setup(f.precision, f.optimizer,
+                                  static_cast<int>(whole_number_flag(vm, "micro-batch", 1, 1, 1 << 20)),
+                                  vm["checkpointing"].as<bool>(),
+                                  static_cast<int>(whole_number_flag(vm, "gpus", 1, 1, 1 << 24)));
+  f.setup.zero_stage = static_cast<int>(whole_number_flag(vm, "zero", 0, 0, 3));
   if (vm.count("gpu")) f.gpu_profile = vm["gpu"].as<std::string>();
   f.layers = vm["layers"].as<bool>();
   f.format = parse_choice(vm, "format", formats(), Format::Table);
@@ -265,7 +256,7 @@ models::DeviceRates rates_of(const GpuSpec& gpu, Precision precision) {
     throw InputError("command line", "--gpu", "the profile " + gpu.name + " gives no gpu.memory_bandwidth",
                      "add memory_bandwidth (and launch_overhead) to it, with their source");
   models::DeviceRates d;
-  d.matmul_flops = precision == Precision::Bf16 ? gpu.peak_bf16 : precision == Precision::Tf32 ? gpu.peak_tf32 : gpu.peak_fp32;
+  d.matmul_flops = gpu.peak(workload_math(precision));
   d.memory_bandwidth = gpu.memory_bandwidth;
   d.launch_overhead = gpu.launch_overhead;
   return d;
@@ -277,33 +268,6 @@ void print_expected(const Workload& w, const GpuSpec& gpu, const models::StepCom
               w.sample.c_str(),
               w.sample == "sequence" ? (" = " + fmt("%.4g", per_second * w.tokens_per_sample) + " tokens/s").c_str()
                                      : "");
-}
-
-void print_simulation(const Workload& w, const SimulationSummary& r, int steps, bool fits) {
-  const SimulatedSteps& sim = r.sim;
-  std::printf("  simulated    %d steps of synchronous data parallelism, timing only, on %s\n", steps,
-              sim.platform.c_str());
-  std::printf("               %d gradient buckets, each a %s\n", sim.timing.buckets, sim.collective.c_str());
-  std::printf("               step %s ms (one GPU alone: %s ms): scaling efficiency %s %%\n",
-              fmt("%.4g", sim.step_s * 1e3).c_str(), fmt("%.4g", sim.one_gpu_step_s * 1e3).c_str(),
-              fmt("%.1f", 100 * r.scaling).c_str());
-  std::printf("               per step and GPU: compute %s ms, exposed communication %s ms\n",
-              fmt("%.4g", sim.timing.compute_s * 1e3).c_str(), fmt("%.4g", sim.timing.exposed_s * 1e3).c_str());
-  std::printf("               %s %ss/s in all%s, model FLOPs utilisation %s %%\n",
-              fmt("%.4g", r.samples_per_second).c_str(), w.sample.c_str(),
-              w.sample == "sequence" ? (" = " + fmt("%.4g", r.tokens_per_second) + " tokens/s").c_str() : "",
-              fmt("%.1f", 100 * r.mfu).c_str());
-  std::printf("               %s h per %s\n", fmt("%.4g", r.seconds_per_unit / 3600).c_str(), r.unit.c_str());
-  if (!fits) std::printf("               warning: the job does not fit in GPU memory (above); timed anyway\n");
-  const GpuSpec& g = sim.gpu;
-  if (g.has_price())
-    std::printf("               cost at %g-%g %s per GPU-hour (%s): %s-%s per %s, %s-%s per hour\n", g.price_low,
-                g.price_high, g.price_currency.c_str(), g.price_region.c_str(), fmt("%.4g", r.cost_low).c_str(),
-                fmt("%.4g", r.cost_high).c_str(), r.unit.c_str(), fmt("%.4g", g.price_low * sim.workers).c_str(),
-                fmt("%.4g", g.price_high * sim.workers).c_str());
-  if (g.has_power())
-    std::printf("               energy at %g W per GPU busy: %s kWh per %s\n", g.power_busy,
-                fmt("%.4g", r.energy_kwh).c_str(), r.unit.c_str());
 }
 
 int show_workload(const Flags& f, const std::string& dir) {
@@ -440,7 +404,7 @@ int show_workload(const Flags& f, const std::string& dir) {
               w.sample == "sequence" ? (" = " + fmt("%.4g", per_second * w.tokens_per_sample) + " tokens/s").c_str() : "",
               fmt("%.1f", 100 * mfu).c_str());
   print_expected(w, gpu, expected, expected_per_second);
-  if (simulated) print_simulation(w, *simulated, f.steps, fits);
+  if (simulated) std::fputs(simulation_text(w, *simulated, f.steps, fits).c_str(), stdout);
   return 0;
 }
 

@@ -1,6 +1,8 @@
 #include "sim/app/workload_timing.hpp"
 
+#include <cstdio>
 #include <memory>
+#include <string>
 
 #include "sim/collectives/collective.hpp"
 #include "sim/collectives/registry.hpp"
@@ -13,11 +15,25 @@
 namespace dtsim::sim {
 namespace {
 
-// The keys a timing-only run reads: the cluster and its hardware, the collectives, DDP's buckets.
+// The keys --set may give a timing-only run: those a workload scenario's run reads, less the ones the command's
+// own flags stand for ([workload]) and those with no meaning here (the run's name, the strategy).
 bool read_by_timing(const std::string& key) {
   const std::string section = key.substr(0, key.find('.'));
-  return section == "cluster" || section == "fabric" || section == "gpu" || section == "network" ||
-         section == "collective" || key == "sync.bucket_size" || key == "sync.overlap";
+  return read_by_workload_run(key) && section != "workload" && section != "run" && section != "training";
+}
+
+std::string fmt(const char* format, double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, v);
+  return text;
+}
+
+// printf into a std::string.
+template <class... Args>
+void append(std::string& out, const char* format, Args... args) {
+  char line[512];
+  std::snprintf(line, sizeof line, format, args...);
+  out += line;
 }
 
 }  // namespace
@@ -33,7 +49,11 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
                        "set cluster, fabric, gpu, network or collective keys, sync.bucket_size or sync.overlap");
   }
   const Scenario scenario = parse_scenario("dtsim workload", "", sets, default_profile_dir(), set_flags);
-  const RunConfig cfg = make_run_config(scenario);
+  return simulate_workload_steps(w, setup, rates, make_run_config(scenario), steps);
+}
+
+SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::MemorySetup& setup,
+                                       models::DeviceRates rates, const RunConfig& cfg, int steps) {
   const PlatformSpec spec = platform_spec(cfg);
   auto engine = create_engine(network_settings(spec));
   const Platform platform = build_platform(*engine, spec);
@@ -45,30 +65,13 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   out.fabric = cfg.fabric;
   // The products run at the profile's sustained fraction of the peak, as a run charges them.
   rates.matmul_flops *= cfg.gpu.efficiency;
-  const double e = setup.activation_bytes, b = setup.micro_batch;
   // Times become FLOPs at the first worker's speed, so that each host runs them at its own speed.
   const double speed = platform.workers.front()->get_speed();
-  TimingSpec t;
+  TimingSpec t = timing_spec(w, setup, rates, speed);
   t.steps = steps;
   t.bucket_bytes = cfg.sync.bucket_bytes;
   t.overlap = cfg.sync.overlap;
-  t.bytes_per_value = setup.gradient_bytes;
-  std::size_t offset = 0;
-  std::vector<std::size_t> offsets;
-  for (const auto& l : w.layers) {
-    offsets.push_back(offset);
-    offset += l.trainable;
-    t.forward_flops += models::layer_forward_seconds(l, b, e, rates) * speed;
-  }
-  for (std::size_t i = w.layers.size(); i-- > 0;) {
-    const auto& l = w.layers[i];
-    double seconds = models::layer_backward_seconds(l, b, e, rates);
-    if (setup.checkpointing && l.recomputed_with_checkpointing()) seconds += models::layer_forward_seconds(l, b, e, rates);
-    t.segments.push_back({offsets[i], static_cast<std::size_t>(l.trainable), seconds * speed});
-  }
-  const models::StepCompute whole = models::step_compute(w, setup, rates);
-  t.optimizer_flops = whole.optimizer * speed;
-  out.one_gpu_step_s = whole.total();
+  out.one_gpu_step_s = models::step_compute(w, setup, rates).total();
 
   std::string described;
   const MakeCollective make = [&](CollectiveKind kind, const std::string& name) {
@@ -92,8 +95,13 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
 SimulationSummary summarize_simulation(const models::Workload& w, const models::MemorySetup& setup,
                                        const models::DeviceRates& rates, const std::vector<std::string>& sets,
                                        const std::vector<std::string>& set_flags, int steps) {
+  return summarize_steps(w, setup, rates, simulate_workload_steps(w, setup, rates, sets, set_flags, steps));
+}
+
+SimulationSummary summarize_steps(const models::Workload& w, const models::MemorySetup& setup,
+                                  const models::DeviceRates& rates, const SimulatedSteps& steps) {
   SimulationSummary r;
-  r.sim = simulate_workload_steps(w, setup, rates, sets, set_flags, steps);
+  r.sim = steps;
   const double samples = setup.micro_batch * r.sim.workers;
   r.samples_per_second = samples / r.sim.step_s;
   r.tokens_per_second = r.samples_per_second * w.tokens_per_sample;
@@ -107,6 +115,34 @@ SimulationSummary summarize_simulation(const models::Workload& w, const models::
   r.cost_high = r.sim.gpu.price_high * gpu_hours;
   r.energy_kwh = r.sim.gpu.power_busy * r.sim.workers * r.seconds_per_unit / 3.6e6;
   return r;
+}
+
+std::string simulation_text(const models::Workload& w, const SimulationSummary& r, int steps, bool fits) {
+  const SimulatedSteps& sim = r.sim;
+  std::string out;
+  append(out, "  simulated    %d steps of synchronous data parallelism, timing only, on %s\n", steps,
+         sim.platform.c_str());
+  append(out, "               %d gradient buckets, each a %s\n", sim.timing.buckets, sim.collective.c_str());
+  append(out, "               step %s ms (one GPU alone: %s ms): scaling efficiency %s %%\n",
+         fmt("%.4g", sim.step_s * 1e3).c_str(), fmt("%.4g", sim.one_gpu_step_s * 1e3).c_str(),
+         fmt("%.1f", 100 * r.scaling).c_str());
+  append(out, "               per step and GPU: compute %s ms, exposed communication %s ms\n",
+         fmt("%.4g", sim.timing.compute_s * 1e3).c_str(), fmt("%.4g", sim.timing.exposed_s * 1e3).c_str());
+  const std::string tokens = w.sample == "sequence" ? " = " + fmt("%.4g", r.tokens_per_second) + " tokens/s" : "";
+  append(out, "               %s %ss/s in all%s, model FLOPs utilisation %s %%\n",
+         fmt("%.4g", r.samples_per_second).c_str(), w.sample.c_str(), tokens.c_str(), fmt("%.1f", 100 * r.mfu).c_str());
+  append(out, "               %s h per %s\n", fmt("%.4g", r.seconds_per_unit / 3600).c_str(), r.unit.c_str());
+  if (!fits) append(out, "               warning: the job does not fit in GPU memory; timed anyway\n");
+  const GpuSpec& g = sim.gpu;
+  if (g.has_price())
+    append(out, "               cost at %g-%g %s per GPU-hour (%s): %s-%s per %s, %s-%s per hour\n", g.price_low,
+           g.price_high, g.price_currency.c_str(), g.price_region.c_str(), fmt("%.4g", r.cost_low).c_str(),
+           fmt("%.4g", r.cost_high).c_str(), r.unit.c_str(), fmt("%.4g", g.price_low * sim.workers).c_str(),
+           fmt("%.4g", g.price_high * sim.workers).c_str());
+  if (g.has_power())
+    append(out, "               energy at %g W per GPU busy: %s kWh per %s\n", g.power_busy,
+           fmt("%.4g", r.energy_kwh).c_str(), r.unit.c_str());
+  return out;
 }
 
 nlohmann::ordered_json simulation_json(const SimulationSummary& r, int steps) {

@@ -10,6 +10,7 @@
 #include "models/workload/compute_time.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/config/hardware_config.hpp"
+#include "sim/config/run_config.hpp"
 #include "sim/strategies/timing/sync_timing.hpp"
 
 namespace dtsim::sim {
@@ -32,6 +33,10 @@ SimulatedSteps simulate_workload_steps(const models::Workload& workload, const m
                                        models::DeviceRates rates_at_peak, const std::vector<std::string>& sets,
                                        const std::vector<std::string>& set_flags, int steps);
 
+// The same on the cluster, hardware and collective of `config` (a workload scenario's).
+SimulatedSteps simulate_workload_steps(const models::Workload& workload, const models::MemorySetup& setup,
+                                       models::DeviceRates rates_at_peak, const RunConfig& config, int steps);
+
 // The simulated steps and what follows from them: throughput, scaling against one GPU, utilisation, and
 // the cost and energy of a billion tokens (or a million samples) at the profile's price and power.
 struct SimulationSummary {
@@ -46,6 +51,11 @@ struct SimulationSummary {
 SimulationSummary summarize_simulation(const models::Workload& workload, const models::MemorySetup& setup,
                                        const models::DeviceRates& rates_at_peak, const std::vector<std::string>& sets,
                                        const std::vector<std::string>& set_flags, int steps);
+SimulationSummary summarize_steps(const models::Workload& workload, const models::MemorySetup& setup,
+                                  const models::DeviceRates& rates_at_peak, const SimulatedSteps& steps);
+// The lines `dtsim workload --simulate` and a workload scenario's run print; `fits`: whether the job fits in GPU
+// memory (a warning line when it does not).
+std::string simulation_text(const models::Workload& workload, const SimulationSummary& summary, int steps, bool fits);
 nlohmann::ordered_json simulation_json(const SimulationSummary& summary, int steps);
 
 }  // namespace dtsim::sim

@@ -138,12 +138,13 @@ void add_hardware_keys(std::vector<KeySpec>& keys) {
       quantity("gpu.peak_bf16", Dimension::FlopRate, "", positive(), "Peak dense BF16/FP16 tensor-core throughput"),
       quantity("gpu.memory", Dimension::Bytes, "", positive(), "Device memory"),
       real("gpu.efficiency", "", fraction_open_closed(),
-           "Sustained fraction of peak reached by training kernels; compute time = FLOPs / (peak × efficiency)"),
+           "Fraction of the peak that matrix products reach; each layer takes max(FLOPs / (peak × efficiency), "
+           "bytes / memory_bandwidth) plus its launches"),
       // A zero default keeps profiles written before these keys existed loadable; 0 reads as "not known".
       quantity("gpu.memory_bandwidth", Dimension::Bandwidth, "0B/s", at_least(0),
-               "Device memory bandwidth, for the per-layer roofline of dtsim workload (0 = not known)"),
+               "Device memory bandwidth: the memory side of each layer's roofline (0 = not known: bytes cost nothing)"),
       quantity("gpu.launch_overhead", Dimension::Time, "0s", at_least(0),
-               "Time per kernel launch, for the per-layer roofline of dtsim workload (0 = not known)"),
+               "Time added per kernel launch, on top of each layer's roofline (0 = not known: launches cost nothing)"),
       quantity("gpu.power_idle", Dimension::Power, "0W", at_least(0),
                "Board power of a GPU that runs no kernel (0 = not known)"),
       quantity("gpu.power_busy", Dimension::Power, "0W", at_least(0),

@@ -27,8 +27,8 @@ struct GpuSpec {
   double peak_tf32 = 0;
   double peak_bf16 = 0;
   double memory = 0;      // bytes
-  double efficiency = 1;  // sustained fraction of peak
-  // For the per-layer roofline of `dtsim workload` (models/workload/compute_time.hpp); runs do not read them yet.
+  double efficiency = 1;  // fraction of the peak matrix products reach
+  // The per-layer roofline (models/workload/compute_time.hpp, sim/strategies/compute_cost.hpp) reads them too.
   double memory_bandwidth = 0;  // bytes/s; 0 = not known
   double launch_overhead = 0;   // seconds per kernel launch; 0 = not known
   double power_idle = 0;  // watts; 0 = not known
@@ -40,7 +40,7 @@ struct GpuSpec {
   std::string price_region{};
 
   double peak(MathMode m) const { return m == MathMode::Fp32 ? peak_fp32 : m == MathMode::Tf32 ? peak_tf32 : peak_bf16; }
-  // The FLOP rate a simulated host of this GPU runs at.
+  // The FLOP rate a simulated host of this GPU runs at (a layer's roofline is charged as work at this rate).
   double sustained(MathMode m) const { return peak(m) * efficiency; }
 
   bool has_power() const { return power_busy > 0; }

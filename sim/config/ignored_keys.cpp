@@ -189,17 +189,20 @@ std::vector<Rule> numerics_rules() {
   return rules;
 }
 
-// The roofline keys feed `dtsim workload` only: a run charges compute as FLOPs / (peak x gpu.efficiency).
-std::string roofline_settings(const std::string& key, const RunConfig&) {
-  if (key != "gpu.memory_bandwidth" && key != "gpu.launch_overhead") return "";
-  return "has no effect in a run, which charges compute as FLOPs / (peak x gpu.efficiency); dtsim workload reads it";
+// A timing-only run of a workload reads the cluster, its hardware, the collective and [workload] only; without a
+// workload, [workload]'s settings have no effect.
+std::string workload_settings(const std::string& key, const RunConfig& c) {
+  if (!c.workload.active())
+    return section_of(key) == "workload" && key != "workload.name" ? "has no effect without workload.name" : "";
+  if (read_by_workload_run(key)) return "";
+  return "has no effect in a timing-only run of a workload (workload.name = " + c.workload.name + ")";
 }
 
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> all = [] {
-    std::vector<Rule> r = {strategy_sections,     compression_settings, fl_algorithm_settings,
+    std::vector<Rule> r = {workload_settings,     strategy_sections,     compression_settings, fl_algorithm_settings,
                            architecture_settings, topology_settings,    collective_settings,
-                           hierarchical_without_nodes, pcie_switch_settings, roofline_settings};
+                           hierarchical_without_nodes, pcie_switch_settings};
     for (Rule& n : numerics_rules()) r.push_back(std::move(n));
     return r;
   }();

@@ -5,8 +5,13 @@
 #include <memory>
 #include <stdexcept>
 
+#include <string>
+#include <vector>
+
 #include "models/network.hpp"
+#include "models/workload/network_workload.hpp"
 #include "sim/config/strategy.hpp"
+#include "sim/scenario/units.hpp"
 
 
 namespace dtsim::sim {
@@ -84,6 +89,63 @@ models::PrecisionSettings precision_settings(const RunConfig& c) {
   return s;
 }
 
+namespace {
+
+double bytes_of(gpu::NumberFormat f) { return f == gpu::NumberFormat::Fp32 ? 4.0 : 2.0; }
+
+double optimizer_state_bytes(const RunConfig& c) {
+  switch (c.optimizer.kind) {
+    case models::OptimizerKind::Sgd: return c.momentum > 0 ? 4.0 : 0.0;
+    case models::OptimizerKind::Lars: return 4.0;  // momentum
+    case models::OptimizerKind::Adam:
+    case models::OptimizerKind::AdamW:
+    case models::OptimizerKind::Lamb: return 8.0;
+  }
+  return 0.0;
+}
+
+std::string gigabytes(double bytes) { return format_quantity(bytes, Dimension::Bytes); }
+
+// The network's weights, gradients, optimizer state and one batch's kept activations against each kind of
+// GPU in the cluster, on the simulated GPU (whatever backend computes the numerics).
+void check_memory(const RunConfig& c, const models::Network<float>& network, const KeyOrigins& at) {
+  const models::Workload costs = models::network_workload(network, network.description());
+  const models::MemorySetup setup = run_memory_setup(c);
+  const models::MemoryBreakdown need = models::memory_per_gpu(costs, setup);
+  std::vector<const GpuSpec*> gpus{&c.gpu};
+  for (const NodeGroup& g : c.layout.groups) gpus.push_back(&g.gpu);
+  for (const GpuSpec* gpu : gpus) {
+    if (need.total() <= gpu->memory) continue;
+    const double state = need.total() - need.activations;
+    const double per_sample = need.activations / setup.micro_batch;
+    const double fitting = per_sample > 0 ? std::floor((gpu->memory - state) / per_sample) : 0;
+    at.fail(gpu == &c.gpu ? "gpu.memory" : "cluster.groups",
+            "the job needs " + gigabytes(need.total()) + " per GPU (model state " + gigabytes(state) +
+                ", activations of " + std::to_string(c.batch_per_worker) + " samples " + gigabytes(need.activations) +
+                ") but the " + gpu->name + " has " + gigabytes(gpu->memory),
+            fitting >= 1 ? "lower training.batch_per_worker to " + std::to_string(static_cast<long long>(fitting)) +
+                               " or less, or use a GPU with more memory"
+                         : "use a GPU with more memory or a smaller model");
+  }
+}
+
+}  // namespace
+
+models::MemorySetup run_memory_setup(const RunConfig& c) {
+  models::MemorySetup s;
+  s.data_parallel = c.workers;
+  s.micro_batch = c.batch_per_worker;
+  s.weight_bytes = bytes_of(c.precision.weights);
+  s.gradient_bytes = bytes_of(c.precision.gradients);
+  s.activation_bytes = bytes_of(c.precision.activations);
+  s.optimizer_bytes = optimizer_state_bytes(c);
+  return s;
+}
+
+models::DeviceRates run_device_rates(const GpuSpec& gpu, MathMode math) {
+  return {gpu.sustained(math), gpu.memory_bandwidth, gpu.launch_overhead};
+}
+
 void check_numerics(const RunConfig& c, const RunLength& length, const models::Dataset& train,
                     const KeyOrigins& at) {
   std::unique_ptr<models::Network<float>> network;
@@ -92,6 +154,7 @@ void check_numerics(const RunConfig& c, const RunLength& length, const models::D
   } catch (const std::invalid_argument& e) {
     at.fail("model.arch", e.what());
   }
+  check_memory(c, *network, at);
   // Parameter-server shards hold whole tensors: found here, so that `dtsim check` refuses what the run would.
   if (reads_section(c.strategy, "ps")) {
     const size_t tensors = network->param_tensors().size();

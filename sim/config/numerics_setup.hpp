@@ -10,6 +10,8 @@
 #include "models/lr_schedule.hpp"
 #include "models/mixed_precision.hpp"
 #include "models/optimizer.hpp"
+#include "models/workload/compute_time.hpp"
+#include "models/workload/memory.hpp"
 #include "sim/config/run_config.hpp"
 #include "sim/scenario/key_origins.hpp"
 
@@ -29,8 +31,16 @@ models::LrScheduleSettings schedule_settings(const RunConfig& config, const RunL
 models::LossScalerSettings loss_scaler_settings(const RunConfig& config);
 models::PrecisionSettings precision_settings(const RunConfig& config);
 
+// The memory and precision setup of a run's roofline and memory check: one micro-batch of batch_per_worker
+// samples, the element sizes of [precision], the optimizer's state per trained weight (4 bytes for momentum,
+// 8 for Adam-style moments), a replica on every worker.
+models::MemorySetup run_memory_setup(const RunConfig& config);
+// The rates of `gpu` for a run's roofline: its peak in `math` × gpu.efficiency, memory bandwidth, launch cost.
+models::DeviceRates run_device_rates(const GpuSpec& gpu, MathMode math);
+
 // Builds each of the above once so that the models layer's own validation runs before anything is
-// simulated; its complaints become InputErrors at the key a user would change.
+// simulated; its complaints become InputErrors at the key a user would change. Also checks that the model
+// state and one batch's activations fit in every GPU's gpu.memory.
 void check_numerics(const RunConfig& config, const RunLength& length, const models::Dataset& train,
                     const KeyOrigins& origins);
 

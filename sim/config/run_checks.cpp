@@ -164,9 +164,26 @@ void check_collectives(const RunConfig& c, const KeyOrigins& at) {
           "use " + models::join_names(able));
 }
 
+// A timing-only run of a catalog workload: synchronous data parallelism on one kind of GPU whose memory
+// bandwidth is known (the roofline needs it).
+void check_workload(const RunConfig& c, const KeyOrigins& at) {
+  if (!c.workload.active()) return;
+  if (c.strategy != Strategy::Sync)
+    at.fail("training.strategy",
+            std::string("a timing-only run of a workload simulates sync only, not ") + to_string(c.strategy),
+            std::string("use sync, or remove workload.name to train a built-in model with ") + to_string(c.strategy));
+  if (!c.layout.groups.empty())
+    at.fail("cluster.groups", "a timing-only run of a workload does not support node groups yet",
+            "describe the cluster with cluster.workers and cluster.gpus_per_node");
+  if (c.gpu.memory_bandwidth <= 0)
+    at.fail("gpu.memory_bandwidth", "the workload's per-layer roofline needs the GPU's memory bandwidth",
+            "set gpu.memory_bandwidth (and gpu.launch_overhead), or use a profile that gives them");
+}
+
 }  // namespace
 
 void check_run_config(const RunConfig& c, const KeyOrigins& at) {
+  check_workload(c, at);
   check_data(c, at);
   check_cluster(c, at);
   check_faults(c, at);

@@ -62,6 +62,7 @@ RunConfig make_run_config(const Scenario& s) {
   c.ps = make_ps_config(s);
   c.fl = make_fl_config(s, c.workers);
   c.compression = make_compression_config(s, c.seed);
+  c.workload = make_workload_config(s);
   c.scenario_json = s.to_json();
 
   check_run_config(c, s.origins());

@@ -21,6 +21,7 @@
 #include "sim/config/ps_config.hpp"
 #include "sim/config/strategy.hpp"
 #include "sim/config/sync_config.hpp"
+#include "sim/config/workload_config.hpp"
 
 namespace dtsim::sim {
 
@@ -53,6 +54,7 @@ struct RunConfig {
   PsConfig ps;                    // async-ps (ps_config.hpp)
   FlConfig fl;                    // federated (fl_config.hpp)
   CompressionConfig compression;  // every strategy (compression_config.hpp)
+  WorkloadConfig workload;        // a timing-only run of a catalog workload (workload_config.hpp)
   int batch_per_worker = 32;
   int epochs = 1;
   int64_t max_steps = 0;  // 0 = no limit

@@ -18,6 +18,7 @@ std::vector<KeySpec> build_keys() {
   add_fl_keys(keys);
   add_compression_keys(keys);
   add_collective_keys(keys);
+  add_workload_keys(keys);
   add_output_keys(keys);
   return keys;
 }

@@ -36,6 +36,7 @@ void add_sync_keys(std::vector<KeySpec>& keys);
 void add_ps_keys(std::vector<KeySpec>& keys);
 void add_fl_keys(std::vector<KeySpec>& keys);
 void add_compression_keys(std::vector<KeySpec>& keys);
+void add_workload_keys(std::vector<KeySpec>& keys);
 void add_output_keys(std::vector<KeySpec>& keys);
 
 }  // namespace dtsim::sim

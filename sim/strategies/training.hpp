@@ -18,6 +18,7 @@
 #include "sim/strategies/metrics.hpp"
 #include "sim/world/platform.hpp"
 #include "sim/config/run_inputs.hpp"
+#include "sim/strategies/compute_cost.hpp"
 
 namespace dtsim::sim {
 
@@ -29,6 +30,7 @@ struct TrainingContext {
   MetricsLog& metrics;
   HeterogeneityRuntime& heterogeneity;  // non-const: strategies register fault listeners
   models::CompressionSettings compression;  // resolved once (resolved_compression in config/run_inputs)
+  const ComputeCost& compute;               // what each worker's forward, backward and update cost
 
   const RunConfig& config() const { return inputs.config; }
 };

@@ -206,3 +206,27 @@ TEST_F(Cli, QuickstartIsDeterministicAndReachesEightyFivePercent) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(MemoryFit, AJobThatDoesNotFitTheGpuIsRefusedWithTheBatchThatWould) {
+  // The quickstart's MLP in fp32 with SGD momentum: weights, gradients and momentum are 12 bytes for each of
+  // its 235,146 weights; each sample keeps every layer's input (784 + 256 + 256 + 128 + 128 values) and the
+  // loss keeps its 10 logits, 4 bytes each.
+  const double state = 235146.0 * 12, per_sample = (784 + 256 + 256 + 128 + 128 + 10) * 4.0;
+  const double memory = 3e6;  // 3 MB: the state fits, 32 samples do not
+  const long long fitting = static_cast<long long>((memory - state) / per_sample);
+  ASSERT_EQ(fitting, 28);
+  const Outcome refused = dtsim("check " + kQuickstart + " --set gpu.memory=3MB");
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.output.find("gpu.memory: the job needs"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("lower training.batch_per_worker to 28 or less"), std::string::npos) << refused.output;
+  EXPECT_EQ(dtsim("check " + kQuickstart + " --quiet --set gpu.memory=3MB --set training.batch_per_worker=28").exit_code, 0);
+  EXPECT_EQ(dtsim("check " + kQuickstart + " --quiet --set gpu.memory=3MB --set training.batch_per_worker=29").exit_code, 2);
+  // Below the model state no batch helps.
+  const Outcome hopeless = dtsim("check " + kQuickstart + " --set gpu.memory=2MB");
+  EXPECT_EQ(hopeless.exit_code, 2);
+  EXPECT_NE(hopeless.output.find("use a GPU with more memory or a smaller model"), std::string::npos) << hopeless.output;
+}
+
+}  // namespace

@@ -59,19 +59,18 @@ TEST(StrictCli, StrictMakesThemInputErrorsAndWritesNothing) {
   EXPECT_EQ(run_dtsim("check " + scenario + " --strict --set training.strategy=async-ps --quiet").exit_code, 0);
 }
 
-TEST(StrictCli, RooflineKeysAreForTheWorkloadCommandOnly) {
-  // The profiles carry them without a warning (a profile describes hardware in full); set in a run, they are
-  // flagged, since a run charges compute through gpu.efficiency.
+TEST(StrictCli, RooflineKeysAreReadByRuns) {
+  // A run charges each layer with the per-layer roofline, so the memory bandwidth and the launch overhead
+  // are read like any other GPU key, under every strategy.
   Folder f;
-  const std::string scenario = write_scenario(f.path);
-  const DtsimOutcome quiet = run_dtsim("check " + scenario + " --strict --set training.strategy=async-ps", true);
-  EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
-  const DtsimOutcome set = run_dtsim(
-      "check " + scenario + " --strict --set training.strategy=async-ps --set gpu.launch_overhead=10us", true);
-  EXPECT_EQ(set.exit_code, 2);
-  EXPECT_EQ(set.err, "dtsim: error: command line (--set): gpu.launch_overhead: has no effect in a run, which charges "
-                     "compute as FLOPs / (peak x gpu.efficiency); dtsim workload reads it; remove it, or run without "
-                     "--strict\n");
+  const std::string scenario = (f.path / "plain.ini").string();
+  std::ofstream(scenario) << "[data]\ndataset = synthetic\n[model]\narch = logreg\n[training]\nmax_steps = 2\n";
+  for (const char* strategy : {"sync", "async-ps", "federated"}) {
+    const DtsimOutcome set = run_dtsim("check " + scenario + " --strict --quiet --set training.strategy=" + strategy +
+                                           " --set gpu.launch_overhead=10us --set gpu.memory_bandwidth=2TB/s",
+                                       true);
+    EXPECT_EQ(set.exit_code, 0) << strategy << ": " << set.err;
+  }
 }
 
 }  // namespace

@@ -269,7 +269,12 @@ CASES += [
     case("workload_bad_precision", "workload llama-7b --precision fp8"),
     case("workload_bad_gpu", "workload llama-7b --gpu a100"),
     case("workload_flag_without_name", "workload --zero 2"),
-    case("workload_strict_roofline_key", CHECK + " --strict --set gpu.memory_bandwidth=2TB/s"),
+    case("run_model_does_not_fit", CHECK + " --set gpu.memory=3MB"),
+    case("workload_run_not_sync", "check {src}/scenarios/workload_resnet50.ini --set training.strategy=local"),
+    case("workload_run_unknown_name", "check {src}/scenarios/workload_resnet50.ini --set workload.name=resnet-50"),
+    case("workload_run_groups", "check {src}/scenarios/workload_resnet50.ini --set cluster.workers=16"
+         " --set 'cluster.groups=a:1:a100-80gb:8; b:1:h100-80gb:8'"),
+    case("workload_run_strict_lr", "check {src}/scenarios/workload_resnet50.ini --strict --set training.lr=0.1"),
     case("workload_file_not_json", "workload {dir}/w.json", {"w.json": "name = w\n"}),
     case("workload_file_name_mismatch", "workload {dir}/w.json",
          {"w.json": '{"name": "v", "title": "t", "architecture": "resnet", "sources": ["s"],\n'

@@ -2,7 +2,10 @@
 // launch per kernel; a step is the sum over layers of both passes, the recomputation and the optimizer.
 #include <gtest/gtest.h>
 
+#include "models/network.hpp"
+#include "models/workload/catalog.hpp"
 #include "models/workload/compute_time.hpp"
+#include "models/workload/network_workload.hpp"
 
 namespace dtsim::models {
 namespace {
@@ -86,6 +89,74 @@ TEST(Roofline, ModelFlopsUtilisation) {
   w.layers = {linear(1e9, 1, 0)};  // 3 GFLOP per sample, forward and backward
   EXPECT_DOUBLE_EQ(model_flops_utilisation(w, 10, 1.0, 100e9), 0.3);
   EXPECT_THROW(step_compute(w, MemorySetup{}, DeviceRates{0, 1, 0}), std::invalid_argument);
+  EXPECT_THROW(step_compute(w, MemorySetup{}, DeviceRates{1, -1, 0}), std::invalid_argument);
+}
+
+TEST(Roofline, WithoutABandwidthOnlyFlopsAndLaunchesCount) {
+  const LayerCost l = linear(1e9, 1'000'000, 1e12);  // a huge traffic that would dominate at any bandwidth
+  EXPECT_DOUBLE_EQ(layer_forward_seconds(l, 2, 2, DeviceRates{100e12, 0, 5e-6}), 2e9 / 100e12 + 5e-6);
+}
+
+TEST(GradientTimeline, SegmentsEndAtTrainedLayersAndAddUpToTheStep) {
+  // LoRA: most layers are frozen; their backward time (and the loss's, and checkpointing's recomputation)
+  // belongs to the next trained layer the backward pass reaches, so the parts add up to the whole step.
+  const Workload w = find_workload("llama-7b-lora", DTSIM_WORKLOAD_DIR);
+  MemorySetup s;
+  s.micro_batch = 2;
+  s.checkpointing = true;
+  const DeviceRates a100{312e12, 2.039e12, 5e-6};
+  const GradientTimeline t = gradient_timeline(w, s, a100);
+  const StepCompute whole = step_compute(w, s, a100);
+  int trained = 0;
+  for (const LayerCost& l : w.layers) trained += l.trainable > 0;
+  ASSERT_EQ(static_cast<int>(t.backward.size()), trained);
+  EXPECT_EQ(t.trained_layers.size(), t.backward.size());
+  for (size_t i = 1; i < t.trained_layers.size(); ++i) EXPECT_LT(t.trained_layers[i], t.trained_layers[i - 1]);
+  EXPECT_NEAR(t.forward, whole.forward, 1e-12 * whole.forward);
+  EXPECT_NEAR(t.backward_total(), whole.backward + whole.recompute, 1e-9 * whole.backward);
+  EXPECT_NEAR(t.optimizer, whole.optimizer, 1e-15);
+  EXPECT_NEAR(t.total(), whole.total(), 1e-9 * whole.total());
+}
+
+TEST(GradientTimeline, BackwardAfterTheLastGradientIsTheTail) {
+  // A frozen first layer (LoRA's embedding): its backward runs after every gradient is complete.
+  Workload w;
+  w.layers = {linear(1e9, 10, 0), linear(3e9, 10, 0)};
+  w.layers[0].trainable = 0;
+  const GradientTimeline t = gradient_timeline(w, MemorySetup{}, kDevice);
+  ASSERT_EQ(t.backward.size(), 1u);
+  EXPECT_EQ(t.trained_layers[0], 1);
+  EXPECT_DOUBLE_EQ(t.backward[0], 6e9 / 100e12 + 2 * 5e-6);
+  EXPECT_DOUBLE_EQ(t.tail, 2e9 / 100e12 + 2 * 5e-6);
+  EXPECT_DOUBLE_EQ(t.forward, 4e9 / 100e12 + 2 * 5e-6);
+  EXPECT_DOUBLE_EQ(t.backward_total(), t.backward[0] + t.tail);
+}
+
+TEST(NetworkWorkload, TheQuickstartMlpLayerByLayer) {
+  const auto net = make_mlp<float>(784, {256, 128}, 10);
+  const Workload w = network_workload(*net, "mlp");
+  // dense, relu, dense, relu, dense, then the loss.
+  ASSERT_EQ(w.layers.size(), 6u);
+  EXPECT_EQ(w.layers[0].kind, "linear");
+  EXPECT_EQ(w.layers[1].kind, "activation");
+  EXPECT_EQ(w.layers[5].kind, "loss");
+  EXPECT_EQ(w.trainable(), 235146u);
+  EXPECT_DOUBLE_EQ(w.forward_flops(), net->forward_flops_per_sample());
+  EXPECT_DOUBLE_EQ(w.backward_flops(), net->backward_flops_per_sample());
+  int forward = 0, backward = 0;
+  for (const LayerCost& l : w.layers) {
+    forward += l.forward_kernels;
+    backward += l.backward_kernels;
+  }
+  // Dense: GEMM + bias forward; weight GEMM, bias reduction and input GEMM backward (the first layer has no
+  // input gradient). ReLU and the fused softmax cross-entropy: one kernel each way.
+  EXPECT_EQ(forward, 3 * 2 + 2 + 1);
+  EXPECT_EQ(backward, 2 + 3 + 3 + 2 + 1);
+  // The first layer reads its 784 inputs and writes 256 outputs; backward reads the output gradient and the
+  // input, and writes no input gradient.
+  EXPECT_DOUBLE_EQ(w.layers[0].forward_traffic, 784 + 256);
+  EXPECT_DOUBLE_EQ(w.layers[0].backward_traffic, 256 + 784);
+  EXPECT_DOUBLE_EQ(w.layers[2].backward_traffic, 128 + 256 + 256);
 }
 
 }  // namespace

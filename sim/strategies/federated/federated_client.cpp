@@ -124,7 +124,9 @@ void FederatedLearning::client(ClientRun& run, double round_start, int instance_
   for (int64_t k = 0; k < run.work.local_steps && now() < cutoff; ++k) {
     const int64_t step = gradients_done_[c]++;
     const double loss = run.local->compute_gradient(step, params_.numerics());
-    const double flops = ctx_.objective.flops_per_gradient(c) * stragglers.compute_multiplier(c, step);
+    // A local step computes a gradient and applies it to the client's copy.
+    const double flops =
+        (ctx_.compute.gradient(c) + ctx_.compute.update(c)) * stragglers.compute_multiplier(c, step);
     const double step_start = now();
     bool finished = true;
     try {

@@ -115,7 +115,8 @@ void AsyncParameterServer::worker(int rank) {
     job_.mark_computed(rank, computation);
 
     const double start = sg4::Engine::get_clock();
-    sg4::this_actor::execute(ctx_.objective.flops_per_gradient(rank) * stragglers.compute_multiplier(rank, data_step));
+    // The servers apply the update; their compute is not modelled.
+    sg4::this_actor::execute(ctx_.compute.gradient(rank) * stragglers.compute_multiplier(rank, data_step));
     me.time.compute += sg4::Engine::get_clock() - start;
 
     const uint64_t next = me.next_computation++;

@@ -12,16 +12,18 @@ std::vector<Bucket> plan_buckets(const std::vector<models::GradientSegment>& seg
   std::vector<Bucket> buckets;
   Bucket current;
   bool open = false;
-  for (const models::GradientSegment& s : segments) {
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const models::GradientSegment& s = segments[i];
     // Backward produces segments from the end of the flat vector towards its start, so a bucket grows
     // downwards: its offset is its newest segment's.
     if (!open) {
-      current = {s.offset, 0, 0.0};
+      current = {s.offset, 0, 0.0, i, 0};
       open = true;
     }
     current.offset = std::min(current.offset, s.offset);
     current.size += s.size;
     current.backward_flops += s.backward_flops;
+    ++current.segments;
     if (static_cast<double>(current.size) * bytes_per_value >= bucket_bytes) {
       buckets.push_back(current);
       open = false;

@@ -23,6 +23,8 @@ struct Bucket {
   size_t offset = 0;             // first parameter (buckets are contiguous runs of the flat vector)
   size_t size = 0;               // parameters
   double backward_flops = 0.0;   // backward work that must finish before the bucket is ready
+  size_t first_segment = 0;      // the segments it holds: first_segment … first_segment + segments − 1
+  size_t segments = 0;
 };
 
 // Groups the segments (in backward order) into buckets of at least `bucket_bytes` each (the last may be

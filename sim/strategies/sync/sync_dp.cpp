@@ -12,8 +12,6 @@ SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
       local_(reads_section(ctx.config().strategy, "local")),
       micro_batches_(ctx.config().sync.accumulation_steps),
       total_steps_(ctx.inputs.length.total_steps),
-      flops_per_micro_batch_(ctx.objective.flops_per_gradient(0)),
-      forward_flops_(ctx.objective.forward_flops(0)),
       recorder_(ctx, evaluation_interval(ctx), ctx.inputs.length.total_steps,
                 static_cast<double>(ctx.inputs.length.steps_per_epoch)),
       mean_(ctx.ops, ctx.objective.num_params()),
@@ -109,8 +107,9 @@ void SyncDataParallel::worker(int rank, int slot, int64_t first_step) {
       const double multiplier = stragglers.compute_multiplier(rank, step);
       const double start = sg4::Engine::get_clock();
       // Every micro-batch but the last runs forward and backward without communicating (DDP's no_sync).
-      if (micro_batches_ > 1) sg4::this_actor::execute((micro_batches_ - 1) * flops_per_micro_batch_ * multiplier);
-      sg4::this_actor::execute(forward_flops_ * multiplier);
+      const ComputeCost& cost = ctx_.compute;
+      if (micro_batches_ > 1) sg4::this_actor::execute((micro_batches_ - 1) * cost.gradient(rank) * multiplier);
+      sg4::this_actor::execute(cost.forward(rank) * multiplier);
       if (gradient_averaging(step))
         synchronous_step(rank, slot, step, multiplier, start);
       else
@@ -141,9 +140,10 @@ void SyncDataParallel::synchronous_step(int rank, int slot, int64_t step, double
   Worker& w = workers_[rank];
   const bool overlap = ctx_.config().sync.overlap;
   for (int b = 0; b < streams_->size(); ++b) {
-    sg4::this_actor::execute(streams_->bucket(b).backward_flops * multiplier);
+    sg4::this_actor::execute(bucket_work(rank, b) * multiplier);
     if (overlap) streams_->hand(slot, b, step);
   }
+  if (ctx_.compute.tail(rank) > 0) sg4::this_actor::execute(ctx_.compute.tail(rank) * multiplier);
   w.compute_end = sg4::Engine::get_clock();
   w.time.compute += w.compute_end - start;
   if (!overlap)
@@ -153,13 +153,27 @@ void SyncDataParallel::synchronous_step(int rank, int slot, int64_t step, double
   // no worker can have started the next step.
   if (applied_steps_ == step) apply_gradient_average(step);
   account_wait(w);
+  update(w, rank, multiplier);
+}
+
+double SyncDataParallel::bucket_work(int rank, int b) const {
+  const Bucket& bucket = streams_->bucket(b);
+  double work = 0.0;
+  for (size_t i = bucket.first_segment; i < bucket.first_segment + bucket.segments; ++i)
+    work += ctx_.compute.backward(rank, i);
+  return work;
+}
+
+void SyncDataParallel::update(Worker& w, int rank, double multiplier) {
+  // Every replica applies the averaged gradient itself, as DDP's optimizer step does on each GPU.
+  const double start = sg4::Engine::get_clock();
+  sg4::this_actor::execute(ctx_.compute.update(rank) * multiplier);
+  w.time.compute += sg4::Engine::get_clock() - start;
 }
 
 void SyncDataParallel::local_step(int rank, int64_t step, double multiplier, double start) {
   Worker& w = workers_[rank];
-  double backward = 0.0;
-  for (int b = 0; b < streams_->size(); ++b) backward += streams_->bucket(b).backward_flops;
-  sg4::this_actor::execute(backward * multiplier);
+  sg4::this_actor::execute((ctx_.compute.backward(rank) + ctx_.compute.update(rank)) * multiplier);
   w.compute_end = sg4::Engine::get_clock();
   w.time.compute += w.compute_end - start;
   replica(rank).apply(w.grads.data(), step);

@@ -67,6 +67,8 @@ class SyncDataParallel final : public TrainingStrategy {
   void apply_gradient_average(int64_t step);  // once per step, in the first worker out of the allreduce
   void apply_model_average(int64_t step);     // once per averaging, likewise
   void account_wait(Worker& w);               // idle and communication time after a collective
+  double bucket_work(int rank, int bucket) const;  // backward work before the bucket is ready on rank's GPU
+  void update(Worker& w, int rank, double multiplier);  // the optimizer step on rank's replica
   void record_if_due(int64_t applied, int64_t step);
   bool gradient_averaging(int64_t step) const;
   bool model_averaging_after(int64_t step) const;
@@ -78,8 +80,6 @@ class SyncDataParallel final : public TrainingStrategy {
   bool local_;
   int micro_batches_;
   int64_t total_steps_;
-  double flops_per_micro_batch_;
-  double forward_flops_;
   std::vector<std::unique_ptr<TrainableParameters>> replicas_;  // one (sync) or one per worker (local)
   TrainingRecorder recorder_;
   gpu::Buffer<float> mean_;  // averaged gradient or parameters

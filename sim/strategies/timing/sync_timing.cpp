@@ -8,6 +8,27 @@
 namespace dtsim::sim {
 namespace sg4 = simgrid::s4u;
 
+TimingSpec timing_spec(const models::Workload& w, const models::MemorySetup& setup, const models::DeviceRates& rates,
+                       double speed) {
+  const models::GradientTimeline t = models::gradient_timeline(w, setup, rates);
+  std::vector<std::size_t> offsets;  // of each layer's trained values in the flat vector, forward order
+  std::size_t offset = 0;
+  for (const auto& l : w.layers) {
+    offsets.push_back(offset);
+    offset += l.trainable;
+  }
+  TimingSpec spec;
+  spec.forward_flops = t.forward * speed;
+  for (std::size_t i = 0; i < t.backward.size(); ++i) {
+    const auto layer = static_cast<std::size_t>(t.trained_layers[i]);
+    spec.segments.push_back({offsets[layer], static_cast<std::size_t>(w.layers[layer].trainable), t.backward[i] * speed});
+  }
+  if (t.tail > 0) spec.segments.push_back({0, 0, t.tail * speed});  // no values: run_sync_timing's tail
+  spec.optimizer_flops = t.optimizer * speed;
+  spec.bytes_per_value = setup.gradient_bytes;
+  return spec;
+}
+
 TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, MakeCollective make) {
   if (spec.steps < 1) throw std::invalid_argument("timing: at least one step");
   // Backward work after the last trained value (a frozen embedding under LoRA) belongs to no bucket: it runs

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/objective.hpp"
+#include "models/workload/compute_time.hpp"
 #include "sim/strategies/sync/buckets.hpp"
 #include "sim/world/platform.hpp"
 
@@ -32,6 +33,13 @@ struct TimingOutcome {
   uint64_t bytes_sent = 0;         // by all workers, all steps
   int buckets = 0;
 };
+
+// The spec of a workload's step from its per-layer roofline (models::gradient_timeline): the forward pass,
+// one segment per trained layer in backward order, the optimizer, converted to FLOPs at `speed` (the hosts'
+// nominal rate), gradients at setup.gradient_bytes on the wire. A synchronous run with numerics charges the
+// same figures (sim/strategies/compute_cost.hpp).
+TimingSpec timing_spec(const models::Workload& workload, const models::MemorySetup& setup,
+                       const models::DeviceRates& rates, double speed);
 
 // Runs `spec.steps` steps on every worker of `platform` in the engine that built it (which must not have
 // run yet) and returns their timing. `make` builds each bucket's allreduce.

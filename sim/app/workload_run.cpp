@@ -1,0 +1,106 @@
+#include "sim/app/workload_run.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "models/name_table.hpp"
+#include "models/workload/catalog.hpp"
+#include "models/workload/compute_time.hpp"
+#include "sim/app/outputs.hpp"
+#include "sim/app/workload_command.hpp"
+#include "sim/app/workload_timing.hpp"
+#include "sim/config/numerics_setup.hpp"
+#include "sim/config/workload_config.hpp"
+#include "sim/scenario/errors.hpp"
+#include "sim/scenario/keys.hpp"
+#include "sim/scenario/units.hpp"
+
+namespace dtsim::sim {
+
+bool names_a_workload(const Scenario& scenario) { return !scenario.text("workload.name").empty(); }
+
+WorkloadRun prepare_workload_run(const Scenario& scenario) {
+  WorkloadRun run;
+  run.config = make_run_config(scenario);
+  const KeyOrigins at = scenario.origins();
+  run.ignored_keys = find_ignored_keys(run.config, at);
+  const WorkloadConfig& wc = run.config.workload;
+  const std::string dir = default_workload_dir();
+  if (!std::filesystem::exists(models::workload_file(wc.name, dir))) {
+    const std::vector<std::string> names = models::catalog_names(dir);
+    const std::string near = suggest_among(wc.name, names);
+    at.fail("workload.name", "'" + wc.name + "' is not a catalog workload or an existing .json file",
+            near.empty() ? "use one of " + models::join_names(names, ", ", " or ") + ", or a path"
+                         : "did you mean '" + near + "'?");
+  }
+  try {
+    run.workload = models::find_workload(wc.name, dir);
+  } catch (const models::WorkloadFileError& e) {
+    throw InputError("", "", e.what());  // the file's own line and field
+  }
+  run.setup = workload_memory_setup(wc.precision, wc.optimizer, wc.micro_batch, wc.checkpointing, run.config.workers);
+  run.memory = models::memory_per_gpu(run.workload, run.setup);
+  run.fits = run.memory.total() <= run.config.gpu.memory;
+  return run;
+}
+
+std::string describe_workload_run(const WorkloadRun& run) {
+  const RunConfig& c = run.config;
+  const WorkloadConfig& wc = c.workload;
+  return run.workload.name + " on " + std::to_string(c.workers) + " x " + c.gpu.name + ", micro-batch " +
+         std::to_string(wc.micro_batch) + ", " + workload_precision_table().name(wc.precision) + ", " +
+         workload_optimizer_table().name(wc.optimizer) + (wc.checkpointing ? ", activation checkpointing" : "") +
+         ", timing only";
+}
+
+std::string run_workload(const WorkloadRun& run, const std::string& staging, const std::function<double()>& wall_time) {
+  const RunConfig& c = run.config;
+  const models::DeviceRates peak{c.gpu.peak(workload_math(c.workload.precision)), c.gpu.memory_bandwidth,
+                                 c.gpu.launch_overhead};
+  const SimulationSummary r =
+      summarize_steps(run.workload, run.setup, peak, simulate_workload_steps(run.workload, run.setup, peak, c, c.workload.steps));
+
+  // metrics.csv: when each step ended on every worker.
+  std::string rows = "step,sim_time_s\n";
+  for (size_t s = 0; s < r.sim.timing.step_end_s.size(); ++s)
+  {
+    char cell[32];
+    std::snprintf(cell, sizeof cell, "%.9g", r.sim.timing.step_end_s[s]);
+    rows += std::to_string(s + 1) + "," + cell + "\n";
+  }
+  write_file_atomically(staging, "metrics.csv", rows);
+
+  nlohmann::ordered_json s;
+  s["status"] = "completed";
+  s["status_reason"] = "every planned step ran (timing only: no numerics)";
+  s["mode"] = "timing-only";
+  s["scenario"] = c.scenario_path;
+  s["workload"] = {{"name", run.workload.name}, {"title", run.workload.title},
+                   {"parameters", run.workload.parameters()}, {"trainable", run.workload.trainable()},
+                   {"micro_batch", c.workload.micro_batch}, {"checkpointing", c.workload.checkpointing},
+                   {"precision", workload_precision_table().name(c.workload.precision)},
+                   {"optimizer", workload_optimizer_table().name(c.workload.optimizer)}};
+  s["memory_per_gpu"] = {{"weights", run.memory.weights}, {"master_weights", run.memory.master_weights},
+                         {"gradients", run.memory.gradients}, {"optimizer", run.memory.optimizer},
+                         {"activations", run.memory.activations}, {"total", run.memory.total()},
+                         {"gpu_memory", c.gpu.memory}, {"fits", run.fits}};
+  s["simulation"] = simulation_json(r, c.workload.steps);
+  s["simulated_time_s"] = r.sim.timing.step_end_s.empty() ? 0.0 : r.sim.timing.step_end_s.back();
+  s["wall_time_s"] = wall_time();
+  nlohmann::json ignored = nlohmann::json::array();
+  for (const IgnoredKey& k : run.ignored_keys)
+    ignored.push_back({{"key", k.key}, {"reason", k.reason}, {"where", k.where.describe()}});
+  s["ignored_keys"] = ignored;
+  s["scenario_keys"] = c.scenario_json;
+  s["dtsim_version"] = dtsim_version();
+  write_file_atomically(staging, "summary.json", s.dump(2) + "\n");
+
+  std::string text = "Summary of " + c.name + " (" + run.workload.title + ")\n";
+  text += "  memory/GPU   " + format_quantity(run.memory.total(), Dimension::Bytes) + " of " +
+          format_quantity(c.gpu.memory, Dimension::Bytes) + (run.fits ? "" : " (does not fit)") + "\n";
+  text += simulation_text(run.workload, r, c.workload.steps, run.fits);
+  return text;
+}
+
+}  // namespace dtsim::sim

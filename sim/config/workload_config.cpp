@@ -1,0 +1,85 @@
+#include "sim/config/workload_config.hpp"
+
+#include "sim/config/choice.hpp"
+#include "sim/config/schema.hpp"
+#include "sim/scenario/key_builders.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace dtsim::sim {
+
+const models::NameTable<WorkloadPrecision>& workload_precision_table() {
+  static const models::NameTable<WorkloadPrecision> t{
+      {WorkloadPrecision::Bf16, "bf16"}, {WorkloadPrecision::Tf32, "tf32"}, {WorkloadPrecision::Fp32, "fp32"}};
+  return t;
+}
+
+const models::NameTable<WorkloadOptimizer>& workload_optimizer_table() {
+  static const models::NameTable<WorkloadOptimizer> t{{WorkloadOptimizer::Adam, "adam"},
+                                                      {WorkloadOptimizer::SgdMomentum, "sgd-momentum"},
+                                                      {WorkloadOptimizer::Sgd, "sgd"}};
+  return t;
+}
+
+WorkloadConfig make_workload_config(const Scenario& s) {
+  WorkloadConfig c;
+  c.name = s.text("workload.name");
+  c.micro_batch = static_cast<int>(s.integer("workload.micro_batch"));
+  c.checkpointing = s.boolean("workload.checkpointing");
+  c.precision = choice_value(workload_precision_table(), s, "workload.precision");
+  c.optimizer = choice_value(workload_optimizer_table(), s, "workload.optimizer");
+  c.steps = static_cast<int>(s.integer("workload.steps"));
+  return c;
+}
+
+models::MemorySetup workload_memory_setup(WorkloadPrecision precision, WorkloadOptimizer optimizer, int micro_batch,
+                                          bool checkpointing, int gpus) {
+  models::MemorySetup s;
+  s.data_parallel = gpus;
+  s.micro_batch = micro_batch;
+  s.checkpointing = checkpointing;
+  const double width = precision == WorkloadPrecision::Bf16 ? 2 : 4;  // tf32 keeps fp32 storage
+  s.weight_bytes = s.gradient_bytes = s.activation_bytes = width;
+  s.optimizer_bytes = optimizer == WorkloadOptimizer::Adam ? 8 : optimizer == WorkloadOptimizer::SgdMomentum ? 4 : 0;
+  return s;
+}
+
+MathMode workload_math(WorkloadPrecision precision) {
+  switch (precision) {
+    case WorkloadPrecision::Bf16: return MathMode::Bf16;
+    case WorkloadPrecision::Tf32: return MathMode::Tf32;
+    case WorkloadPrecision::Fp32: return MathMode::Fp32;
+  }
+  return MathMode::Fp32;
+}
+
+bool read_by_workload_run(const std::string& key) {
+  const std::string section = key.substr(0, key.find('.'));
+  return section == "cluster" || section == "fabric" || section == "gpu" || section == "network" ||
+         section == "collective" || section == "workload" || key == "run.name" || key == "sync.bucket_size" ||
+         key == "sync.overlap" || key == "training.strategy";
+}
+
+// ---- keys ------------------------------------------------------------------------------------------------
+using namespace key_builders;
+
+void add_workload_keys(std::vector<KeySpec>& keys) {
+  const std::vector<KeySpec> mine = {
+      text("workload.name", "",
+           "A catalog workload (dtsim workload lists them) or a workload .json file: the run is timing-only, "
+           "synchronous data parallel, with no numerics",
+           true),
+      integer("workload.micro_batch", "1", between(1, 1 << 20), "Samples (images or sequences) per GPU and step"),
+      boolean("workload.checkpointing", "false",
+              "Activation checkpointing: keep each block's input and recompute the block in the backward pass"),
+      choice("workload.precision", "bf16", workload_precision_table().names(),
+             "bf16 = bf16 storage, fp32 master weights, products at the BF16 peak; tf32 = fp32 storage, products "
+             "at the TF32 peak; fp32 = fp32 throughout"),
+      choice("workload.optimizer", "adam", workload_optimizer_table().names(),
+             "Optimizer state per trained weight: adam = two fp32 moments, sgd-momentum = one, sgd = none"),
+      integer("workload.steps", "10", between(2, 100000),
+              "Steps simulated; the step time is their mean after the first (which fills the bucket pipeline)"),
+  };
+  keys.insert(keys.end(), mine.begin(), mine.end());
+}
+
+}  // namespace dtsim::sim

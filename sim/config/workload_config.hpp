@@ -1,0 +1,48 @@
+// [workload]: a timing-only run of a catalog workload (models/workloads/: ResNet-50, BERT-large, GPT-2 XL,
+// LLaMA-7B and its LoRA variant, Llama 2 70B). With workload.name set, `dtsim run` computes no gradients: it
+// simulates synchronous data-parallel steps whose compute is the workload's per-layer roofline on the
+// scenario's GPU and whose gradient buckets are the workload's trained weights (docs/workloads.md).
+#pragma once
+
+#include <string>
+
+#include "models/name_table.hpp"
+#include "models/workload/memory.hpp"
+#include "sim/config/hardware_config.hpp"
+
+namespace dtsim::sim {
+
+class Scenario;
+
+// The training precision of a workload: bf16 storage with fp32 master weights and products at the BF16 tensor
+// peak; fp32 storage with products at the TF32 tensor peak; or fp32 throughout.
+enum class WorkloadPrecision { Bf16, Tf32, Fp32 };
+const models::NameTable<WorkloadPrecision>& workload_precision_table();
+// The optimizer state per trained weight: Adam's two fp32 moments, SGD's momentum, or nothing.
+enum class WorkloadOptimizer { Adam, SgdMomentum, Sgd };
+const models::NameTable<WorkloadOptimizer>& workload_optimizer_table();
+
+struct WorkloadConfig {
+  std::string name;  // a catalog name or a .json path; empty: a run with numerics
+  int micro_batch = 1;
+  bool checkpointing = false;
+  WorkloadPrecision precision = WorkloadPrecision::Bf16;
+  WorkloadOptimizer optimizer = WorkloadOptimizer::Adam;
+  int steps = 10;
+
+  bool active() const { return !name.empty(); }
+};
+
+WorkloadConfig make_workload_config(const Scenario& scenario);
+
+// What one GPU of `gpus` data-parallel replicas holds and moves for a workload trained this way (ZeRO stage 0).
+models::MemorySetup workload_memory_setup(WorkloadPrecision precision, WorkloadOptimizer optimizer, int micro_batch,
+                                          bool checkpointing, int gpus);
+// The math mode whose peak the workload's matrix products run at.
+MathMode workload_math(WorkloadPrecision precision);
+
+// Whether a timing-only run of a workload reads `key`: the cluster and its hardware, the network model, the
+// collective, DDP's buckets, the run's name and output, training.strategy (which must be sync) and [workload].
+bool read_by_workload_run(const std::string& key);
+
+}  // namespace dtsim::sim

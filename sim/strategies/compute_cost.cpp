@@ -1,0 +1,55 @@
+#include "sim/strategies/compute_cost.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "sim/config/cluster_layout.hpp"
+
+namespace dtsim::sim {
+ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>& objective) {
+  const int workers = config.workers;
+  const std::vector<topology::NodePlan> nodes = topology::plan_nodes(config.layout, workers, config.gpu, config.math);
+  // One work table per GPU kind: the ungrouped cluster's profile, or each node group's.
+  const auto gpu_of_group = [&](int group) -> const GpuSpec& {
+    return group < 0 ? config.gpu : config.layout.groups[static_cast<size_t>(group)].gpu;
+  };
+  std::vector<int> table_of_group(config.layout.groups.size() + 1, -1);
+  work_of_rank_.assign(static_cast<size_t>(workers), 0);
+  segments_ = objective.gradient_segments(0).size();
+  const models::Workload* costs = objective.layer_costs();
+  per_layer_ = costs != nullptr;
+  for (const topology::NodePlan& node : nodes) {
+    int& table = table_of_group[static_cast<size_t>(node.group + 1)];
+    if (table < 0) {
+      const GpuSpec& gpu = gpu_of_group(node.group);
+      const double speed = node.gpu_speed;  // the host's nominal FLOP rate: work = seconds × speed
+      Work w;
+      if (costs) {
+        const models::GradientTimeline t =
+            models::gradient_timeline(*costs, run_memory_setup(config), run_device_rates(gpu, config.math));
+        if (t.backward.size() != segments_)
+          throw std::logic_error("the per-layer costs have " + std::to_string(t.backward.size()) +
+                                 " trained layers for " + std::to_string(segments_) + " gradient segments");
+        if (works_.empty()) seconds_ = t;
+        w.forward = t.forward * speed;
+        for (const double b : t.backward) w.backward.push_back(b * speed);
+        w.update = t.optimizer * speed;
+        w.tail = t.tail * speed;
+      } else {
+        w.forward = objective.forward_flops(0);
+        for (const models::GradientSegment& s : objective.gradient_segments(0)) w.backward.push_back(s.backward_flops);
+        if (works_.empty()) {
+          seconds_.forward = w.forward / speed;
+          for (const double b : w.backward) seconds_.backward.push_back(b / speed);
+        }
+      }
+      w.backward_total = w.tail;
+      for (const double b : w.backward) w.backward_total += b;
+      table = static_cast<int>(works_.size());
+      works_.push_back(std::move(w));
+    }
+    for (int g = 0; g < node.gpus; ++g) work_of_rank_[static_cast<size_t>(node.first_rank + g)] = table;
+  }
+}
+
+}  // namespace dtsim::sim

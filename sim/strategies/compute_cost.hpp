@@ -1,0 +1,53 @@
+// What a worker's computations cost in simulated time, charged as work on its host (FLOPs at the host's
+// nominal speed, so that a slowed host, a straggler draw or a faster GPU group stretch or shrink it as they
+// do any execution). With an objective that has per-layer cost figures (every built-in network) each layer
+// takes the per-layer roofline of models/workload/compute_time.hpp on the worker's GPU: its FLOPs at the
+// precision's peak × gpu.efficiency or its bytes at gpu.memory_bandwidth, whichever is longer, plus
+// gpu.launch_overhead per kernel; the optimizer step is charged the same way. Without them (the
+// closed-form quadratic) a gradient costs its FLOPs at the sustained rate and the update nothing.
+#pragma once
+
+#include <vector>
+
+#include "models/objective.hpp"
+#include "models/workload/compute_time.hpp"
+#include "sim/config/numerics_setup.hpp"
+#include "sim/config/run_config.hpp"
+
+namespace dtsim::sim {
+
+class ComputeCost {
+ public:
+  ComputeCost(const RunConfig& config, const models::Objective<float>& objective);
+
+  double forward(int rank) const { return of(rank).forward; }
+  // Backward work of segment i of objective.gradient_segments(), and of the whole backward pass.
+  double backward(int rank, size_t segment) const { return of(rank).backward.at(segment); }
+  double backward(int rank) const { return of(rank).backward_total; }  // the segments and the tail
+  // Backward work after the last segment's gradient is complete (none when the first layer trains).
+  double tail(int rank) const { return of(rank).tail; }
+  double gradient(int rank) const { return forward(rank) + backward(rank); }
+  // The optimizer's update of the worker's replica once its gradient (or the average) is there.
+  double update(int rank) const { return of(rank).update; }
+  size_t segments() const { return segments_; }
+
+  // The timeline of one gradient in seconds on the GPU of the first rank (what summaries report), and
+  // whether it came from the per-layer roofline.
+  const models::GradientTimeline& seconds() const { return seconds_; }
+  bool per_layer() const { return per_layer_; }
+
+ private:
+  struct Work {
+    double forward = 0, backward_total = 0, update = 0, tail = 0;
+    std::vector<double> backward;
+  };
+  const Work& of(int rank) const { return works_[work_of_rank_.at(static_cast<size_t>(rank))]; }
+
+  std::vector<Work> works_;        // one per kind of GPU in the cluster
+  std::vector<int> work_of_rank_;  // index into works_
+  size_t segments_ = 0;
+  models::GradientTimeline seconds_;
+  bool per_layer_ = false;
+};
+
+}  // namespace dtsim::sim

@@ -1,0 +1,111 @@
+// A scenario that names a catalog workload (workload.name): `dtsim check` and `dtsim run` time it without
+// numerics. The run agrees with `dtsim workload --simulate` on the same job, writes a summary that says it is
+// timing-only, refuses what it cannot simulate at the key, and flags keys it does not read.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "tests/cli/run_dtsim.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using dtsim::testing::lines_of;
+using dtsim::testing::run_dtsim;
+
+const std::string kScenarios = std::string(DTSIM_SOURCE_DIR) + "/scenarios/";
+
+struct Folder {
+  fs::path path = fs::temp_directory_path() / ("dtsim_workload_run_" + std::to_string(getpid()));
+  Folder() { fs::create_directories(path); }
+  ~Folder() { fs::remove_all(path); }
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+TEST(WorkloadRun, EveryCatalogScenarioChecksAndTheOversizedOnesWarn) {
+  for (const char* name : {"workload_resnet50", "workload_bert_large", "workload_gpt2_xl", "workload_llama_7b",
+                           "workload_llama_7b_lora", "workload_llama2_70b"}) {
+    const auto r = run_dtsim("check " + kScenarios + name + ".ini", true);
+    EXPECT_EQ(r.exit_code, 0) << name << ": " << r.output << r.err;
+    EXPECT_NE(r.output.find("timing only"), std::string::npos) << r.output;
+    // Full training of a 7B or 70B model keeps 16 bytes per weight on every GPU without sharding.
+    const bool oversized = std::string(name) == "workload_llama_7b" || std::string(name) == "workload_llama2_70b";
+    EXPECT_EQ(r.err.find("does not fit") != std::string::npos || r.err.find("needs") != std::string::npos, oversized)
+        << name << ": " << r.err;
+  }
+}
+
+TEST(WorkloadRun, AgreesWithTheWorkloadCommandAndSaysItIsTimingOnly) {
+  // LoRA on 16 GPUs (2 nodes of 8), 3 steps: the scenario's run and `dtsim workload --simulate` with the same
+  // cluster give the same step time.
+  Folder f;
+  const std::string cluster = " --set cluster.workers=16 --set workload.steps=3";
+  const auto run = run_dtsim("run " + kScenarios + "workload_llama_7b_lora.ini --quiet --out " + f.path.string() + cluster, true);
+  ASSERT_EQ(run.exit_code, 0) << run.output << run.err;
+  const auto summary = nlohmann::json::parse(read_file(f.path / "summary.json"));
+  EXPECT_EQ(summary["status"], "completed");
+  EXPECT_EQ(summary["mode"], "timing-only");
+  EXPECT_EQ(summary["workload"]["trainable"].get<unsigned long long>(), 8388608ull);
+  EXPECT_TRUE(summary["memory_per_gpu"]["fits"].get<bool>());
+  const auto& sim = summary["simulation"];
+  EXPECT_EQ(sim["workers"].get<int>(), 16);
+  const auto rows = lines_of(read_file(f.path / "metrics.csv"));
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0], "step,sim_time_s");
+
+  const auto direct = run_dtsim(
+      "workload llama-7b-lora --micro-batch 4 --checkpointing --gpus 16 --simulate --steps 3 --format json"
+      " --set cluster.topology=fat-tree --set cluster.gpus_per_node=8 --set cluster.intra_node_fabric=nvlink3-nvswitch"
+      " --set cluster.nics_per_node=8 --set fabric.profile=ib-ndr-400 --set collective.algorithm=ring",
+      true);
+  ASSERT_EQ(direct.exit_code, 0) << direct.output << direct.err;
+  const auto doc = nlohmann::json::parse(direct.output);
+  EXPECT_DOUBLE_EQ(doc["simulation"]["step_s"].get<double>(), sim["step_s"].get<double>());
+  EXPECT_DOUBLE_EQ(doc["simulation"]["scaling_efficiency"].get<double>(), sim["scaling_efficiency"].get<double>());
+  // The last row is when the last step ended.
+  const double last = summary["simulated_time_s"].get<double>();
+  EXPECT_NEAR(std::stod(rows[3].substr(rows[3].find(',') + 1)), last, 1e-8 * last);  // 9 significant digits
+}
+
+TEST(WorkloadRun, WhatItCannotSimulateIsRefusedAtTheKey) {
+  const std::string lora = "check " + kScenarios + "workload_llama_7b_lora.ini";
+  const auto strategy = run_dtsim(lora + " --set training.strategy=async-ps", true);
+  EXPECT_EQ(strategy.exit_code, 2);
+  EXPECT_NE(strategy.err.find("training.strategy: a timing-only run of a workload simulates sync only"),
+            std::string::npos)
+      << strategy.err;
+  const auto bandwidth = run_dtsim(lora + " --set gpu.memory_bandwidth=0B/s", true);
+  EXPECT_EQ(bandwidth.exit_code, 2);
+  EXPECT_NE(bandwidth.err.find("gpu.memory_bandwidth: the workload's per-layer roofline needs"), std::string::npos)
+      << bandwidth.err;
+  const auto unknown = run_dtsim(lora + " --set workload.name=llama-8b", true);
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("workload.name"), std::string::npos) << unknown.err;
+  EXPECT_EQ(lines_of(unknown.err).size(), 1u) << unknown.err;
+}
+
+TEST(WorkloadRun, KeysItDoesNotReadAreFlagged) {
+  const auto lr = run_dtsim("check " + kScenarios + "workload_resnet50.ini --set training.lr=0.1", true);
+  EXPECT_EQ(lr.exit_code, 0) << lr.err;
+  EXPECT_NE(lr.err.find("training.lr: has no effect in a timing-only run of a workload (workload.name = resnet50)"),
+            std::string::npos)
+      << lr.err;
+  EXPECT_EQ(run_dtsim("check " + kScenarios + "workload_resnet50.ini --strict --set model.arch=cnn", true).exit_code, 2);
+  // And the other way round: [workload]'s settings without a workload.
+  const auto stray = run_dtsim("check " + kScenarios + "quickstart.ini --set workload.micro_batch=8", true);
+  EXPECT_EQ(stray.exit_code, 0);
+  EXPECT_NE(stray.err.find("workload.micro_batch: has no effect without workload.name"), std::string::npos) << stray.err;
+}
+
+}  // namespace
