@@ -138,17 +138,19 @@ Flags parse_flags(int argc, char** argv) {
       if (vm.count(flag))
         throw InputError("command line", std::string("--") + flag, "applies to a simulation", "add --simulate");
   } else {
-    if (f.setup.zero_stage > 0)
-      throw InputError("command line", "--zero", "is not simulated yet: a simulated step allreduces the gradients",
-                       "simulate without --zero; its memory is shown without --simulate");
+    if (f.setup.zero_stage > 2)
+      throw InputError("command line", "--zero", "stage 3 is not simulated yet (its per-layer all-gathers)",
+                       "simulate --zero 1 or 2; stage 3's memory is shown without --simulate");
     f.sets = {"gpu.profile=" + f.gpu_profile, "cluster.workers=" + std::to_string(f.setup.data_parallel)};
     f.set_flags = {"--gpu", "--gpus"};
     if (vm.count("set"))
       for (const std::string& kv : vm["set"].as<std::vector<std::string>>()) {
         // Two ways to say one thing would disagree: the flags own these keys.
         const std::string key = kv.substr(0, kv.find('='));
-        if (key == "gpu.profile" || key == "cluster.workers")
-          throw InputError("command line", "--set", key + " is set by " + (key == "gpu.profile" ? "--gpu" : "--gpus"),
+        if (key == "gpu.profile" || key == "cluster.workers" || key == "sync.zero_stage")
+          throw InputError("command line", "--set",
+                           key + " is set by " +
+                               (key == "gpu.profile" ? "--gpu" : key == "cluster.workers" ? "--gpus" : "--zero"),
                            "use that flag");
         f.sets.push_back(kv);
         f.set_flags.push_back("--set");

@@ -40,6 +40,7 @@ WorkloadRun prepare_workload_run(const Scenario& scenario) {
     throw InputError("", "", e.what());  // the file's own line and field
   }
   run.setup = workload_memory_setup(wc.precision, wc.optimizer, wc.micro_batch, wc.checkpointing, run.config.workers);
+  run.setup.zero_stage = run.config.sync.zero_stage;
   run.memory = models::memory_per_gpu(run.workload, run.setup);
   run.fits = run.memory.total() <= run.config.gpu.memory;
   return run;

@@ -71,12 +71,18 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   t.steps = steps;
   t.bucket_bytes = cfg.sync.bucket_bytes;
   t.overlap = cfg.sync.overlap;
-  out.one_gpu_step_s = models::step_compute(w, setup, rates).total();
+  // One GPU alone holds everything: no ZeRO shard of the optimizer step.
+  models::MemorySetup alone = setup;
+  alone.zero_stage = 0;
+  alone.data_parallel = 1;
+  out.one_gpu_step_s = models::step_compute(w, alone, rates).total();
 
   std::string described;
   const MakeCollective make = [&](CollectiveKind kind, const std::string& name) {
     try {
-      auto c = make_collective(kind, cfg.collectives.algorithm, cfg.collectives.fidelity, platform, name,
+      // ZeRO's reduce-scatters and all-gathers run as rings, as NCCL runs them.
+      const Algorithm algorithm = kind == CollectiveKind::Allreduce ? cfg.collectives.algorithm : Algorithm::Ring;
+      auto c = make_collective(kind, algorithm, cfg.collectives.fidelity, platform, name,
                                cfg.collectives.options(cfg.fabric, cfg.layout));
       if (described.empty()) described = c->describe();
       return c;

@@ -139,6 +139,7 @@ models::MemorySetup run_memory_setup(const RunConfig& c) {
   s.gradient_bytes = bytes_of(c.precision.gradients);
   s.activation_bytes = bytes_of(c.precision.activations);
   s.optimizer_bytes = optimizer_state_bytes(c);
+  s.zero_stage = c.strategy == Strategy::Sync ? c.sync.zero_stage : 0;
   return s;
 }
 

@@ -164,6 +164,21 @@ void check_collectives(const RunConfig& c, const KeyOrigins& at) {
           "use " + models::join_names(able));
 }
 
+// ZeRO shards what synchronous data parallelism keeps whole on every worker; it has no meaning for local SGD's
+// diverging replicas, and the compressed gradients and failure recovery are not built on its collectives.
+void check_zero(const RunConfig& c, const KeyOrigins& at) {
+  if (c.sync.zero_stage == 0 || !reads_section(c.strategy, "sync")) return;
+  if (c.strategy != Strategy::Sync)
+    at.fail("sync.zero_stage", std::string("ZeRO shards one model, but ") + to_string(c.strategy) +
+                                   " keeps a replica per worker",
+            "use training.strategy = sync, or sync.zero_stage = 0");
+  if (c.compression.active())
+    at.fail("sync.zero_stage", "ZeRO with gradient compression is not simulated",
+            "set compression.kind = none, or sync.zero_stage = 0");
+  if (!c.heterogeneity.faults.events.empty())
+    at.fail("sync.zero_stage", "ZeRO with failures is not simulated", "leave [faults] empty, or sync.zero_stage = 0");
+}
+
 // A timing-only run of a catalog workload: synchronous data parallelism on one kind of GPU whose memory
 // bandwidth is known (the roofline needs it).
 void check_workload(const RunConfig& c, const KeyOrigins& at) {
@@ -184,6 +199,7 @@ void check_workload(const RunConfig& c, const KeyOrigins& at) {
 
 void check_run_config(const RunConfig& c, const KeyOrigins& at) {
   check_workload(c, at);
+  check_zero(c, at);
   check_data(c, at);
   check_cluster(c, at);
   check_faults(c, at);

@@ -20,6 +20,7 @@ SyncConfig make_sync_config(const Scenario& s) {
   c.bucket_bytes = s.quantity("sync.bucket_size");
   c.overlap = s.boolean("sync.overlap");
   c.accumulation_steps = static_cast<int>(s.integer("sync.accumulation_steps"));
+  c.zero_stage = static_cast<int>(s.integer("sync.zero_stage"));
   c.local_steps = static_cast<int>(s.integer("local.local_steps"));
   c.sync_until_step = s.integer("local.sync_until_step");
   c.fault_reaction = choice_value(fault_reaction_table(), s, "sync.fault_reaction");
@@ -42,6 +43,9 @@ void add_sync_keys(std::vector<KeySpec>& keys) {
               "Start a bucket's allreduce as soon as backward has produced it (else after the whole backward)"),
       integer("sync.accumulation_steps", "1", between(1, 100000),
               "Micro-batches of batch_per_worker accumulated per optimizer step (the global batch grows with it)"),
+      integer("sync.zero_stage", "0", between(0, 2),
+              "ZeRO: 1 shards optimizer state and fp32 master weights over the workers, 2 also gradients; "
+              "gradients are reduce-scattered per bucket and the updated weights all-gathered (3 is not simulated)"),
       choice("sync.fault_reaction", "elastic", fault_reaction_table().names(),
              "After a worker fails: elastic = the survivors continue without it; restart = the job restarts from "
              "its last checkpoint on a replacement node"),

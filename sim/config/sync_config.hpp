@@ -21,6 +21,10 @@ struct SyncConfig {
   double bucket_bytes = 25e6;       // gradient bucket size (PyTorch DDP's default 25 MB)
   bool overlap = true;              // a bucket's allreduce starts as soon as backward has produced it
   int accumulation_steps = 1;       // micro-batches per optimizer step
+  // ZeRO (Rajbhandari et al. 2020): 1 shards the optimizer state and fp32 master weights over the workers,
+  // 2 the gradients too. Gradients are reduce-scattered bucket by bucket, each worker updates its shard, and
+  // the updated weights are all-gathered. 0: plain data parallelism (allreduce).
+  int zero_stage = 0;
   // local SGD
   int local_steps = 4;              // H: local steps between model averagings
   int64_t sync_until_step = 0;      // post-local SGD: synchronous before this step (0 = local from the start)

@@ -56,7 +56,7 @@ bool read_by_workload_run(const std::string& key) {
   const std::string section = key.substr(0, key.find('.'));
   return section == "cluster" || section == "fabric" || section == "gpu" || section == "network" ||
          section == "collective" || section == "workload" || key == "run.name" || key == "sync.bucket_size" ||
-         key == "sync.overlap" || key == "training.strategy";
+         key == "sync.overlap" || key == "sync.zero_stage" || key == "training.strategy";
 }
 
 // ---- keys ------------------------------------------------------------------------------------------------

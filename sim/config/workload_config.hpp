@@ -42,7 +42,7 @@ models::MemorySetup workload_memory_setup(WorkloadPrecision precision, WorkloadO
 MathMode workload_math(WorkloadPrecision precision);
 
 // Whether a timing-only run of a workload reads `key`: the cluster and its hardware, the network model, the
-// collective, DDP's buckets, the run's name and output, training.strategy (which must be sync) and [workload].
+// collective, DDP's buckets and ZeRO stage, the run's name, training.strategy (which must be sync) and [workload].
 bool read_by_workload_run(const std::string& key);
 
 }  // namespace dtsim::sim

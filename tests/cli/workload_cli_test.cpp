@@ -111,7 +111,7 @@ TEST(WorkloadCli, BadInputIsExitTwoWithOneLine) {
            {"workload llama-7b --gpu a100", "dtsim: error: "},
            {"workload a b", "dtsim: error: command line: unexpected argument 'b'"},
            {"workload gpt2-xl --steps 3", "dtsim: error: command line: --steps: applies to a simulation; add --simulate"},
-           {"workload gpt2-xl --simulate --zero 1", "dtsim: error: command line: --zero: is not simulated yet"},
+           {"workload gpt2-xl --simulate --zero 3", "dtsim: error: command line: --zero: stage 3 is not simulated yet"},
            {"workload gpt2-xl --simulate --set cluster.workers=4",
             "dtsim: error: command line: --set: cluster.workers is set by --gpus; use that flag"},
            {"workload gpt2-xl --simulate --set training.lr=1",

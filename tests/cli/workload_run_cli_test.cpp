@@ -39,8 +39,9 @@ TEST(WorkloadRun, EveryCatalogScenarioChecksAndTheOversizedOnesWarn) {
     const auto r = run_dtsim("check " + kScenarios + name + ".ini", true);
     EXPECT_EQ(r.exit_code, 0) << name << ": " << r.output << r.err;
     EXPECT_NE(r.output.find("timing only"), std::string::npos) << r.output;
-    // Full training of a 7B or 70B model keeps 16 bytes per weight on every GPU without sharding.
-    const bool oversized = std::string(name) == "workload_llama_7b" || std::string(name) == "workload_llama2_70b";
+    // Full training of a 70B model keeps 16 bytes per weight on every GPU without sharding (the 7B scenario
+    // shards with ZeRO-2).
+    const bool oversized = std::string(name) == "workload_llama2_70b";
     EXPECT_EQ(r.err.find("does not fit") != std::string::npos || r.err.find("needs") != std::string::npos, oversized)
         << name << ": " << r.err;
   }
@@ -76,6 +77,19 @@ TEST(WorkloadRun, AgreesWithTheWorkloadCommandAndSaysItIsTimingOnly) {
   // The last row is when the last step ended.
   const double last = summary["simulated_time_s"].get<double>();
   EXPECT_NEAR(std::stod(rows[3].substr(rows[3].find(',') + 1)), last, 1e-8 * last);  // 9 significant digits
+}
+
+TEST(WorkloadRun, ZeroTwoMakesLlama7bFit) {
+  // 6,738,415,616 weights: 16 bytes each on every GPU without ZeRO; with stage 2 over 64 GPUs, the bf16
+  // weights stay whole (2 bytes) and the rest (14 bytes) is sharded.
+  const double psi = 6738415616.0;
+  EXPECT_GT(16 * psi, 80e9);
+  EXPECT_LT(2 * psi + 14 * psi / 64, 80e9);
+  const std::string scenario = "check " + kScenarios + "workload_llama_7b.ini";
+  EXPECT_EQ(run_dtsim(scenario, true).err, "");
+  const auto plain = run_dtsim(scenario + " --set sync.zero_stage=0", true);
+  EXPECT_EQ(plain.exit_code, 0);
+  EXPECT_NE(plain.err.find("needs 108.9 GB per GPU"), std::string::npos) << plain.err;
 }
 
 TEST(WorkloadRun, WhatItCannotSimulateIsRefusedAtTheKey) {

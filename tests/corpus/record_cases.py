@@ -270,6 +270,11 @@ CASES += [
     case("workload_bad_gpu", "workload llama-7b --gpu a100"),
     case("workload_flag_without_name", "workload --zero 2"),
     case("run_model_does_not_fit", CHECK + " --set gpu.memory=3MB"),
+    case("zero_with_local_sgd", CHECK + " --set training.strategy=local --set sync.zero_stage=1"),
+    case("zero_with_compression", CHECK + " --set sync.zero_stage=2 --set compression.kind=topk"),
+    case("zero_stage_three", CHECK + " --set sync.zero_stage=3"),
+    case("workload_simulate_zero_three", "workload llama-7b --zero 3 --simulate"),
+    case("workload_simulate_zero_set", "workload llama-7b --simulate --set sync.zero_stage=1"),
     case("workload_run_not_sync", "check {src}/scenarios/workload_resnet50.ini --set training.strategy=local"),
     case("workload_run_unknown_name", "check {src}/scenarios/workload_resnet50.ini --set workload.name=resnet-50"),
     case("workload_run_groups", "check {src}/scenarios/workload_resnet50.ini --set cluster.workers=16"

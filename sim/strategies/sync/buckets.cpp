@@ -42,15 +42,16 @@ struct BucketStreams::Stream {
 };
 
 BucketStreams::BucketStreams(const Platform& platform, const std::vector<Bucket>& buckets, double bytes_per_value,
-                             MakeCollective make, BucketWire wire)
+                             MakeCollective make, BucketWire wire, CollectiveKind bucket_kind)
     : hosts_(platform.workers),
       buckets_(buckets),
       bytes_per_value_(bytes_per_value),
+      bucket_kind_(bucket_kind),
       gathers_(buckets.size()),
       make_(std::move(make)),
       wire_(std::move(wire)) {
   for (size_t b = 0; b < buckets.size(); ++b)
-    collectives_.push_back(make_(CollectiveKind::Allreduce, "bucket" + std::to_string(b)));
+    collectives_.push_back(make_(bucket_kind_, "bucket" + std::to_string(b)));
   for (int r = 0; r < platform.num_workers(); ++r) streams_.push_back(std::make_unique<Stream>());
 }
 
@@ -119,8 +120,9 @@ uint64_t BucketStreams::bytes_of(int bucket, const std::vector<BucketMessage>& m
 }
 
 Collective& BucketStreams::collective(int bucket, CollectiveKind kind) {
-  if (kind == CollectiveKind::Allreduce) return *collectives_[bucket];
-  if (kind != CollectiveKind::AllGather) throw std::logic_error("BucketStreams: buckets only allreduce or all-gather");
+  if (kind == bucket_kind_) return *collectives_[bucket];
+  if (kind != CollectiveKind::AllGather)
+    throw std::logic_error("BucketStreams: a bucket runs its own collective kind or an all-gather");
   std::unique_ptr<Collective>& gather = gathers_[bucket];
   if (!gather) gather = make_(CollectiveKind::AllGather, "gather" + std::to_string(bucket));
   return *gather;

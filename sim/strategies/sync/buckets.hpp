@@ -51,8 +51,10 @@ class BucketStreams {
   // Makes one allreduce per bucket (their mailboxes must not mix) over `platform`'s workers, and a bucket's
   // all-gather the first time its wire asks for one (so `make` must stay callable). Without `wire`, a bucket
   // is one allreduce of size × bytes_per_value.
+  // `bucket_kind`: what a bucket's own collective is (an allreduce, or ZeRO's reduce-scatter).
   BucketStreams(const Platform& platform, const std::vector<Bucket>& buckets, double bytes_per_value,
-                MakeCollective make, BucketWire wire = nullptr);
+                MakeCollective make, BucketWire wire = nullptr,
+                CollectiveKind bucket_kind = CollectiveKind::Allreduce);
   ~BucketStreams();
 
   // Starts rank's stream actor (a daemon on the worker's host: it ends with the workers); call before
@@ -82,7 +84,8 @@ class BucketStreams {
   std::vector<simgrid::s4u::Host*> hosts_;
   std::vector<Bucket> buckets_;
   double bytes_per_value_;
-  std::vector<std::unique_ptr<Collective>> collectives_;  // allreduce, per bucket
+  CollectiveKind bucket_kind_;
+  std::vector<std::unique_ptr<Collective>> collectives_;  // bucket_kind_, per bucket
   std::vector<std::unique_ptr<Collective>> gathers_;      // all-gather, per bucket (null until needed)
   MakeCollective make_;
   BucketWire wire_;

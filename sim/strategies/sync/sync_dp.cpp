@@ -12,12 +12,14 @@ SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
       local_(reads_section(ctx.config().strategy, "local")),
       micro_batches_(ctx.config().sync.accumulation_steps),
       total_steps_(ctx.inputs.length.total_steps),
+      zero_(ctx.config().sync.zero_stage > 0),
       recorder_(ctx, evaluation_interval(ctx), ctx.inputs.length.total_steps,
                 static_cast<double>(ctx.inputs.length.steps_per_epoch)),
       mean_(ctx.ops, ctx.objective.num_params()),
       scratch_(ctx.ops, ctx.objective.num_params()) {
   const RunConfig& cfg = ctx.config();
   const size_t n = ctx.objective.num_params();
+  weight_bytes_ = static_cast<uint64_t>(static_cast<double>(n) * run_memory_setup(cfg).weight_bytes);
   replicas_.push_back(std::make_unique<TrainableParameters>(ctx));
   // Local replicas start as exact copies and receive identical updates until they diverge.
   for (int r = 1; local_ && r < cfg.workers; ++r)
@@ -54,7 +56,7 @@ void SyncDataParallel::launch(int64_t first_step) {
   // Kept by the streams, which make a bucket's all-gather when compression first needs it.
   const auto make = [this, prefix, incarnation, group = group_](CollectiveKind kind, const std::string& name) {
     const RunConfig& cfg = ctx_.config();
-    // Compression's all-gathers: ring, the one algorithm that implements them.
+    // Compression's all-gathers and ZeRO's reduce-scatters and all-gathers: ring, as NCCL runs them.
     Algorithm algorithm = kind == CollectiveKind::Allreduce ? cfg.collectives.algorithm : Algorithm::Ring;
     // A survivor group the algorithm cannot serve (a hierarchical allreduce over unequal nodes): ring. The
     // first group is the user's cluster, where a refusal is the user's to fix.
@@ -75,8 +77,9 @@ void SyncDataParallel::launch(int64_t first_step) {
     wire = [this](const Bucket& bucket, int64_t step) { return compression_->messages(bucket, step); };
   streams_ = std::make_unique<BucketStreams>(
       group_, plan_buckets(ctx_.objective.gradient_segments(0), cfg.sync.bucket_bytes, bytes_per_value),
-      bytes_per_value, make, wire);
+      bytes_per_value, make, wire, zero_ ? CollectiveKind::ReduceScatter : CollectiveKind::Allreduce);
   if (local_) param_allreduce_ = make(CollectiveKind::Allreduce, "params");
+  if (zero_) param_gather_ = make(CollectiveKind::AllGather, "params");
   actors_.clear();
   for (size_t slot = 0; slot < active_.size(); ++slot) {
     const int r = active_[slot];
@@ -154,6 +157,14 @@ void SyncDataParallel::synchronous_step(int rank, int slot, int64_t step, double
   if (applied_steps_ == step) apply_gradient_average(step);
   account_wait(w);
   update(w, rank, multiplier);
+  if (zero_) gather_weights(w, rank);
+}
+
+void SyncDataParallel::gather_weights(Worker& w, int rank) {
+  // ZeRO: each worker updated its 1/N shard; every worker needs all of the new weights for the next forward.
+  const double start = sg4::Engine::get_clock();
+  param_gather_->run(rank, weight_bytes_);
+  w.time.communication += sg4::Engine::get_clock() - start;
 }
 
 double SyncDataParallel::bucket_work(int rank, int b) const {
@@ -213,6 +224,7 @@ void SyncDataParallel::apply_gradient_average(int64_t step) {
     }
     if (active_.size() > 1) ctx_.ops.scale(1.0f / static_cast<float>(active_.size()), mean_.data(), n);
     bytes_so_far_ += streams_->bytes_per_step();
+    if (zero_) bytes_so_far_ += param_gather_->bytes_per_call(weight_bytes_);
   }
   if (replicas_.size() == 1) {
     replicas_[0]->apply(mean_.data(), step);
@@ -274,7 +286,7 @@ StrategyOutcome SyncDataParallel::outcome() const {
   out.precision = replicas_[0]->precision_outcome();
   out.steps = applied_steps_;
   out.bytes_sent = collective_bytes_retired_ + streams_->bytes_sent() +
-                  (param_allreduce_ ? param_allreduce_->bytes_sent() : 0);
+                  (param_allreduce_ ? param_allreduce_->bytes_sent() : 0) + (param_gather_ ? param_gather_->bytes_sent() : 0);
   for (const Worker& w : workers_) out.worker_time.push_back(w.time);
   out.final_params = replicas_[0]->download();
   const double steps = std::max<double>(1.0, static_cast<double>(applied_steps_));

@@ -68,7 +68,8 @@ class SyncDataParallel final : public TrainingStrategy {
   void apply_model_average(int64_t step);     // once per averaging, likewise
   void account_wait(Worker& w);               // idle and communication time after a collective
   double bucket_work(int rank, int bucket) const;  // backward work before the bucket is ready on rank's GPU
-  void update(Worker& w, int rank, double multiplier);  // the optimizer step on rank's replica
+  void update(Worker& w, int rank, double multiplier);  // the optimizer step on rank's replica (its shard: ZeRO)
+  void gather_weights(Worker& w, int rank);             // ZeRO: all-gather the updated weights
   void record_if_due(int64_t applied, int64_t step);
   bool gradient_averaging(int64_t step) const;
   bool model_averaging_after(int64_t step) const;
@@ -80,6 +81,8 @@ class SyncDataParallel final : public TrainingStrategy {
   bool local_;
   int micro_batches_;
   int64_t total_steps_;
+  bool zero_;                 // sync.zero_stage > 0: reduce-scatter buckets, all-gather the weights
+  uint64_t weight_bytes_ = 0; // the weights at their storage width: what ZeRO's all-gather moves
   std::vector<std::unique_ptr<TrainableParameters>> replicas_;  // one (sync) or one per worker (local)
   TrainingRecorder recorder_;
   gpu::Buffer<float> mean_;  // averaged gradient or parameters
@@ -94,6 +97,7 @@ class SyncDataParallel final : public TrainingStrategy {
   Worker shared_gradient_;  // the one gradient (and micro-batch) buffer when deferred
   std::unique_ptr<BucketStreams> streams_;
   std::unique_ptr<Collective> param_allreduce_;  // local SGD's model averaging
+  std::unique_ptr<Collective> param_gather_;     // ZeRO: the updated weights' all-gather
   std::unique_ptr<SyncGradientCompression> compression_;  // when compression.kind is not none
   std::vector<double> bucket_bytes_per_value_;   // wire width, for rebuilding the streams
 

@@ -24,8 +24,10 @@ TimingSpec timing_spec(const models::Workload& w, const models::MemorySetup& set
     spec.segments.push_back({offsets[layer], static_cast<std::size_t>(w.layers[layer].trainable), t.backward[i] * speed});
   }
   if (t.tail > 0) spec.segments.push_back({0, 0, t.tail * speed});  // no values: run_sync_timing's tail
-  spec.optimizer_flops = t.optimizer * speed;
+  spec.optimizer_flops = t.optimizer * speed;  // this worker's shard with ZeRO (setup.zero_stage)
   spec.bytes_per_value = setup.gradient_bytes;
+  spec.zero_stage = setup.zero_stage;
+  if (setup.zero_stage > 0) spec.gathered_bytes = static_cast<double>(w.trainable()) * setup.weight_bytes;
   return spec;
 }
 
@@ -40,7 +42,11 @@ TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, 
     segments.pop_back();
   }
   const std::vector<Bucket> buckets = plan_buckets(segments, spec.bucket_bytes, spec.bytes_per_value);
-  auto streams = std::make_unique<BucketStreams>(platform, buckets, spec.bytes_per_value, std::move(make));
+  if (spec.zero_stage > 2) throw std::invalid_argument("timing: ZeRO stage 3 is not simulated");
+  const bool zero = spec.zero_stage > 0;
+  auto streams = std::make_unique<BucketStreams>(platform, buckets, spec.bytes_per_value, make, nullptr,
+                                                 zero ? CollectiveKind::ReduceScatter : CollectiveKind::Allreduce);
+  std::unique_ptr<Collective> gather = zero ? make(CollectiveKind::AllGather, "params") : nullptr;
 
   const int n = platform.num_workers();
   TimingOutcome out;
@@ -64,9 +70,11 @@ TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, 
         streams->wait_all(r);
         const double reduced = sg4::Engine::get_clock();
         sg4::this_actor::execute(spec.optimizer_flops);
+        const double updated = sg4::Engine::get_clock();
+        if (gather) gather->run(r, static_cast<uint64_t>(spec.gathered_bytes));
         const double end = sg4::Engine::get_clock();
-        compute[r] += (backward_end - start) + (end - reduced);
-        exposed[r] += reduced - backward_end;
+        compute[r] += (backward_end - start) + (updated - reduced);
+        exposed[r] += (reduced - backward_end) + (end - updated);
         out.step_end_s[step] = std::max(out.step_end_s[step], end);
       }
     });
@@ -76,7 +84,7 @@ TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, 
     out.compute_s += compute[r] / (static_cast<double>(n) * spec.steps);
     out.exposed_s += exposed[r] / (static_cast<double>(n) * spec.steps);
   }
-  out.bytes_sent = streams->bytes_sent();
+  out.bytes_sent = streams->bytes_sent() + (gather ? gather->bytes_sent() : 0);
   return out;
 }
 

@@ -23,13 +23,17 @@ struct TimingSpec {
   double bytes_per_value = 2;                      // gradient bytes on the wire per trained value
   double bucket_bytes = 25e6;
   bool overlap = true;                             // hand buckets during backward (else after it)
+  // ZeRO stages 1-2: buckets are reduce-scattered, and after the optimizer step (on this worker's shard) the
+  // updated weights, `gathered_bytes` in all, are all-gathered before the next step.
+  int zero_stage = 0;
+  double gathered_bytes = 0;
   int steps = 10;
 };
 
 struct TimingOutcome {
   std::vector<double> step_end_s;  // when every worker had finished step s (its optimizer step)
   double compute_s = 0;            // per step and worker: forward, backward and optimizer
-  double exposed_s = 0;            // per step and worker: waiting for allreduces after backward
+  double exposed_s = 0;            // per step and worker: waiting for allreduces after backward (and ZeRO's all-gather)
   uint64_t bytes_sent = 0;         // by all workers, all steps
   int buckets = 0;
 };
