@@ -137,7 +137,7 @@ void warn_does_not_fit(const WorkloadRun& run) {
 int command_check(const CommandLine& cl) {
   require_scenario(cl);
   const Scenario scenario = load_scenario(cl.scenario, cl.sets);
-  if (names_a_workload(scenario)) {
+  if (is_timing_only(scenario)) {
     const WorkloadRun run = prepare_workload_run(scenario);
     report_ignored_keys(cl, run.ignored_keys);
     if (!cl.quiet) std::printf("%s: ok (%s)\n", cl.scenario.c_str(), describe_workload_run(run).c_str());
@@ -184,7 +184,7 @@ int command_run(const CommandLine& cl) {
   const auto wall_start = std::chrono::steady_clock::now();
   const auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(); };
   const Scenario scenario = load_scenario(cl.scenario, cl.sets);
-  if (names_a_workload(scenario)) return command_run_workload(cl, scenario, wall);
+  if (is_timing_only(scenario)) return command_run_workload(cl, scenario, wall);
   const RunInputs inputs = prepare_run(scenario);
   report_ignored_keys(cl, inputs.ignored_keys);
   if (stop_signal() != 0) {

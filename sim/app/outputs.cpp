@@ -105,6 +105,10 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
   for (const IgnoredKey& k : inputs.ignored_keys)
     ignored.push_back({{"key", k.key}, {"reason", k.reason}, {"where", k.where.describe()}});
   s["ignored_keys"] = ignored;
+  // Proxy mode: the time and bytes above are the named workload's, the accuracy the built-in model's.
+  if (inputs.proxy)
+    s["proxy"] = {{"workload", inputs.proxy->name}, {"parameters", inputs.proxy->parameters()},
+                  {"trainable", inputs.proxy->trainable()}, {"micro_batch", c.workload.micro_batch}};
   const CostReport cost = price_run(c, r.worker_time, r.simulated_time_s);
   s["cost"] = cost.to_json();
   if (const EvalPoint* hit = first_reaching(r.points, c.target_accuracy)) {
@@ -154,6 +158,9 @@ std::string describe_setup(const RunInputs& in) {
     if (k.kind == models::CompressorKind::Qsgd) o << " " << k.qsgd_levels << " levels";
     o << (k.error_feedback ? " with error feedback" : "");
   }
+  if (in.proxy)
+    o << "; compute and gradient traffic charged as " << in.proxy->name << " (proxy, micro-batch "
+      << c.workload.micro_batch << ")";
   return o.str();
 }
 

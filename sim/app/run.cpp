@@ -133,7 +133,7 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   const Platform platform = build_platform(*engine, spec, server_hosts(cfg));
   HeterogeneityRuntime heterogeneity = apply_heterogeneity(*engine, platform, cfg);
 
-  const ComputeCost compute(cfg, objective);
+  const ComputeCost compute(cfg, objective, inputs.proxy ? &*inputs.proxy : nullptr);
   const TrainingContext ctx{inputs,       platform, objective, ops, metrics, heterogeneity, resolved_compression(inputs),
                             compute};
   std::unique_ptr<TrainingStrategy> strategy = make_strategy(ctx);

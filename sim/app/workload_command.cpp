@@ -19,9 +19,6 @@
 #include "sim/scenario/keys.hpp"
 #include "sim/scenario/scenario.hpp"
 
-#ifndef DTSIM_SOURCE_WORKLOAD_DIR
-#define DTSIM_SOURCE_WORKLOAD_DIR "models/workloads"
-#endif
 
 namespace po = boost::program_options;
 
@@ -412,10 +409,6 @@ int show_workload(const Flags& f, const std::string& dir) {
 
 }  // namespace
 
-std::string default_workload_dir() {
-  if (const char* env = std::getenv("DTSIM_WORKLOAD_DIR"); env && *env) return env;
-  return DTSIM_SOURCE_WORKLOAD_DIR;
-}
 
 int command_workload(int argc, char** argv) {
   const Flags f = parse_flags(argc, argv);

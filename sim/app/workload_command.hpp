@@ -4,10 +4,9 @@
 
 #include <string>
 
-namespace dtsim::sim {
+#include "sim/config/workload_config.hpp"  // default_workload_dir
 
-// The catalog folder: $DTSIM_WORKLOAD_DIR, else the source tree's models/workloads/.
-std::string default_workload_dir();
+namespace dtsim::sim {
 
 // argv[0] is "workload". Returns the exit status; bad input throws InputError.
 int command_workload(int argc, char** argv);

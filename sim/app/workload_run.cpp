@@ -18,29 +18,14 @@
 
 namespace dtsim::sim {
 
-bool names_a_workload(const Scenario& scenario) { return !scenario.text("workload.name").empty(); }
-
 WorkloadRun prepare_workload_run(const Scenario& scenario) {
   WorkloadRun run;
   run.config = make_run_config(scenario);
   const KeyOrigins at = scenario.origins();
   run.ignored_keys = find_ignored_keys(run.config, at);
   const WorkloadConfig& wc = run.config.workload;
-  const std::string dir = default_workload_dir();
-  if (!std::filesystem::exists(models::workload_file(wc.name, dir))) {
-    const std::vector<std::string> names = models::catalog_names(dir);
-    const std::string near = suggest_among(wc.name, names);
-    at.fail("workload.name", "'" + wc.name + "' is not a catalog workload or an existing .json file",
-            near.empty() ? "use one of " + models::join_names(names, ", ", " or ") + ", or a path"
-                         : "did you mean '" + near + "'?");
-  }
-  try {
-    run.workload = models::find_workload(wc.name, dir);
-  } catch (const models::WorkloadFileError& e) {
-    throw InputError("", "", e.what());  // the file's own line and field
-  }
-  run.setup = workload_memory_setup(wc.precision, wc.optimizer, wc.micro_batch, wc.checkpointing, run.config.workers);
-  run.setup.zero_stage = run.config.sync.zero_stage;
+  run.workload = load_named_workload(wc);
+  run.setup = workload_memory_setup(wc, run.config.workers, run.config.sync.zero_stage);
   run.memory = models::memory_per_gpu(run.workload, run.setup);
   run.fits = run.memory.total() <= run.config.gpu.memory;
   return run;

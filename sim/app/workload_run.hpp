@@ -1,4 +1,5 @@
-// `dtsim run` / `dtsim check` on a scenario that names a catalog workload (workload.name): a timing-only run of
+// `dtsim run` / `dtsim check` on a scenario that names a catalog workload (workload.name, without
+// workload.proxy; is_timing_only in config/workload_config.hpp): a timing-only run of
 // synchronous data parallelism (workload_timing.hpp) on the scenario's cluster, with no numerics. It writes
 // summary.json (mode "timing-only": step time, throughput, scaling, utilisation, memory per GPU, cost and
 // energy per billion tokens or million samples) and metrics.csv (when each step ended).
@@ -15,8 +16,6 @@
 #include "sim/scenario/scenario.hpp"
 
 namespace dtsim::sim {
-
-bool names_a_workload(const Scenario& scenario);
 
 struct WorkloadRun {
   RunConfig config;

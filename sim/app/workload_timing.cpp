@@ -71,11 +71,9 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   t.steps = steps;
   t.bucket_bytes = cfg.sync.bucket_bytes;
   t.overlap = cfg.sync.overlap;
-  // One GPU alone holds everything: no ZeRO shard of the optimizer step.
-  models::MemorySetup alone = setup;
-  alone.zero_stage = 0;
-  alone.data_parallel = 1;
-  out.one_gpu_step_s = models::step_compute(w, alone, rates).total();
+  // The same GPU's compute without any communication (with ZeRO, its shard of the optimizer step): scaling
+  // efficiency then measures what the network costs.
+  out.one_gpu_step_s = models::step_compute(w, setup, rates).total();
 
   std::string described;
   const MakeCollective make = [&](CollectiveKind kind, const std::string& name) {

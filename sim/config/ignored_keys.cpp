@@ -194,6 +194,9 @@ std::vector<Rule> numerics_rules() {
 std::string workload_settings(const std::string& key, const RunConfig& c) {
   if (!c.workload.active())
     return section_of(key) == "workload" && key != "workload.name" ? "has no effect without workload.name" : "";
+  // A proxy run is a run with numerics: it reads everything such a run reads, and [workload] but its length.
+  if (c.workload.proxy)
+    return key == "workload.steps" ? "has no effect in a proxy run, whose length is the training's" : "";
   if (read_by_workload_run(key)) return "";
   return "has no effect in a timing-only run of a workload (workload.name = " + c.workload.name + ")";
 }

@@ -1,5 +1,12 @@
 #include "sim/config/run_checks.hpp"
 
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "models/workload/catalog.hpp"
+#include "sim/scenario/keys.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -183,11 +190,24 @@ void check_zero(const RunConfig& c, const KeyOrigins& at) {
 // bandwidth is known (the roofline needs it).
 void check_workload(const RunConfig& c, const KeyOrigins& at) {
   if (!c.workload.active()) return;
+  const std::string dir = default_workload_dir();
+  if (!std::filesystem::exists(models::workload_file(c.workload.name, dir))) {
+    const std::vector<std::string> names = models::catalog_names(dir);
+    const std::string near = suggest_among(c.workload.name, names);
+    at.fail("workload.name", "'" + c.workload.name + "' is not a catalog workload or an existing .json file",
+            near.empty() ? "use one of " + models::join_names(names, ", ", " or ") + ", or a path"
+                         : "did you mean '" + near + "'?");
+  }
+  const std::string mode = c.workload.proxy ? "a proxy run of a workload" : "a timing-only run of a workload";
   if (c.strategy != Strategy::Sync)
-    at.fail("training.strategy",
-            std::string("a timing-only run of a workload simulates sync only, not ") + to_string(c.strategy),
+    at.fail("training.strategy", mode + " simulates sync only, not " + to_string(c.strategy),
             std::string("use sync, or remove workload.name to train a built-in model with ") + to_string(c.strategy));
-  if (!c.layout.groups.empty())
+  if (c.workload.proxy && c.compression.active())
+    at.fail("compression.kind", "a proxy run charges the workload's gradient buckets, which compression cannot encode",
+            "set compression.kind = none, or remove workload.proxy");
+  if (c.workload.proxy && !c.heterogeneity.faults.events.empty())
+    at.fail("faults.events", "a proxy run with failures is not simulated", "leave [faults] empty, or remove workload.proxy");
+  if (c.workload.timing_only() && !c.layout.groups.empty())
     at.fail("cluster.groups", "a timing-only run of a workload does not support node groups yet",
             "describe the cluster with cluster.workers and cluster.gpus_per_node");
   if (c.gpu.memory_bandwidth <= 0)

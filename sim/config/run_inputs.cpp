@@ -27,6 +27,7 @@ RunInputs prepare_run(const Scenario& scenario) {
                       " exceeds the " + std::to_string(usable) + " training samples",
                   "lower it, or use fewer workers or more data");
   in.length = run_length(c, usable);
+  if (c.workload.proxy) in.proxy = load_named_workload(c.workload);
   check_numerics(c, in.length, data.train, at);
   if (c.device == gpu::Device::Cuda) {
     const gpu::CudaStatus cuda = gpu::probe_cuda();

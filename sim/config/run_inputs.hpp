@@ -6,6 +6,7 @@
 
 #include "models/dataset.hpp"
 #include "models/partition.hpp"
+#include "models/workload/workload.hpp"
 #include "sim/config/ignored_keys.hpp"
 #include "sim/config/numerics_setup.hpp"
 #include "sim/config/run_config.hpp"
@@ -21,6 +22,7 @@ struct RunInputs {
   std::optional<models::Partition> partition;  // per-worker shards, when data.partition is not none
   RunLength length;
   std::vector<IgnoredKey> ignored_keys;  // keys the user set that this run does not read
+  std::optional<models::Workload> proxy;  // workload.proxy: the workload whose compute and traffic are charged
 };
 
 // Builds the run configuration, loads or generates its datasets, partitions them and checks the numerics

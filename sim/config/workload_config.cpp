@@ -1,7 +1,11 @@
 #include "sim/config/workload_config.hpp"
 
+#include <cstdlib>
+
+#include "models/workload/catalog.hpp"
 #include "sim/config/choice.hpp"
 #include "sim/config/schema.hpp"
+#include "sim/scenario/errors.hpp"
 #include "sim/scenario/key_builders.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -20,9 +24,29 @@ const models::NameTable<WorkloadOptimizer>& workload_optimizer_table() {
   return t;
 }
 
+#ifndef DTSIM_SOURCE_WORKLOAD_DIR
+#define DTSIM_SOURCE_WORKLOAD_DIR "models/workloads"
+#endif
+
+std::string default_workload_dir() {
+  if (const char* env = std::getenv("DTSIM_WORKLOAD_DIR"); env && *env) return env;
+  return DTSIM_SOURCE_WORKLOAD_DIR;
+}
+
+models::Workload load_named_workload(const WorkloadConfig& w) {
+  try {
+    return models::find_workload(w.name, default_workload_dir());
+  } catch (const models::WorkloadFileError& e) {
+    throw InputError("", "", e.what());
+  }
+}
+
+bool is_timing_only(const Scenario& s) { return !s.text("workload.name").empty() && !s.boolean("workload.proxy"); }
+
 WorkloadConfig make_workload_config(const Scenario& s) {
   WorkloadConfig c;
   c.name = s.text("workload.name");
+  c.proxy = s.boolean("workload.proxy");
   c.micro_batch = static_cast<int>(s.integer("workload.micro_batch"));
   c.checkpointing = s.boolean("workload.checkpointing");
   c.precision = choice_value(workload_precision_table(), s, "workload.precision");
@@ -40,6 +64,12 @@ models::MemorySetup workload_memory_setup(WorkloadPrecision precision, WorkloadO
   const double width = precision == WorkloadPrecision::Bf16 ? 2 : 4;  // tf32 keeps fp32 storage
   s.weight_bytes = s.gradient_bytes = s.activation_bytes = width;
   s.optimizer_bytes = optimizer == WorkloadOptimizer::Adam ? 8 : optimizer == WorkloadOptimizer::SgdMomentum ? 4 : 0;
+  return s;
+}
+
+models::MemorySetup workload_memory_setup(const WorkloadConfig& w, int gpus, int zero_stage) {
+  models::MemorySetup s = workload_memory_setup(w.precision, w.optimizer, w.micro_batch, w.checkpointing, gpus);
+  s.zero_stage = zero_stage;
   return s;
 }
 
@@ -68,6 +98,9 @@ void add_workload_keys(std::vector<KeySpec>& keys) {
            "A catalog workload (dtsim workload lists them) or a workload .json file: the run is timing-only, "
            "synchronous data parallel, with no numerics",
            true),
+      boolean("workload.proxy", "false",
+              "Proxy mode: train the scenario's built-in model for real (sync strategy) while compute time and "
+              "gradient traffic are charged as the named workload's"),
       integer("workload.micro_batch", "1", between(1, 1 << 20), "Samples (images or sequences) per GPU and step"),
       boolean("workload.checkpointing", "false",
               "Activation checkpointing: keep each block's input and recompute the block in the backward pass"),

@@ -8,6 +8,7 @@
 
 #include "models/name_table.hpp"
 #include "models/workload/memory.hpp"
+#include "models/workload/workload.hpp"
 #include "sim/config/hardware_config.hpp"
 
 namespace dtsim::sim {
@@ -24,6 +25,9 @@ const models::NameTable<WorkloadOptimizer>& workload_optimizer_table();
 
 struct WorkloadConfig {
   std::string name;  // a catalog name or a .json path; empty: a run with numerics
+  // Proxy mode: the scenario's built-in model trains for real while every worker's compute and gradient
+  // traffic are charged as this workload's (its per-layer roofline, its trained weights in buckets).
+  bool proxy = false;
   int micro_batch = 1;
   bool checkpointing = false;
   WorkloadPrecision precision = WorkloadPrecision::Bf16;
@@ -31,15 +35,27 @@ struct WorkloadConfig {
   int steps = 10;
 
   bool active() const { return !name.empty(); }
+  bool timing_only() const { return active() && !proxy; }
 };
 
 WorkloadConfig make_workload_config(const Scenario& scenario);
+
+// The catalog folder: $DTSIM_WORKLOAD_DIR, else the source tree's models/workloads/.
+std::string default_workload_dir();
+// The catalog entry workload.name names (check_run_config has checked that its file exists); a broken file
+// is an InputError at its own line and field.
+models::Workload load_named_workload(const WorkloadConfig& workload);
+// Whether a scenario's workload.name asks for a timing-only run (set, and workload.proxy off).
+bool is_timing_only(const Scenario& scenario);
 
 // What one GPU of `gpus` data-parallel replicas holds and moves for a workload trained this way (ZeRO stage 0).
 models::MemorySetup workload_memory_setup(WorkloadPrecision precision, WorkloadOptimizer optimizer, int micro_batch,
                                           bool checkpointing, int gpus);
 // The math mode whose peak the workload's matrix products run at.
 MathMode workload_math(WorkloadPrecision precision);
+
+// The setup a workload is timed with in this run: workload_memory_setup of its keys, the workers, ZeRO's stage.
+models::MemorySetup workload_memory_setup(const WorkloadConfig& workload, int gpus, int zero_stage);
 
 // Whether a timing-only run of a workload reads `key`: the cluster and its hardware, the network model, the
 // collective, DDP's buckets and ZeRO stage, the run's name, training.strategy (which must be sync) and [workload].

@@ -4,9 +4,11 @@
 #include <string>
 
 #include "sim/config/cluster_layout.hpp"
+#include "sim/config/workload_config.hpp"
 
 namespace dtsim::sim {
-ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>& objective) {
+ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>& objective,
+                         const models::Workload* proxy) {
   const int workers = config.workers;
   const std::vector<topology::NodePlan> nodes = topology::plan_nodes(config.layout, workers, config.gpu, config.math);
   // One work table per GPU kind: the ungrouped cluster's profile, or each node group's.
@@ -15,21 +17,42 @@ ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>
   };
   std::vector<int> table_of_group(config.layout.groups.size() + 1, -1);
   work_of_rank_.assign(static_cast<size_t>(workers), 0);
-  segments_ = objective.gradient_segments(0).size();
-  const models::Workload* costs = objective.layer_costs();
+  const models::Workload* costs = proxy ? proxy : objective.layer_costs();
+  const models::MemorySetup setup =
+      proxy ? workload_memory_setup(config.workload, workers, config.sync.zero_stage) : run_memory_setup(config);
+  const MathMode math = proxy ? workload_math(config.workload.precision) : config.math;
+  if (proxy) {
+    // The workload's trained layers, laid out in forward order, are the values its buckets carry.
+    std::vector<size_t> offsets;
+    size_t offset = 0;
+    for (const models::LayerCost& l : proxy->layers) {
+      offsets.push_back(offset);
+      offset += l.trainable;
+    }
+    const models::GradientTimeline t = models::gradient_timeline(*proxy, setup, run_device_rates(config.gpu, math));
+    for (size_t i = 0; i < t.backward.size(); ++i) {
+      const auto layer = static_cast<size_t>(t.trained_layers[i]);
+      segments_.push_back({offsets[layer], static_cast<size_t>(proxy->layers[layer].trainable), 0.0});
+    }
+    proxy_gradient_bytes_ = setup.gradient_bytes;
+    proxy_weight_bytes_ = static_cast<double>(proxy->trainable()) * setup.weight_bytes;
+  } else {
+    segments_ = objective.gradient_segments(0);
+  }
   per_layer_ = costs != nullptr;
   for (const topology::NodePlan& node : nodes) {
     int& table = table_of_group[static_cast<size_t>(node.group + 1)];
     if (table < 0) {
       const GpuSpec& gpu = gpu_of_group(node.group);
-      const double speed = node.gpu_speed;  // the host's nominal FLOP rate: work = seconds × speed
+      // Work = seconds × the host's nominal FLOP rate in the run's math mode, whatever mode the products are
+      // timed in, so that the host (slowed or not) takes the seconds the roofline says.
+      const double speed = node.gpu_speed;
       Work w;
       if (costs) {
-        const models::GradientTimeline t =
-            models::gradient_timeline(*costs, run_memory_setup(config), run_device_rates(gpu, config.math));
-        if (t.backward.size() != segments_)
+        const models::GradientTimeline t = models::gradient_timeline(*costs, setup, run_device_rates(gpu, math));
+        if (t.backward.size() != segments_.size())
           throw std::logic_error("the per-layer costs have " + std::to_string(t.backward.size()) +
-                                 " trained layers for " + std::to_string(segments_) + " gradient segments");
+                                 " trained layers for " + std::to_string(segments_.size()) + " gradient segments");
         if (works_.empty()) seconds_ = t;
         w.forward = t.forward * speed;
         for (const double b : t.backward) w.backward.push_back(b * speed);
@@ -37,7 +60,7 @@ ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>
         w.tail = t.tail * speed;
       } else {
         w.forward = objective.forward_flops(0);
-        for (const models::GradientSegment& s : objective.gradient_segments(0)) w.backward.push_back(s.backward_flops);
+        for (const models::GradientSegment& s : segments_) w.backward.push_back(s.backward_flops);
         if (works_.empty()) {
           seconds_.forward = w.forward / speed;
           for (const double b : w.backward) seconds_.backward.push_back(b / speed);

@@ -18,10 +18,13 @@ namespace dtsim::sim {
 
 class ComputeCost {
  public:
-  ComputeCost(const RunConfig& config, const models::Objective<float>& objective);
+  // With `proxy` (workload.proxy), the costs are that workload's on each GPU, set up by [workload] and
+  // sync.zero_stage, whatever the objective computes: its gradient segments, not the objective's.
+  ComputeCost(const RunConfig& config, const models::Objective<float>& objective,
+              const models::Workload* proxy = nullptr);
 
   double forward(int rank) const { return of(rank).forward; }
-  // Backward work of segment i of objective.gradient_segments(), and of the whole backward pass.
+  // Backward work of segment i of segments(), and of the whole backward pass.
   double backward(int rank, size_t segment) const { return of(rank).backward.at(segment); }
   double backward(int rank) const { return of(rank).backward_total; }  // the segments and the tail
   // Backward work after the last segment's gradient is complete (none when the first layer trains).
@@ -29,7 +32,13 @@ class ComputeCost {
   double gradient(int rank) const { return forward(rank) + backward(rank); }
   // The optimizer's update of the worker's replica once its gradient (or the average) is there.
   double update(int rank) const { return of(rank).update; }
-  size_t segments() const { return segments_; }
+  // The gradient segments buckets are made of: the objective's, or the proxied workload's trained layers.
+  const std::vector<models::GradientSegment>& segments() const { return segments_; }
+  // Proxy mode: the workload's gradient bytes per trained value and its trained weights' bytes (ZeRO's
+  // all-gather); 0 otherwise (the objective's own values travel).
+  double proxy_gradient_bytes() const { return proxy_gradient_bytes_; }
+  double proxy_weight_bytes() const { return proxy_weight_bytes_; }
+  bool proxied() const { return proxy_gradient_bytes_ > 0; }
 
   // The timeline of one gradient in seconds on the GPU of the first rank (what summaries report), and
   // whether it came from the per-layer roofline.
@@ -45,7 +54,8 @@ class ComputeCost {
 
   std::vector<Work> works_;        // one per kind of GPU in the cluster
   std::vector<int> work_of_rank_;  // index into works_
-  size_t segments_ = 0;
+  std::vector<models::GradientSegment> segments_;
+  double proxy_gradient_bytes_ = 0, proxy_weight_bytes_ = 0;
   models::GradientTimeline seconds_;
   bool per_layer_ = false;
 };

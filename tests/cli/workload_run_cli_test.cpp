@@ -123,3 +123,50 @@ TEST(WorkloadRun, KeysItDoesNotReadAreFlagged) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ProxyRun, TrainsTheSmallModelOnTheBigJobsClock) {
+  // The quickstart's MLP trains for real while each step costs what LoRA fine-tuning of LLaMA-7B costs on
+  // the same 8 GPUs: the same simulated time as the timing-only run of that workload, and the same
+  // parameters as the quickstart without the proxy.
+  Folder f;
+  const std::string quick = "run " + kScenarios + "quickstart.ini --quiet --set training.max_steps=3";
+  const std::string lora = " --set workload.name=llama-7b-lora --set workload.micro_batch=1";
+  const auto proxy = run_dtsim(quick + lora + " --set workload.proxy=true --out " + (f.path / "proxy").string(), true);
+  ASSERT_EQ(proxy.exit_code, 0) << proxy.err;
+  const auto timing = run_dtsim(quick + lora + " --set workload.steps=3 --out " + (f.path / "timing").string(), true);
+  ASSERT_EQ(timing.exit_code, 0) << timing.err;
+  const auto plain = run_dtsim(quick + " --out " + (f.path / "plain").string(), true);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const auto proxied = nlohmann::json::parse(read_file(f.path / "proxy" / "summary.json"));
+  const auto timed = nlohmann::json::parse(read_file(f.path / "timing" / "summary.json"));
+  const auto real = nlohmann::json::parse(read_file(f.path / "plain" / "summary.json"));
+  EXPECT_EQ(proxied["proxy"]["workload"], "llama-7b-lora");
+  EXPECT_EQ(timed["mode"], "timing-only");
+  const double t = timed["simulated_time_s"].get<double>();
+  EXPECT_NEAR(proxied["simulated_time_s"].get<double>(), t, 1e-9 * t);
+  EXPECT_GT(t, 100 * real["simulated_time_s"].get<double>());  // seconds, not the MLP's microseconds
+  // The bytes are LoRA's adapter gradients in bf16, allreduced by a ring of 8: 2 x 7/8 x 8 ranks x 16.8 MB.
+  EXPECT_DOUBLE_EQ(proxied["bytes_sent"].get<double>(), 3 * 2.0 * 7 * 8388608 * 2);
+  // The numerics are the quickstart's own.
+  EXPECT_EQ(proxied["final_test_loss"], real["final_test_loss"]);
+  EXPECT_EQ(proxied["final_test_accuracy"], real["final_test_accuracy"]);
+}
+
+TEST(ProxyRun, RefusesWhatItCannotChargeAndFlagsTheLength) {
+  const std::string check = "check " + kScenarios + "quickstart.ini --set workload.name=resnet50 --set workload.proxy=true";
+  const auto async = run_dtsim(check + " --set training.strategy=async-ps", true);
+  EXPECT_EQ(async.exit_code, 2);
+  EXPECT_NE(async.err.find("training.strategy: a proxy run of a workload simulates sync only"), std::string::npos)
+      << async.err;
+  const auto topk = run_dtsim(check + " --set compression.kind=topk", true);
+  EXPECT_EQ(topk.exit_code, 2);
+  EXPECT_NE(topk.err.find("compression.kind: a proxy run charges the workload's gradient buckets"), std::string::npos)
+      << topk.err;
+  const auto steps = run_dtsim(check + " --set workload.steps=5", true);
+  EXPECT_EQ(steps.exit_code, 0);
+  EXPECT_NE(steps.err.find("workload.steps: has no effect in a proxy run"), std::string::npos) << steps.err;
+}
+
+}  // namespace

@@ -270,6 +270,11 @@ CASES += [
     case("workload_bad_gpu", "workload llama-7b --gpu a100"),
     case("workload_flag_without_name", "workload --zero 2"),
     case("run_model_does_not_fit", CHECK + " --set gpu.memory=3MB"),
+    case("proxy_with_async_ps", CHECK + " --set workload.name=resnet50 --set workload.proxy=true"
+         " --set training.strategy=async-ps"),
+    case("proxy_with_compression", CHECK + " --set workload.name=resnet50 --set workload.proxy=true"
+         " --set compression.kind=qsgd"),
+    case("proxy_unknown_workload", CHECK + " --set workload.name=llama-13b --set workload.proxy=true"),
     case("zero_with_local_sgd", CHECK + " --set training.strategy=local --set sync.zero_stage=1"),
     case("zero_with_compression", CHECK + " --set sync.zero_stage=2 --set compression.kind=topk"),
     case("zero_stage_three", CHECK + " --set sync.zero_stage=3"),

@@ -19,7 +19,8 @@ SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
       scratch_(ctx.ops, ctx.objective.num_params()) {
   const RunConfig& cfg = ctx.config();
   const size_t n = ctx.objective.num_params();
-  weight_bytes_ = static_cast<uint64_t>(static_cast<double>(n) * run_memory_setup(cfg).weight_bytes);
+  weight_bytes_ = static_cast<uint64_t>(ctx.compute.proxied() ? ctx.compute.proxy_weight_bytes()
+                                                               : static_cast<double>(n) * run_memory_setup(cfg).weight_bytes);
   replicas_.push_back(std::make_unique<TrainableParameters>(ctx));
   // Local replicas start as exact copies and receive identical updates until they diverge.
   for (int r = 1; local_ && r < cfg.workers; ++r)
@@ -50,7 +51,10 @@ void SyncDataParallel::launch(int64_t first_step) {
   const RunConfig& cfg = ctx_.config();
   group_ = worker_group(ctx_.platform, active_);
   const size_t n = ctx_.objective.num_params();
-  const double bytes_per_value = static_cast<double>(replicas_[0]->wire_bytes()) / static_cast<double>(n);
+  // Proxy mode: the buckets are the proxied workload's gradients; otherwise the model's, at their wire width.
+  const double bytes_per_value = ctx_.compute.proxied()
+                                     ? ctx_.compute.proxy_gradient_bytes()
+                                     : static_cast<double>(replicas_[0]->wire_bytes()) / static_cast<double>(n);
   const std::string prefix = "sync/" + std::to_string(incarnation_) + "/";
   const int incarnation = incarnation_;
   // Kept by the streams, which make a bucket's all-gather when compression first needs it.
@@ -76,7 +80,7 @@ void SyncDataParallel::launch(int64_t first_step) {
   if (compression_)
     wire = [this](const Bucket& bucket, int64_t step) { return compression_->messages(bucket, step); };
   streams_ = std::make_unique<BucketStreams>(
-      group_, plan_buckets(ctx_.objective.gradient_segments(0), cfg.sync.bucket_bytes, bytes_per_value),
+      group_, plan_buckets(ctx_.compute.segments(), cfg.sync.bucket_bytes, bytes_per_value),
       bytes_per_value, make, wire, zero_ ? CollectiveKind::ReduceScatter : CollectiveKind::Allreduce);
   if (local_) param_allreduce_ = make(CollectiveKind::Allreduce, "params");
   if (zero_) param_gather_ = make(CollectiveKind::AllGather, "params");
