@@ -7,6 +7,7 @@
 #include "sim/config/workload_config.hpp"
 
 namespace dtsim::sim {
+
 ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>& objective,
                          const models::Workload* proxy) {
   const int workers = config.workers;
@@ -39,7 +40,6 @@ ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>
   } else {
     segments_ = objective.gradient_segments(0);
   }
-  per_layer_ = costs != nullptr;
   for (const topology::NodePlan& node : nodes) {
     int& table = table_of_group[static_cast<size_t>(node.group + 1)];
     if (table < 0) {
@@ -53,7 +53,6 @@ ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>
         if (t.backward.size() != segments_.size())
           throw std::logic_error("the per-layer costs have " + std::to_string(t.backward.size()) +
                                  " trained layers for " + std::to_string(segments_.size()) + " gradient segments");
-        if (works_.empty()) seconds_ = t;
         w.forward = t.forward * speed;
         for (const double b : t.backward) w.backward.push_back(b * speed);
         w.update = t.optimizer * speed;
@@ -61,10 +60,6 @@ ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>
       } else {
         w.forward = objective.forward_flops(0);
         for (const models::GradientSegment& s : segments_) w.backward.push_back(s.backward_flops);
-        if (works_.empty()) {
-          seconds_.forward = w.forward / speed;
-          for (const double b : w.backward) seconds_.backward.push_back(b / speed);
-        }
       }
       w.backward_total = w.tail;
       for (const double b : w.backward) w.backward_total += b;

@@ -40,11 +40,6 @@ class ComputeCost {
   double proxy_weight_bytes() const { return proxy_weight_bytes_; }
   bool proxied() const { return proxy_gradient_bytes_ > 0; }
 
-  // The timeline of one gradient in seconds on the GPU of the first rank (what summaries report), and
-  // whether it came from the per-layer roofline.
-  const models::GradientTimeline& seconds() const { return seconds_; }
-  bool per_layer() const { return per_layer_; }
-
  private:
   struct Work {
     double forward = 0, backward_total = 0, update = 0, tail = 0;
@@ -56,8 +51,6 @@ class ComputeCost {
   std::vector<int> work_of_rank_;  // index into works_
   std::vector<models::GradientSegment> segments_;
   double proxy_gradient_bytes_ = 0, proxy_weight_bytes_ = 0;
-  models::GradientTimeline seconds_;
-  bool per_layer_ = false;
 };
 
 }  // namespace dtsim::sim
