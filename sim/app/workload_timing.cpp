@@ -75,13 +75,18 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   // efficiency then measures what the network costs.
   out.one_gpu_step_s = models::step_compute(w, setup, rates).total();
 
+  // Fidelity auto budgets the flows of every collective a step calls: the buckets and ZeRO's all-gather.
+  std::vector<models::GradientSegment> valued;
+  for (const auto& s : t.segments)
+    if (s.size > 0) valued.push_back(s);
+  CollectiveOptions options = cfg.collectives.options(cfg.fabric, cfg.layout);
+  options.calls_per_step = plan_buckets(valued, t.bucket_bytes, t.bytes_per_value).size() + (t.zero_stage > 0 ? 1 : 0);
   std::string described;
   const MakeCollective make = [&](CollectiveKind kind, const std::string& name) {
     try {
       // ZeRO's reduce-scatters and all-gathers run as rings, as NCCL runs them.
       const Algorithm algorithm = kind == CollectiveKind::Allreduce ? cfg.collectives.algorithm : Algorithm::Ring;
-      auto c = make_collective(kind, algorithm, cfg.collectives.fidelity, platform, name,
-                               cfg.collectives.options(cfg.fabric, cfg.layout));
+      auto c = make_collective(kind, algorithm, cfg.collectives.fidelity, platform, name, options);
       if (described.empty()) described = c->describe();
       return c;
     } catch (const CollectiveError& e) {

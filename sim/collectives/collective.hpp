@@ -59,8 +59,10 @@ std::unique_ptr<Collective> make_collective(CollectiveKind kind, Algorithm algor
 
 // Auto's choice: stepwise while the stepwise fidelity simulates at most kAutoMaxFlows transfers per call
 // (≈3 µs of wall time each: ≤ 0.5 s per collective, e.g. a ring allreduce up to N = 274), else aggregated
-// while that needs at most kAutoMaxFlows flows (N up to ~150 000 for a ring), else analytic.
+// while that needs at most kAutoMaxFlows flows (N up to ~150 000 for a ring), else analytic. With
+// `calls_per_step` calls in a step (CollectiveOptions::calls_per_step), the budget is for all of them.
 inline constexpr uint64_t kAutoMaxFlows = 150'000;
-Fidelity resolve_fidelity(Fidelity requested, uint64_t stepwise_flows, uint64_t aggregated_flows);
+Fidelity resolve_fidelity(Fidelity requested, uint64_t stepwise_flows, uint64_t aggregated_flows,
+                          uint64_t calls_per_step = 1);
 
 }  // namespace dtsim::sim

@@ -41,10 +41,12 @@ std::string format_rate(double b) {
 
 }  // namespace
 
-Fidelity resolve_fidelity(Fidelity requested, uint64_t stepwise_flows, uint64_t aggregated_flows) {
+Fidelity resolve_fidelity(Fidelity requested, uint64_t stepwise_flows, uint64_t aggregated_flows,
+                          uint64_t calls_per_step) {
   if (requested != Fidelity::Auto) return requested;
-  if (stepwise_flows <= kAutoMaxFlows) return Fidelity::Stepwise;
-  if (aggregated_flows <= kAutoMaxFlows) return Fidelity::Aggregated;
+  const uint64_t calls = std::max<uint64_t>(1, calls_per_step);
+  if (stepwise_flows <= kAutoMaxFlows / calls) return Fidelity::Stepwise;
+  if (aggregated_flows <= kAutoMaxFlows / calls) return Fidelity::Aggregated;
   return Fidelity::Analytic;
 }
 
@@ -70,7 +72,7 @@ PlannedCollective::PlannedCollective(CollectiveKind kind, Algorithm algorithm, F
   for (const Phase& phase : probe.phases)
     for (const Group& g : phase.groups)
       for (int pos = 0; pos < g.schedule->size(); ++pos) auto_aggregated_flows_ += g.schedule->totals(pos).sends.size();
-  fidelity_ = resolve_fidelity(requested, auto_stepwise_flows_, auto_aggregated_flows_);
+  fidelity_ = resolve_fidelity(requested, auto_stepwise_flows_, auto_aggregated_flows_, options.calls_per_step);
 }
 
 HopClass PlannedCollective::hop_class(int from, int to) const {

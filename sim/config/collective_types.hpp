@@ -69,6 +69,9 @@ struct CollectiveOptions {
   int nics_per_node = 1;
   HopClass intra_node_hops = HopClass::NVLink;
   HopClass inter_node_hops = HopClass::Network;
+  // How many collectives like this one a step calls (a timing-only run's gradient buckets): fidelity auto
+  // shares its flow budget among them, so that a step of many buckets stays as cheap to simulate as one call.
+  uint64_t calls_per_step = 1;
 };
 
 // Names as the scenario keys and the CLI spell them ("allreduce", "reduce_scatter", …; "stepwise", …;

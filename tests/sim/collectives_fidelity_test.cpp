@@ -55,6 +55,13 @@ TEST(AutoFidelity, ThresholdsOnTheStepwiseFlowCount) {
   EXPECT_EQ(resolve_fidelity(Fidelity::Auto, kAutoMaxFlows + 1, 10), Fidelity::Aggregated);
   EXPECT_EQ(resolve_fidelity(Fidelity::Auto, kAutoMaxFlows + 1, kAutoMaxFlows + 1), Fidelity::Analytic);
   EXPECT_EQ(resolve_fidelity(Fidelity::Stepwise, 1u << 30, 1u << 30), Fidelity::Stepwise);
+  // 130 buckets a step (LLaMA-7B in 25 MB buckets) share the budget: a 64-rank ring reduce-scatter's 32,256
+  // stepwise flows per call would be 4.2 million a step, so auto aggregates.
+  EXPECT_EQ(resolve_fidelity(Fidelity::Auto, 32256, 128, 130), Fidelity::Aggregated);
+  EXPECT_EQ(resolve_fidelity(Fidelity::Auto, 32256, 128, 1), Fidelity::Stepwise);
+  EXPECT_EQ(resolve_fidelity(Fidelity::Auto, kAutoMaxFlows / 4, 10, 4), Fidelity::Stepwise);
+  EXPECT_EQ(resolve_fidelity(Fidelity::Auto, kAutoMaxFlows / 4 + 1, kAutoMaxFlows, 4), Fidelity::Analytic);
+  EXPECT_EQ(resolve_fidelity(Fidelity::Auto, 5, 5, 0), Fidelity::Stepwise);  // no calls counts as one
 }
 
 TEST(AutoFidelity, RingIsStepwiseUpTo274RanksThenAggregated) {
