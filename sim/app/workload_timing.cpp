@@ -76,11 +76,8 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   out.one_gpu_step_s = models::step_compute(w, setup, rates).total();
 
   // Fidelity auto budgets the flows of every collective a step calls: the buckets and ZeRO's all-gather.
-  std::vector<models::GradientSegment> valued;
-  for (const auto& s : t.segments)
-    if (s.size > 0) valued.push_back(s);
   CollectiveOptions options = cfg.collectives.options(cfg.fabric, cfg.layout);
-  options.calls_per_step = plan_buckets(valued, t.bucket_bytes, t.bytes_per_value).size() + (t.zero_stage > 0 ? 1 : 0);
+  options.calls_per_step = timing_buckets(t).size() + (t.zero_stage > 0 ? 1 : 0);
   std::string described;
   const MakeCollective make = [&](CollectiveKind kind, const std::string& name) {
     try {

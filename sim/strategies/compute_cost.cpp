@@ -23,17 +23,14 @@ ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>
       proxy ? workload_memory_setup(config.workload, workers, config.sync.zero_stage) : run_memory_setup(config);
   const MathMode math = proxy ? workload_math(config.workload.precision) : config.math;
   if (proxy) {
-    // The workload's trained layers, laid out in forward order, are the values its buckets carry.
-    std::vector<size_t> offsets;
-    size_t offset = 0;
-    for (const models::LayerCost& l : proxy->layers) {
-      offsets.push_back(offset);
-      offset += l.trainable;
-    }
-    const models::GradientTimeline t = models::gradient_timeline(*proxy, setup, run_device_rates(config.gpu, math));
-    for (size_t i = 0; i < t.backward.size(); ++i) {
-      const auto layer = static_cast<size_t>(t.trained_layers[i]);
-      segments_.push_back({offsets[layer], static_cast<size_t>(proxy->layers[layer].trainable), 0.0});
+    // The workload's trained layers, laid out in forward order, are the values its buckets carry; backward
+    // reaches them last to first (gradient_timeline's segments).
+    size_t end = static_cast<size_t>(proxy->trainable());
+    for (size_t i = proxy->layers.size(); i-- > 0;) {
+      const auto trained = static_cast<size_t>(proxy->layers[i].trainable);
+      if (trained == 0) continue;
+      end -= trained;
+      segments_.push_back({end, trained, 0.0});
     }
     proxy_gradient_bytes_ = setup.gradient_bytes;
     proxy_weight_bytes_ = static_cast<double>(proxy->trainable()) * setup.weight_bytes;

@@ -31,17 +31,29 @@ TimingSpec timing_spec(const models::Workload& w, const models::MemorySetup& set
   return spec;
 }
 
+namespace {
+
+// How many of the spec's last segments carry no values: backward work after the last trained value (a
+// frozen embedding under LoRA), which belongs to no bucket and runs after every bucket has been handed.
+size_t valued_segments(const TimingSpec& spec) {
+  size_t n = spec.segments.size();
+  while (n > 0 && spec.segments[n - 1].size == 0) --n;
+  return n;
+}
+
+}  // namespace
+
+std::vector<Bucket> timing_buckets(const TimingSpec& spec) {
+  const std::vector<models::GradientSegment> valued(spec.segments.begin(),
+                                                    spec.segments.begin() + static_cast<long>(valued_segments(spec)));
+  return plan_buckets(valued, spec.bucket_bytes, spec.bytes_per_value);
+}
+
 TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, MakeCollective make) {
   if (spec.steps < 1) throw std::invalid_argument("timing: at least one step");
-  // Backward work after the last trained value (a frozen embedding under LoRA) belongs to no bucket: it runs
-  // after every bucket has been handed.
-  std::vector<models::GradientSegment> segments = spec.segments;
   double tail_flops = 0;
-  while (!segments.empty() && segments.back().size == 0) {
-    tail_flops += segments.back().backward_flops;
-    segments.pop_back();
-  }
-  const std::vector<Bucket> buckets = plan_buckets(segments, spec.bucket_bytes, spec.bytes_per_value);
+  for (size_t i = valued_segments(spec); i < spec.segments.size(); ++i) tail_flops += spec.segments[i].backward_flops;
+  const std::vector<Bucket> buckets = timing_buckets(spec);
   if (spec.zero_stage > 2) throw std::invalid_argument("timing: ZeRO stage 3 is not simulated");
   const bool zero = spec.zero_stage > 0;
   auto streams = std::make_unique<BucketStreams>(platform, buckets, spec.bytes_per_value, make, nullptr,

@@ -45,6 +45,10 @@ struct TimingOutcome {
 TimingSpec timing_spec(const models::Workload& workload, const models::MemorySetup& setup,
                        const models::DeviceRates& rates, double speed);
 
+// The buckets a spec's steps hand to the streams: its segments with values (a trailing segment of none is
+// backward work after the last bucket), grouped by bucket_bytes.
+std::vector<Bucket> timing_buckets(const TimingSpec& spec);
+
 // Runs `spec.steps` steps on every worker of `platform` in the engine that built it (which must not have
 // run yet) and returns their timing. `make` builds each bucket's allreduce.
 TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, MakeCollective make);
