@@ -26,6 +26,9 @@ inline const char* to_string(NumberFormat f) {
   return "?";
 }
 
+// Bytes one value takes when stored (or sent) in `f`.
+inline int storage_bytes(NumberFormat f) { return f == NumberFormat::Fp32 ? 4 : 2; }
+
 DTSIM_HOST_DEVICE inline uint32_t float_bits(float f) {
   uint32_t u;
   memcpy(&u, &f, sizeof u);

@@ -91,7 +91,6 @@ models::PrecisionSettings precision_settings(const RunConfig& c) {
 
 namespace {
 
-double bytes_of(gpu::NumberFormat f) { return f == gpu::NumberFormat::Fp32 ? 4.0 : 2.0; }
 
 double optimizer_state_bytes(const RunConfig& c) {
   switch (c.optimizer.kind) {
@@ -135,9 +134,9 @@ models::MemorySetup run_memory_setup(const RunConfig& c) {
   models::MemorySetup s;
   s.data_parallel = c.workers;
   s.micro_batch = c.batch_per_worker;
-  s.weight_bytes = bytes_of(c.precision.weights);
-  s.gradient_bytes = bytes_of(c.precision.gradients);
-  s.activation_bytes = bytes_of(c.precision.activations);
+  s.weight_bytes = gpu::storage_bytes(c.precision.weights);
+  s.gradient_bytes = gpu::storage_bytes(c.precision.gradients);
+  s.activation_bytes = gpu::storage_bytes(c.precision.activations);
   s.optimizer_bytes = optimizer_state_bytes(c);
   s.zero_stage = c.strategy == Strategy::Sync ? c.sync.zero_stage : 0;
   return s;

@@ -77,7 +77,7 @@ void TrainableParameters::copy_from(const TrainableParameters& other) {
 }
 
 uint64_t TrainableParameters::wire_bytes() const {
-  return master_.size() * (precision_.gradients == gpu::NumberFormat::Fp32 ? 4 : 2);
+  return master_.size() * gpu::storage_bytes(precision_.gradients);
 }
 
 PrecisionOutcome TrainableParameters::precision_outcome() const {

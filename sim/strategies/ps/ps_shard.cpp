@@ -18,7 +18,7 @@ ShardServer::ShardServer(int index, const TrainingContext& ctx, const PsConfig& 
       job_(job),
       hooks_(std::move(hooks)),
       params_(ctx, range),
-      parameter_bytes_(range.size * (precision_settings(ctx.config()).weights == gpu::NumberFormat::Fp32 ? 4 : 2)),
+      parameter_bytes_(range.size * gpu::storage_bytes(precision_settings(ctx.config()).weights)),
       outstanding_(static_cast<size_t>(ctx.config().workers)),
       reply_(static_cast<size_t>(ctx.config().workers)),
       said_goodbye_(static_cast<size_t>(ctx.config().workers), false) {
