@@ -35,6 +35,7 @@ bench: build
 	./$(BUILD_DIR)/tests/dtsim_compute_bench
 	bash tests/bench/collective_bench.sh $(BUILD_DIR)/dtsim
 	bash tests/bench/scale_bench.sh $(BUILD_DIR)/dtsim
+	bash tests/bench/timing_scale_bench.sh $(BUILD_DIR)/dtsim
 
 # The default suite built with AddressSanitizer and UndefinedBehaviorSanitizer, in its own build folder.
 # SimGrid switches actor stacks itself, which ASan's stack-use-after-return check cannot follow; everything

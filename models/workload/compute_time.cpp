@@ -93,17 +93,26 @@ GradientTimeline gradient_timeline(const Workload& w, const MemorySetup& s, cons
   GradientTimeline t;
   const double b = s.micro_batch, e = s.activation_bytes;
   for (const auto& l : w.layers) t.forward += forward(l, b, e, d, nullptr);
-  double pending = 0;
+  double pending = 0, pending_forward = 0;
+  std::uint64_t pending_parameters = 0;
   for (size_t i = w.layers.size(); i-- > 0;) {
     const LayerCost& l = w.layers[i];
-    if (s.checkpointing && l.recomputed_with_checkpointing()) pending += forward(l, b, e, d, nullptr);
+    const double f = forward(l, b, e, d, nullptr);
+    if (s.checkpointing && l.recomputed_with_checkpointing()) pending += f;
     pending += backward(l, b, e, d, nullptr);
+    pending_forward += f;
+    pending_parameters += l.parameters;
     if (l.trainable == 0) continue;
     t.backward.push_back(pending);
     t.trained_layers.push_back(static_cast<int>(i));
-    pending = 0;
+    t.segment_forward.push_back(pending_forward);
+    t.segment_parameters.push_back(pending_parameters);
+    pending = pending_forward = 0;
+    pending_parameters = 0;
   }
   t.tail = pending;  // backward work after the last gradient is complete (LoRA's frozen embedding and first layers)
+  t.tail_forward = pending_forward;
+  t.tail_parameters = pending_parameters;
   t.optimizer = optimizer(w, s, d, nullptr);
   return t;
 }

@@ -4,6 +4,7 @@
 // docs/workloads.md compares it with published throughputs.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "models/workload/memory.hpp"
@@ -48,6 +49,13 @@ struct GradientTimeline {
   std::vector<double> backward;      // seconds, one per trained layer in backward order
   std::vector<int> trained_layers;   // index into Workload::layers of each backward entry's trained layer
   double tail = 0;                   // seconds of backward after the last gradient is complete
+  // The same grouping of layers for the forward pass and the weights (frozen or not; what ZeRO-3 gathers):
+  // entry i covers backward entry i's layers (its trained layer and the untrained ones above it), the
+  // tail's the layers below the first trained one.
+  std::vector<double> segment_forward;        // seconds
+  std::vector<std::uint64_t> segment_parameters;
+  double tail_forward = 0;
+  std::uint64_t tail_parameters = 0;
   double optimizer = 0;              // seconds of the update after the gradients are averaged
   double backward_total() const;  // the segments and the tail
   double total() const { return forward + backward_total() + optimizer; }

@@ -135,9 +135,6 @@ Flags parse_flags(int argc, char** argv) {
       if (vm.count(flag))
         throw InputError("command line", std::string("--") + flag, "applies to a simulation", "add --simulate");
   } else {
-    if (f.setup.zero_stage > 2)
-      throw InputError("command line", "--zero", "stage 3 is not simulated yet (its per-layer all-gathers)",
-                       "simulate --zero 1 or 2; stage 3's memory is shown without --simulate");
     f.sets = {"gpu.profile=" + f.gpu_profile, "cluster.workers=" + std::to_string(f.setup.data_parallel)};
     f.set_flags = {"--gpu", "--gpus"};
     if (vm.count("set"))

@@ -77,7 +77,9 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
 
   // Fidelity auto budgets the flows of every collective a step calls: the buckets and ZeRO's all-gather.
   CollectiveOptions options = cfg.collectives.options(cfg.fabric, cfg.layout);
-  options.calls_per_step = timing_buckets(t).size() + (t.zero_stage > 0 ? 1 : 0);
+  // Stage 3 gathers each bucket's weights twice (forward and backward) and a frozen tail's.
+  const size_t buckets = timing_buckets(t).size();
+  options.calls_per_step = t.zero_stage == 3 ? 3 * buckets + 2 : buckets + (t.zero_stage > 0 ? 1 : 0);
   std::string described;
   const MakeCollective make = [&](CollectiveKind kind, const std::string& name) {
     try {
@@ -129,6 +131,9 @@ std::string simulation_text(const models::Workload& w, const SimulationSummary& 
   append(out, "  simulated    %d steps of synchronous data parallelism, timing only, on %s\n", steps,
          sim.platform.c_str());
   append(out, "               %d gradient buckets, each a %s\n", sim.timing.buckets, sim.collective.c_str());
+  if (sim.timing.one_rank_for_all)
+    append(out, "               one rank simulated for all %d: identical GPUs and analytic collectives run the same "
+                "timeline\n", sim.workers);
   append(out, "               step %s ms (one GPU alone: %s ms): scaling efficiency %s %%\n",
          fmt("%.4g", sim.step_s * 1e3).c_str(), fmt("%.4g", sim.one_gpu_step_s * 1e3).c_str(),
          fmt("%.1f", 100 * r.scaling).c_str());
@@ -151,15 +156,26 @@ std::string simulation_text(const models::Workload& w, const SimulationSummary& 
   return out;
 }
 
+namespace {
+
+// The simulator's own wall time per step after the first (which also builds the collectives' plans).
+double wall_per_step(const std::vector<double>& wall) {
+  return wall.size() > 1 ? (wall.back() - wall.front()) / static_cast<double>(wall.size() - 1) : 0.0;
+}
+
+}  // namespace
+
 nlohmann::ordered_json simulation_json(const SimulationSummary& r, int steps) {
   return {{"steps", steps}, {"workers", r.sim.workers}, {"platform", r.sim.platform},
-          {"collective", r.sim.collective}, {"buckets", r.sim.timing.buckets}, {"step_s", r.sim.step_s},
+          {"collective", r.sim.collective}, {"buckets", r.sim.timing.buckets},
+          {"one_rank_for_all", r.sim.timing.one_rank_for_all}, {"step_s", r.sim.step_s},
           {"one_gpu_step_s", r.sim.one_gpu_step_s}, {"scaling_efficiency", r.scaling},
           {"compute_s_per_step", r.sim.timing.compute_s}, {"exposed_communication_s_per_step", r.sim.timing.exposed_s},
           {"samples_per_second", r.samples_per_second}, {"tokens_per_second", r.tokens_per_second},
           {"model_flops_utilisation", r.mfu}, {"bytes_sent", r.sim.timing.bytes_sent}, {"unit", r.unit},
           {"seconds_per_unit", r.seconds_per_unit}, {"cost_per_unit", {r.cost_low, r.cost_high}},
-          {"currency", r.sim.gpu.price_currency}, {"energy_kwh_per_unit", r.energy_kwh}};
+          {"currency", r.sim.gpu.price_currency}, {"energy_kwh_per_unit", r.energy_kwh},
+          {"wall_s_per_step", wall_per_step(r.sim.timing.step_wall_s)}};
 }
 
 }  // namespace dtsim::sim

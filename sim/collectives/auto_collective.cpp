@@ -53,6 +53,16 @@ void AutoCollective::abandon() {
   for (const auto& c : candidates_) c->abandon();
 }
 
+void AutoCollective::stand_in_for_all() {
+  for (const auto& c : candidates_) c->stand_in_for_all();  // they share one fidelity
+}
+
+void AutoCollective::share_plans_with(Collective& sibling) {
+  auto* other = dynamic_cast<AutoCollective*>(&sibling);
+  if (other == nullptr || other->candidates_.size() != candidates_.size()) return;
+  for (size_t i = 0; i < candidates_.size(); ++i) candidates_[i]->share_plans_with(*other->candidates_[i]);
+}
+
 AlgorithmImplementation auto_implementation() {
   AlgorithmImplementation a;
   a.algorithm = Algorithm::Auto;

@@ -31,6 +31,8 @@ class AutoCollective final : public Collective {
   std::string describe() const override;
   std::string variant(uint64_t bytes) const override { return chosen(bytes).variant(bytes); }
   void abandon() override;
+  void stand_in_for_all() override;
+  void share_plans_with(Collective& sibling) override;
 
   // The candidate that runs a call of `bytes`: the least predicted time, the first on a tie.
   const Collective& chosen(uint64_t bytes) const;

@@ -47,6 +47,19 @@ class Collective {
   // Cancels the transfers in flight when a member has failed and the caller is about to kill the other
   // members' actors: a transfer destroyed while still running is a SimGrid error, a cancelled one is not.
   virtual void abandon() {}
+  // One rank standing in for all. Under the analytic fidelity a call is a barrier and then the same sleep on
+  // every rank, so when every rank reaches every call at the same simulated time (identical ranks with
+  // nothing to tell them apart, as in timing-only data parallelism on one kind of GPU) the barrier releases
+  // each rank the moment it arrives, and one rank's calls take exactly the time they take with all ranks
+  // present. At any other fidelity flows couple the ranks, and it cannot.
+  bool can_stand_in_for_all() const { return fidelity() == Fidelity::Analytic; }
+  // Requires can_stand_in_for_all() (else throws std::logic_error). Afterwards only rank 0 calls run(), and
+  // bytes_sent() still counts every rank's bytes.
+  virtual void stand_in_for_all() = 0;
+  // This collective was made exactly as `sibling` was (kind, algorithm, fidelity, platform, options), under
+  // another name: from now on the two share their timed plans by message size, so that the buckets of a
+  // step (hundreds of collectives of a few sizes) time each size once. Ignored where `sibling` differs.
+  virtual void share_plans_with(Collective& sibling) = 0;
 };
 
 // Throws CollectiveError for an algorithm that does not implement `kind` or cannot serve the platform's

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <queue>
+#include <stdexcept>
 
 #include <xbt/config.hpp>
 
@@ -58,6 +59,7 @@ PlannedCollective::PlannedCollective(CollectiveKind kind, Algorithm algorithm, F
       requested_(requested),
       hosts_(platform.workers),
       calibration_(platform.calibration),
+      shared_routes_(platform.routes ? platform.routes : std::make_shared<RouteCache>()),
       name_(std::move(name)),
       options_(options),
       builder_(std::move(builder)) {
@@ -105,20 +107,21 @@ void PlannedCollective::measure_layout(const Plan& plan) {
       }
     }
     // Route them all, count the flows on every link, then take the worst latency and the worst share.
-    std::vector<std::vector<sg4::Link*>> routes(flows.size());
+    std::vector<const RouteCache::Route*> routes(flows.size());
     std::vector<double> latencies(flows.size(), 0.0);
     std::unordered_map<sg4::Link*, int> load;
     double alpha = 0.0;
     for (size_t f = 0; f < flows.size(); ++f) {
+      routes[f] = &shared_routes_->route(hosts_[flows[f].first], hosts_[flows[f].second], calibration_.get());
       double& latency = latencies[f];
-      hosts_[flows[f].first]->route_to(hosts_[flows[f].second], routes[f], &latency);
+      latency = routes[f]->latency;
       alpha = std::max(alpha, latency);
       const HopClass c = hop_class(flows[f].first, flows[f].second);
       double& worst = phase_hops_[ph].route[static_cast<int>(c)];
       worst = std::max(worst, latency);
       hop_context_.crosses_network |= c == HopClass::Network;
       any_pcie_hop_ |= c == HopClass::PCIe;
-      for (sg4::Link* l : routes[f]) ++load[l];
+      for (sg4::Link* l : routes[f]->links) ++load[l];
     }
     // Each flow gets its bottleneck share times its route's bandwidth factor, as SimGrid gives it (the
     // calibration: NVLink hops at NVLink's efficiency, network hops at the network's). Also per level:
@@ -128,11 +131,11 @@ void PlannedCollective::measure_layout(const Plan& plan) {
     bool seen[2] = {false, false};
     for (size_t f = 0; f < routes.size(); ++f) {
       double share = std::numeric_limits<double>::infinity();
-      for (sg4::Link* l : routes[f]) {
+      for (sg4::Link* l : routes[f]->links) {
         const bool shared = l->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE;
         share = std::min(share, l->get_bandwidth() / (shared ? load[l] : 1));
       }
-      const double factor = calibration_ ? calibration_->factor(routes[f]) : options_.bandwidth_efficiency;
+      const double factor = calibration_ ? routes[f]->factor : options_.bandwidth_efficiency;
       // SimGrid caps every flow at its TCP window over the round trip (a WAN's, where one is set), the
       // bandwidth factor applying to the cap as to the links.
       if (latencies[f] > 0.0) share = std::min(share, tcp_gamma_ / (2 * latencies[f]));
@@ -154,9 +157,11 @@ const PlannedCollective::CachedRoute& PlannedCollective::cached_route(int from, 
   const uint64_t key = pair_key(from, to);
   auto it = routes_.find(key);
   if (it == routes_.end()) {
+    const RouteCache::Route& shared = shared_routes_->route(hosts_[from], hosts_[to], calibration_.get());
     CachedRoute r;
-    hosts_[from]->route_to(hosts_[to], r.links, &r.latency);
-    r.factor = calibration_ ? calibration_->factor(r.links) : options_.bandwidth_efficiency;
+    r.links = shared.links;
+    r.latency = shared.latency;
+    r.factor = calibration_ ? shared.factor : options_.bandwidth_efficiency;
     it = routes_.emplace(key, std::move(r)).first;
   }
   return it->second;
@@ -164,20 +169,22 @@ const PlannedCollective::CachedRoute& PlannedCollective::cached_route(int from, 
 
 
 const PlannedCollective::Prepared& PlannedCollective::prepared(uint64_t bytes) const {
-  const auto it = cache_.find(bytes);
-  if (it != cache_.end()) {
-    it->second.last_used = ++uses_;
+  PlanCache& cache = *plans_;
+  const auto it = cache.by_size.find(bytes);
+  if (it != cache.by_size.end()) {
+    it->second.last_used = ++cache.uses;
     return it->second;
   }
-  while (cache_.size() >= kCachedSizes) {
-    auto oldest = cache_.end();
-    for (auto e = cache_.begin(); e != cache_.end(); ++e)
-      if (e->second.users == 0 && (oldest == cache_.end() || e->second.last_used < oldest->second.last_used)) oldest = e;
-    if (oldest == cache_.end()) break;
-    cache_.erase(oldest);
+  while (cache.by_size.size() >= cache.capacity) {
+    auto oldest = cache.by_size.end();
+    for (auto e = cache.by_size.begin(); e != cache.by_size.end(); ++e)
+      if (e->second.users == 0 && (oldest == cache.by_size.end() || e->second.last_used < oldest->second.last_used))
+        oldest = e;
+    if (oldest == cache.by_size.end()) break;
+    cache.by_size.erase(oldest);
   }
   Prepared p;
-  p.last_used = ++uses_;
+  p.last_used = ++cache.uses;
   p.plan = builder_(bytes);
   if (options_.protocol == Protocol::Auto) {
     // NCCL's choice: the protocol whose predicted time is least for this size (the first on a tie).
@@ -201,7 +208,7 @@ const PlannedCollective::Prepared& PlannedCollective::prepared(uint64_t bytes) c
     time_plan(p.plan, protocol_costs(options_.protocol, algorithm_, kind_, hop_context_), p);
   }
   p.total_bytes = p.plan.total_bytes();
-  return cache_.emplace(bytes, std::move(p)).first->second;
+  return cache.by_size.emplace(bytes, std::move(p)).first->second;
 }
 
 void PlannedCollective::time_plan(const Plan& plan, const ProtocolCosts& costs, Prepared& p) const {
@@ -353,8 +360,23 @@ void PlannedCollective::run_aggregated(int rank, const Prepared& p) {
   }
 }
 
+void PlannedCollective::stand_in_for_all() {
+  if (!can_stand_in_for_all()) throw std::logic_error(name_ + ": only an analytic collective lets one rank stand in");
+  stand_in_ = true;
+}
+
+void PlannedCollective::share_plans_with(Collective& sibling) {
+  auto* other = dynamic_cast<PlannedCollective*>(&sibling);
+  if (other == nullptr || other == this || other->plans_ == plans_) return;
+  if (other->kind_ != kind_ || other->algorithm_ != algorithm_ || other->fidelity_ != fidelity_ ||
+      other->hosts_ != hosts_ || other->options_.protocol != options_.protocol)
+    return;
+  plans_ = other->plans_;
+  plans_->capacity += kCachedSizes;
+}
+
 void PlannedCollective::run_analytic(int rank, const Prepared& p) {
-  barrier().wait();
+  if (!stand_in_) barrier().wait();
   if (rank == 0) bytes_sent_ += p.total_bytes;  // the bytes the algorithm would move
   if (p.total_seconds > 0.0) sg4::this_actor::sleep_for(p.total_seconds);
 }

@@ -37,6 +37,7 @@
 #include "sim/collectives/fluid_replay.hpp"
 #include "sim/collectives/protocol.hpp"
 #include "sim/collectives/schedule.hpp"
+#include "sim/world/platform.hpp"
 #include "sim/world/topology/calibration.hpp"
 
 namespace dtsim::sim {
@@ -59,6 +60,8 @@ class PlannedCollective final : public Collective {
   std::string describe() const override;
   std::string variant(uint64_t bytes) const override;
   void abandon() override;
+  void stand_in_for_all() override;
+  void share_plans_with(Collective& sibling) override;
 
   // A route between two ranks' hosts, as replays use it (the factor is options.bandwidth_efficiency without a
   // calibration).
@@ -117,6 +120,7 @@ class PlannedCollective final : public Collective {
   Fidelity fidelity_;
   std::vector<simgrid::s4u::Host*> hosts_;
   std::shared_ptr<const topology::LinkCalibration> calibration_;  // may be null (see Platform::calibration)
+  std::shared_ptr<RouteCache> shared_routes_;  // the platform's, shared with its other collectives
   std::string name_;
   CollectiveOptions options_;
   PlanBuilder builder_;
@@ -137,12 +141,18 @@ class PlannedCollective final : public Collective {
   mutable std::unordered_map<uint64_t, CachedRoute> routes_;  // (from, to), filled as steps and replays need them
   // Above this many transfers a schedule is timed by its closed form instead of a replay.
   static constexpr uint64_t kReplayMaxTransfers = 1'000'000;
-  // Plans by message size; a few are kept (a plan can hold every rank's steps), never one still in use.
+  // Plans by message size; a few are kept per collective sharing them (a plan can hold every rank's
+  // steps), never one still in use.
   static constexpr size_t kCachedSizes = 4;
-  mutable std::map<uint64_t, Prepared> cache_;
-  mutable uint64_t uses_ = 0;
+  struct PlanCache {
+    std::map<uint64_t, Prepared> by_size;
+    uint64_t uses = 0;
+    size_t capacity = kCachedSizes;
+  };
+  std::shared_ptr<PlanCache> plans_ = std::make_shared<PlanCache>();
   std::unordered_map<uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
   simgrid::s4u::BarrierPtr barrier_;
+  bool stand_in_ = false;  // rank 0 calls alone (stand_in_for_all)
   uint64_t bytes_sent_ = 0;
   // Transfers started and not yet waited for (abandon() cancels them).
   std::list<simgrid::s4u::CommPtr> in_flight_;

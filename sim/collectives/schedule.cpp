@@ -92,12 +92,30 @@ uint64_t Plan::stepwise_flows() const {
   return flows;
 }
 
-double ring_recurrence_seconds(const std::vector<RingHop>& hops, int steps) {
+namespace {
+
+// The smallest q dividing hops.size() with hops[i] == hops[i mod q] for every i (an HGX node's rail ring
+// repeats every node, a fat-tree's every leaf switch).
+size_t hop_period(const std::vector<RingHop>& hops) {
   const size_t n = hops.size();
-  if (n == 0 || steps <= 0) return 0.0;
-  bool alike = true;
-  for (const RingHop& h : hops) alike = alike && h.send == hops[0].send && h.pass == hops[0].pass;
-  if (alike) return steps * std::max(hops[0].send, hops[0].pass);
+  for (size_t q = 1; q < n; ++q) {
+    if (n % q != 0) continue;
+    bool repeats = true;
+    for (size_t i = q; i < n && repeats; ++i)
+      repeats = hops[i].send == hops[i % q].send && hops[i].pass == hops[i % q].pass;
+    if (repeats) return q;
+  }
+  return n;
+}
+
+}  // namespace
+
+double ring_recurrence_seconds(const std::vector<RingHop>& hops, int steps) {
+  if (hops.empty() || steps <= 0) return 0.0;
+  // The start times begin equal (all 0) and each step maps a q-periodic vector to a q-periodic one when the
+  // hops repeat every q members, so the recurrence over one period is exact.
+  const size_t n = hop_period(hops);
+  if (n == 1) return steps * std::max(hops[0].send, hops[0].pass);
   std::vector<double> start(n, 0.0), next(n, 0.0);
   for (int k = 0; k < steps; ++k) {
     for (size_t i = 0; i < n; ++i) {

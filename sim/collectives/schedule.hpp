@@ -90,7 +90,8 @@ struct RingHop {
 // runs them: a member starts step k+1 once its send of step k is delivered and it has its predecessor's
 // chunk of step k (sends do not wait for their receiver). S_i(k+1) = max(S_i(k) + send_i, S_{i−1}(k) +
 // pass_{i−1}), S_i(0) = 0; the result is max_i S_i(steps). With every hop alike it is steps · pass; where one
-// hop is slow its sender is busy steps · send while the others' waits overlap its transfers. O(n · steps).
+// hop is slow its sender is busy steps · send while the others' waits overlap its transfers. O(q · steps)
+// where the hops repeat every q members (q = n at worst).
 double ring_recurrence_seconds(const std::vector<RingHop>& hops, int steps);
 
 // Whether a schedule's sends move without waiting for their receiver (NCCL's buffers; see replay_plan):

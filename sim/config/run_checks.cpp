@@ -184,6 +184,9 @@ void check_zero(const RunConfig& c, const KeyOrigins& at) {
             "set compression.kind = none, or sync.zero_stage = 0");
   if (!c.heterogeneity.faults.events.empty())
     at.fail("sync.zero_stage", "ZeRO with failures is not simulated", "leave [faults] empty, or sync.zero_stage = 0");
+  if (c.sync.zero_stage == 3 && c.sync.accumulation_steps > 1)
+    at.fail("sync.zero_stage", "stage 3 with gradient accumulation is not simulated (each micro-batch would gather "
+            "the weights again)", "set sync.accumulation_steps = 1, or sync.zero_stage = 1 or 2");
 }
 
 // A timing-only run of a catalog workload: synchronous data parallelism on one kind of GPU whose memory

@@ -43,9 +43,10 @@ void add_sync_keys(std::vector<KeySpec>& keys) {
               "Start a bucket's allreduce as soon as backward has produced it (else after the whole backward)"),
       integer("sync.accumulation_steps", "1", between(1, 100000),
               "Micro-batches of batch_per_worker accumulated per optimizer step (the global batch grows with it)"),
-      integer("sync.zero_stage", "0", between(0, 2),
-              "ZeRO: 1 shards optimizer state and fp32 master weights over the workers, 2 also gradients; "
-              "gradients are reduce-scattered per bucket and the updated weights all-gathered (3 is not simulated)"),
+      integer("sync.zero_stage", "0", between(0, 3),
+              "ZeRO: 1 shards optimizer state and fp32 master weights over the workers, 2 also gradients "
+              "(buckets reduce-scattered, updated weights all-gathered after the step), 3 also the weights "
+              "(each bucket's weights all-gathered before its forward and its backward)"),
       choice("sync.fault_reaction", "elastic", fault_reaction_table().names(),
              "After a worker fails: elastic = the survivors continue without it; restart = the job restarts from "
              "its last checkpoint on a replacement node"),

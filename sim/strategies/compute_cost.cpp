@@ -1,5 +1,6 @@
 #include "sim/strategies/compute_cost.hpp"
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -52,8 +53,16 @@ ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>
                                  " trained layers for " + std::to_string(segments_.size()) + " gradient segments");
         w.forward = t.forward * speed;
         for (const double b : t.backward) w.backward.push_back(b * speed);
+        for (const double f : t.segment_forward) w.forward_segments.push_back(f * speed);
         w.update = t.optimizer * speed;
         w.tail = t.tail * speed;
+        w.tail_forward = t.tail_forward * speed;
+        if (segment_weight_bytes_.empty()) {  // the same layers on every GPU kind
+          for (const std::uint64_t p : t.segment_parameters)
+            segment_weight_bytes_.push_back(static_cast<double>(p) * setup.weight_bytes);
+          if (t.tail_parameters > 0 || t.tail_forward > 0 || t.tail > 0)
+            segment_weight_bytes_.push_back(static_cast<double>(t.tail_parameters) * setup.weight_bytes);
+        }
       } else {
         w.forward = objective.forward_flops(0);
         for (const models::GradientSegment& s : segments_) w.backward.push_back(s.backward_flops);

@@ -24,6 +24,14 @@ class ComputeCost {
               const models::Workload* proxy = nullptr);
 
   double forward(int rank) const { return of(rank).forward; }
+  // ZeRO-3's units: the forward work of segment i's layers, and of the layers below the first trained one.
+  // Empty without per-layer costs.
+  double forward(int rank, size_t segment) const { return of(rank).forward_segments.at(segment); }
+  double tail_forward(int rank) const { return of(rank).tail_forward; }
+  // The bytes of every weight (frozen or not) in each segment's layers, then, if any, in the layers below the
+  // first trained one: what ZeRO-3 gathers. Empty without per-layer costs.
+  const std::vector<double>& segment_weight_bytes() const { return segment_weight_bytes_; }
+  bool per_layer() const { return !segment_weight_bytes_.empty(); }
   // Backward work of segment i of segments(), and of the whole backward pass.
   double backward(int rank, size_t segment) const { return of(rank).backward.at(segment); }
   double backward(int rank) const { return of(rank).backward_total; }  // the segments and the tail
@@ -42,14 +50,15 @@ class ComputeCost {
 
  private:
   struct Work {
-    double forward = 0, backward_total = 0, update = 0, tail = 0;
-    std::vector<double> backward;
+    double forward = 0, backward_total = 0, update = 0, tail = 0, tail_forward = 0;
+    std::vector<double> backward, forward_segments;
   };
   const Work& of(int rank) const { return works_[work_of_rank_.at(static_cast<size_t>(rank))]; }
 
   std::vector<Work> works_;        // one per kind of GPU in the cluster
   std::vector<int> work_of_rank_;  // index into works_
   std::vector<models::GradientSegment> segments_;
+  std::vector<double> segment_weight_bytes_;
   double proxy_gradient_bytes_ = 0, proxy_weight_bytes_ = 0;
 };
 

@@ -43,6 +43,7 @@ Platform worker_group(const Platform& platform, const std::vector<int>& ranks) {
   g.servers = platform.servers;
   g.description = platform.description;
   g.calibration = platform.calibration;
+  g.routes = platform.routes;
   std::vector<int> node_index(platform.workers_of_node.size(), -1);
   for (const int r : ranks) {
     const int node = platform.node_of_worker.at(r);
@@ -57,6 +58,18 @@ Platform worker_group(const Platform& platform, const std::vector<int>& ranks) {
     g.workers_of_node[node_index[node]].push_back(slot);
   }
   return g;
+}
+
+const RouteCache::Route& RouteCache::route(sg4::Host* from, sg4::Host* to,
+                                           const topology::LinkCalibration* calibration) {
+  auto [it, added] = routes_.try_emplace({from, to});
+  Entry& e = it->second;
+  if (added) from->route_to(to, e.route.links, &e.route.latency);
+  if (added || e.calibration != calibration) {
+    e.route.factor = calibration ? calibration->factor(e.route.links) : 1.0;
+    e.calibration = calibration;
+  }
+  return e.route;
 }
 
 double route_latency(sg4::Host* from, sg4::Host* to) {

@@ -7,6 +7,8 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim/config/hardware_config.hpp"
@@ -36,6 +38,32 @@ constexpr int kManyRanks = 8192;
 // with dtsim's network model settings and quiet logging.
 std::unique_ptr<sg4::Engine> create_engine(const NetworkSettings& settings);
 
+// Routes between hosts as SimGrid computes them, each computed once and shared by every collective over the
+// platform (a step of LLaMA-7B on 8,192 GPUs has 131 collectives routing the same pairs). Routes never change
+// during a simulation: a link turned off stays on its routes. Single-threaded, as simulations are.
+class RouteCache {
+ public:
+  struct Route {
+    std::vector<sg4::Link*> links;
+    double latency = 0.0;
+    double factor = 1.0;  // the calibration's bandwidth factor along the links (1 without one)
+  };
+  // The route from `from` to `to`, its factor from `calibration` (may be null).
+  const Route& route(sg4::Host* from, sg4::Host* to, const topology::LinkCalibration* calibration);
+
+ private:
+  struct Entry {
+    Route route;
+    const topology::LinkCalibration* calibration = nullptr;  // the factor's
+  };
+  struct PairHash {
+    size_t operator()(const std::pair<sg4::Host*, sg4::Host*>& p) const {
+      return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
+    }
+  };
+  std::unordered_map<std::pair<sg4::Host*, sg4::Host*>, Entry, PairHash> routes_;
+};
+
 // What strategies and collectives know about the simulated cluster.
 struct Platform {
   std::vector<sg4::Host*> workers;              // one per GPU, rank order
@@ -47,6 +75,7 @@ struct Platform {
   // Each link's achievable fraction of its bandwidth (the flows get it through SimGrid's bandwidth factor);
   // null for a platform built without one, whose flows then get CollectiveOptions::bandwidth_efficiency.
   std::shared_ptr<const topology::LinkCalibration> calibration;
+  std::shared_ptr<RouteCache> routes = std::make_shared<RouteCache>();  // shared by worker groups
 
   int num_workers() const { return static_cast<int>(workers.size()); }
 };

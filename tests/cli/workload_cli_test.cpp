@@ -99,6 +99,18 @@ TEST(WorkloadCli, ScalingEfficiencyFallsAsTheNetworkSlows) {
   }
 }
 
+// ZeRO stages on 8 GPUs, per step: stage 2 reduce-scatters the gradients and all-gathers the updated weights
+// (2 (N - 1) M bytes on the wire for M bytes of bf16 weights), stage 3 gathers every weight twice, before
+// forward and before backward (3 (N - 1) M): 1.5 times as much. Stage 3 also keeps 1/8 of the weights.
+TEST(WorkloadCli, ZeroStage3MovesHalfAgainStage2sBytes) {
+  const std::string job = "gpt2-xl --micro-batch 4 --gpus 8 --steps 3 --zero ";
+  const auto two = simulation(job + "2"), three = simulation(job + "3");
+  const double ratio = three["bytes_sent"].get<double>() / two["bytes_sent"].get<double>();
+  EXPECT_NEAR(ratio, 1.5, 1e-6);
+  EXPECT_NEAR(two["bytes_sent"].get<double>(), 3 * 2 * 7 * 2.0 * 1557611200, 3 * 2 * 7 * 2.0 * 1557611200 * 1e-6);
+  EXPECT_GT(three["step_s"].get<double>(), 0);
+}
+
 TEST(WorkloadCli, BadInputIsExitTwoWithOneLine) {
   struct Case {
     std::string args, message;
@@ -111,7 +123,6 @@ TEST(WorkloadCli, BadInputIsExitTwoWithOneLine) {
            {"workload llama-7b --gpu a100", "dtsim: error: "},
            {"workload a b", "dtsim: error: command line: unexpected argument 'b'"},
            {"workload gpt2-xl --steps 3", "dtsim: error: command line: --steps: applies to a simulation; add --simulate"},
-           {"workload gpt2-xl --simulate --zero 3", "dtsim: error: command line: --zero: stage 3 is not simulated yet"},
            {"workload gpt2-xl --simulate --set cluster.workers=4",
             "dtsim: error: command line: --set: cluster.workers is set by --gpus; use that flag"},
            {"workload gpt2-xl --simulate --set training.lr=1",

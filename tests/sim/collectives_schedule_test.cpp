@@ -3,6 +3,7 @@
 // with the steps, and the small helpers do what they say.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <map>
@@ -236,6 +237,32 @@ TEST(RingRecurrence, ASlowHopKeepsItsSenderBusyAndPaysItsWaitOnce) {
   EXPECT_DOUBLE_EQ(ring_recurrence_seconds({{1, 5}, {2, 2}}, 4), 14.0);
   EXPECT_DOUBLE_EQ(ring_recurrence_seconds({}, 4), 0.0);
   EXPECT_DOUBLE_EQ(ring_recurrence_seconds({{1, 1}}, 0), 0.0);
+}
+
+// A ring whose hops repeat (nodes of 4 members, every node's last hop slow, one odd node) against the
+// recurrence written out over all n members: repeating hops are timed over one period, and must not change
+// the answer; a ring with one odd period must not be mistaken for a periodic one.
+TEST(RingRecurrence, RepeatingHopsGiveTheFullRecurrence) {
+  const auto full = [](const std::vector<RingHop>& hops, int steps) {
+    const size_t n = hops.size();
+    std::vector<double> start(n, 0.0), next(n, 0.0);
+    for (int k = 0; k < steps; ++k) {
+      for (size_t i = 0; i < n; ++i)
+        next[i] = std::max(start[i] + hops[i].send, start[(i + n - 1) % n] + hops[(i + n - 1) % n].pass);
+      start.swap(next);
+    }
+    return *std::max_element(start.begin(), start.end());
+  };
+  std::vector<RingHop> hops;
+  for (int node = 0; node < 6; ++node)
+    for (int m = 0; m < 4; ++m) hops.push_back(m == 3 ? RingHop{3.0, 4.5} : RingHop{1.0, 1.25 + 0.5 * m});
+  for (const int steps : {1, 5, 2 * 23, 200}) {
+    EXPECT_DOUBLE_EQ(ring_recurrence_seconds(hops, steps), full(hops, steps)) << steps;
+    std::vector<RingHop> odd = hops;
+    odd[13].pass = 9.0;  // one hop of node 3 slower
+    EXPECT_DOUBLE_EQ(ring_recurrence_seconds(odd, steps), full(odd, steps)) << steps;
+    EXPECT_GT(ring_recurrence_seconds(odd, steps), ring_recurrence_seconds(hops, steps)) << steps;
+  }
 }
 
 // A ring over 2 nodes of 4 whose network hops carry a protocol wait: sends do not wait for their receivers,

@@ -99,35 +99,45 @@ TEST(ComputeCost, LaunchOverheadAddsTheSameTimeToEveryWorkerOfASynchronousJob) {
 
 TEST(ComputeCost, TimingOnlyAndNumericsGiveTheSameSimulatedTime) {
   // The same MLP on the same 8-worker cluster: once trained for real (sync strategy, numerics), once with the
-  // timing-only strategy fed by the network's per-layer costs. Buckets of 100 kB split the gradient (the last two layers, then the first), so the
-  // allreduces overlap the backward pass in both.
+  // timing-only strategy fed by the network's per-layer costs. Buckets of 100 kB split the gradient (the last
+  // two layers, then the first), so the allreduces overlap the backward pass in both; the same with ZeRO 2
+  // (reduce-scatters, the weights' all-gather) and 3 (the units' gathers in forward and backward).
   const int workers = 8, steps = 4;
-  const auto adjust = [](sim::RunConfig& c) {
-    c.gpu.memory_bandwidth = 1.5e12;
-    c.gpu.launch_overhead = 5e-6;
-    c.sync.bucket_bytes = 100e3;
-  };
-  const RunReport numerics = run_and_report([&] { return small_training_run(workers, 32, steps, adjust); });
-  const std::vector<double> timing = from_bytes<double>(run_in_child([&] {
-    const sim::RunInputs in = small_training_run(workers, 32, steps, adjust);
-    const sim::RunConfig& cfg = in.config;
-    auto engine = sim::create_engine(sim::network_settings(sim::platform_spec(cfg)));
-    const sim::Platform platform = sim::build_platform(*engine, sim::platform_spec(cfg));
-    const auto net = models::make_mlp<float>(784, {256, 128}, 10);
-    sim::TimingSpec spec = sim::timing_spec(models::network_workload(*net, "mlp"), sim::run_memory_setup(cfg),
-                                            sim::run_device_rates(cfg.gpu, cfg.math),
-                                            platform.workers.front()->get_speed());
-    spec.steps = steps;
-    spec.bucket_bytes = cfg.sync.bucket_bytes;
-    spec.overlap = cfg.sync.overlap;
-    const sim::TimingOutcome t = sim::run_sync_timing(platform, spec, [&](sim::CollectiveKind kind, const std::string& name) {
-      return sim::make_collective(kind, cfg.collectives.algorithm, cfg.collectives.fidelity, platform, name,
-                                  cfg.collectives.options(cfg.fabric, cfg.layout));
-    });
-    return to_bytes(std::vector<double>{t.step_end_s.back(), static_cast<double>(t.buckets)});
-  }));
-  EXPECT_GT(timing[1], 1);  // several buckets
-  EXPECT_NEAR(timing[0], numerics.simulated_time, 1e-9 * numerics.simulated_time);
+  for (const int stage : {0, 2, 3}) {
+    const auto adjust = [stage](sim::RunConfig& c) {
+      c.gpu.memory_bandwidth = 1.5e12;
+      c.gpu.launch_overhead = 5e-6;
+      c.sync.bucket_bytes = 100e3;
+      c.sync.zero_stage = stage;
+    };
+    const RunReport numerics = run_and_report([&] { return small_training_run(workers, 32, steps, adjust); });
+    const std::vector<double> timing = from_bytes<double>(run_in_child([&] {
+      const sim::RunInputs in = small_training_run(workers, 32, steps, adjust);
+      const sim::RunConfig& cfg = in.config;
+      auto engine = sim::create_engine(sim::network_settings(sim::platform_spec(cfg)));
+      const sim::Platform platform = sim::build_platform(*engine, sim::platform_spec(cfg));
+      const auto net = models::make_mlp<float>(784, {256, 128}, 10);
+      sim::TimingSpec spec = sim::timing_spec(models::network_workload(*net, "mlp"), sim::run_memory_setup(cfg),
+                                              sim::run_device_rates(cfg.gpu, cfg.math),
+                                              platform.workers.front()->get_speed());
+      spec.steps = steps;
+      spec.bucket_bytes = cfg.sync.bucket_bytes;
+      spec.overlap = cfg.sync.overlap;
+      const sim::TimingOutcome t =
+          sim::run_sync_timing(platform, spec, [&](sim::CollectiveKind kind, const std::string& name) {
+            // As the sync strategy makes them: ZeRO's reduce-scatters and all-gathers are rings.
+            const sim::Algorithm algorithm =
+                kind == sim::CollectiveKind::Allreduce ? cfg.collectives.algorithm : sim::Algorithm::Ring;
+            return sim::make_collective(kind, algorithm, cfg.collectives.fidelity, platform, name,
+                                        cfg.collectives.options(cfg.fabric, cfg.layout));
+          });
+      return to_bytes(std::vector<double>{t.step_end_s.back(), static_cast<double>(t.buckets),
+                                          static_cast<double>(t.bytes_sent)});
+    }));
+    EXPECT_GT(timing[1], 1) << stage;  // several buckets
+    EXPECT_NEAR(timing[0], numerics.simulated_time, 1e-9 * numerics.simulated_time) << "stage " << stage;
+    EXPECT_DOUBLE_EQ(timing[2], numerics.bytes) << "stage " << stage;
+  }
 }
 
 }  // namespace

@@ -14,19 +14,22 @@ namespace {
 constexpr double kSpeed = 1e12;  // FLOP/s of every host: 1e9 FLOPs take 1 ms
 const FabricSpec kFabric{"ideal 25 GB/s, 1 us links", 25e9, 1e-6, 0.0, 1.0};
 
-// Steps of a spec on `ranks` workers; returns the step end times, then compute and exposed per step, buckets.
-std::vector<double> simulate(int ranks, const TimingSpec& spec) {
+// Steps of a spec on `ranks` workers; returns the step end times, then compute and exposed per step, buckets,
+// bytes sent, and whether rank 0 stood in for the others.
+std::vector<double> simulate(int ranks, const TimingSpec& spec, Fidelity fidelity = Fidelity::Stepwise) {
   return dtsim::testing::from_bytes<double>(dtsim::testing::run_in_child([&] {
     auto engine = create_engine({NetworkModel::Cm02, false});
     const Platform p = build_star(ranks, kSpeed, kFabric);
     install_fabric_calibration(*engine, kFabric);
-    const TimingOutcome t = run_sync_timing(p, spec, [&p](CollectiveKind kind, const std::string& name) {
-      return make_collective(kind, Algorithm::Ring, Fidelity::Stepwise, p, name);
+    const TimingOutcome t = run_sync_timing(p, spec, [&](CollectiveKind kind, const std::string& name) {
+      return make_collective(kind, Algorithm::Ring, fidelity, p, name);
     });
     std::vector<double> out = t.step_end_s;
     out.push_back(t.compute_s);
     out.push_back(t.exposed_s);
     out.push_back(t.buckets);
+    out.push_back(static_cast<double>(t.bytes_sent));
+    out.push_back(t.one_rank_for_all ? 1 : 0);
     return dtsim::testing::to_bytes(out);
   }));
 }
@@ -51,7 +54,7 @@ double ring_seconds(int n, double bytes) {
 
 TEST(SyncTiming, OneWorkerIsItsComputeAlone) {
   const auto r = simulate(1, two_buckets(true));
-  ASSERT_EQ(r.size(), 3u + 3);
+  ASSERT_EQ(r.size(), 3u + 5);
   EXPECT_EQ(r[5], 2);  // buckets
   for (int s = 0; s < 3; ++s) EXPECT_NEAR(r[s], (s + 1) * 4.5e-3, 1e-12) << "step " << s;
   EXPECT_NEAR(r[3], 4.5e-3, 1e-12);  // compute per step
@@ -83,7 +86,7 @@ TEST(SyncTiming, FrozenTailRunsAfterTheLastBucket) {
   TimingSpec s = two_buckets(true);
   s.segments.push_back({0, 0, 3e9});
   const auto r = simulate(1, s);
-  EXPECT_EQ(r.back(), 2);
+  EXPECT_EQ(r[5], 2);
   EXPECT_NEAR(r[0], 7.5e-3, 1e-12);
 }
 
@@ -104,6 +107,72 @@ TEST(SyncTiming, ZeroReduceScattersBucketsAndAllGathersTheWeights) {
   // all-gather's latency fewer, and 3/4 of the optimizer saved.
   const auto plain = simulate(n, two_buckets(false));
   EXPECT_NEAR(r[2] - r[1], plain[2] - plain[1] - 0.5e-3 * (n - 1) / n - (n - 1) * 2e-6, 1e-6);
+}
+
+// ZeRO-3 on 4 ranks without overlap: every unit's weights (20 MB each) are all-gathered before its forward
+// and again before its backward, one unit ahead. The first gather of each pass is exposed, the second hides
+// behind the first unit's 1 ms of compute (a gather takes 0.6 ms); the two reduce-scatters come after
+// backward; no all-gather after the step. Bytes: 4 gathers and 2 reduce-scatters of 20 MB, 1.5 times the
+// two allreduces of plain data parallelism.
+TimingSpec zero3(bool overlap) {
+  TimingSpec s = two_buckets(overlap);
+  s.zero_stage = 3;
+  s.optimizer_flops = 0.5e9 / 4;
+  s.segment_forward_flops = {1e9, 1e9};
+  s.segment_gather_bytes = {20e6, 20e6};
+  return s;
+}
+
+TEST(SyncTiming, ZeroStage3GathersEachUnitBeforeItsForwardAndItsBackward) {
+  const int n = 4;
+  const auto half_ring = [&](double bytes) { return (n - 1) * (2e-6 + bytes / (n * 25e9)); };
+  const auto r = simulate(n, zero3(false));
+  const double exposed = 2 * half_ring(20e6) + 2 * half_ring(20e6);
+  const double step = 4e-3 + 0.5e-3 / n + exposed;
+  EXPECT_NEAR(r[2] - r[1], step, 1e-3 * step);
+  EXPECT_NEAR(r[3], 4e-3 + 0.5e-3 / n, 1e-12);  // compute per step
+  EXPECT_NEAR(r[4], exposed, 1e-3 * step);
+  const auto plain = simulate(n, two_buckets(false));
+  EXPECT_DOUBLE_EQ(r[6], 1.5 * plain[6]);  // bytes
+  // With overlap the first bucket's reduce-scatter hides behind the second bucket's backward.
+  const auto overlapped = simulate(n, zero3(true));
+  EXPECT_NEAR(overlapped[2] - overlapped[1], step - half_ring(20e6), 1e-3 * step);
+}
+
+// One worker: the units' forward, the backward and a frozen tail (its own unit) are the compute alone.
+TEST(SyncTiming, ZeroStage3OnOneWorkerIsItsComputeAlone) {
+  TimingSpec s = zero3(true);
+  s.segments.push_back({0, 0, 3e9});
+  s.segment_forward_flops.push_back(0.5e9);
+  s.segment_gather_bytes.push_back(8e6);
+  const auto r = simulate(1, s);
+  EXPECT_NEAR(r[0], 2.5e-3 + 5e-3 + 0.125e-3, 1e-12);
+  EXPECT_EQ(r[5], 2);  // buckets: the tail is a unit to gather but no bucket
+}
+
+// With analytic collectives on identical hosts rank 0 stands in for every rank: the same step ends, compute,
+// exposed time and bytes as all 12 ranks simulated, with and without overlap and ZeRO; never at stepwise.
+TEST(SyncTiming, OneRankStandsInForIdenticalRanksOnlyWithAnalyticCollectives) {
+  const int n = 12;
+  for (const bool overlap : {true, false}) {
+    for (const int zero : {0, 2, 3}) {
+      TimingSpec s = zero == 3 ? zero3(overlap) : two_buckets(overlap);
+      s.zero_stage = zero;
+      s.gathered_bytes = zero == 2 ? 40e6 : 0;
+      const auto alone = simulate(n, s, Fidelity::Analytic);
+      s.one_rank_may_stand_in = false;
+      const auto all = simulate(n, s, Fidelity::Analytic);
+      ASSERT_EQ(alone.size(), all.size());
+      EXPECT_EQ(alone.back(), 1) << overlap << zero;
+      EXPECT_EQ(all.back(), 0) << overlap << zero;
+      for (size_t i = 0; i + 1 < all.size(); ++i) EXPECT_DOUBLE_EQ(alone[i], all[i]) << overlap << zero << " at " << i;
+      // And the analytic step is the closed form's: without overlap, two ring allreduces exposed.
+      if (!overlap && zero == 0) {
+        EXPECT_NEAR(alone[4], 2 * ring_seconds(n, 20e6), 1e-9);
+      }
+    }
+  }
+  EXPECT_EQ(simulate(n, two_buckets(true)).back(), 0);  // stepwise: every rank runs
 }
 
 }  // namespace

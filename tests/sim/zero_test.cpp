@@ -1,6 +1,7 @@
-// ZeRO stages 1 and 2 in a run with numerics (sync.zero_stage): the same training bit for bit as plain data
-// parallelism (ZeRO moves state, not math), the same bytes on the wire as a ring allreduce (reduce-scatter of
-// the gradients plus all-gather of the weights, each (N - 1) / N of the model per rank), and a shorter
+// ZeRO stages 1 to 3 in a run with numerics (sync.zero_stage): the same training bit for bit as plain data
+// parallelism (ZeRO moves state, not math); stages 1-2 put the same bytes on the wire as a ring allreduce
+// (reduce-scatter of the gradients plus all-gather of the weights, each (N - 1) / N of the model per rank),
+// stage 3 half as much again (the weights gathered before forward and before backward); and a shorter
 // optimizer step (each worker updates its 1/N shard).
 #include <gtest/gtest.h>
 
@@ -22,7 +23,7 @@ RunReport zero_run(int stage, int workers = 4) {
 
 TEST(Zero, TrainsBitForBitLikePlainDataParallelism) {
   const RunReport plain = zero_run(0);
-  for (const int stage : {1, 2}) {
+  for (const int stage : {1, 2, 3}) {
     const RunReport zero = zero_run(stage);
     ASSERT_EQ(zero.params.size(), plain.params.size());
     EXPECT_EQ(zero.params, plain.params) << "stage " << stage;
@@ -42,6 +43,18 @@ TEST(Zero, SendsWhatARingAllreduceSendsAndUpdatesOnlyItsShard) {
   // it on every worker, launches aside (the same 3 kernels).
   const double update = 20.0 * 235146 / 1.5e12;
   EXPECT_NEAR(plain.compute - zero.compute, 6 * update * (n - 1) / n, 1e-9);
+}
+
+TEST(Zero, Stage3GathersTheWeightsTwiceAStepAndHidesPartOfIt) {
+  const int n = 4;
+  const RunReport two = zero_run(2, n), three = zero_run(3, n);
+  // Per step: the reduce-scatter of the fp32 gradients, then each unit's fp32 weights gathered twice
+  // (N - 1) x 4 bytes per value each: 3 (N - 1) x 4 x 235,146 over all ranks.
+  EXPECT_DOUBLE_EQ(three.bytes, 6 * 3.0 * (n - 1) * 4 * 235146);
+  // The same compute (both update their shard); stage 3's gathers are communication, partly hidden behind
+  // the forward and backward passes, where stage 2's one gather after the step is all exposed.
+  EXPECT_NEAR(three.compute, two.compute, 1e-12);
+  EXPECT_GT(three.communication, 0);
 }
 
 }  // namespace

@@ -50,8 +50,10 @@ BucketStreams::BucketStreams(const Platform& platform, const std::vector<Bucket>
       gathers_(buckets.size()),
       make_(std::move(make)),
       wire_(std::move(wire)) {
-  for (size_t b = 0; b < buckets.size(); ++b)
+  for (size_t b = 0; b < buckets.size(); ++b) {
     collectives_.push_back(make_(bucket_kind_, "bucket" + std::to_string(b)));
+    if (b > 0) collectives_[b]->share_plans_with(*collectives_[0]);  // buckets repeat a few sizes
+  }
   for (int r = 0; r < platform.num_workers(); ++r) streams_.push_back(std::make_unique<Stream>());
 }
 
@@ -71,6 +73,17 @@ simgrid::s4u::ActorPtr BucketStreams::start(int rank, const std::string& name) {
   return actor;
 }
 
+bool BucketStreams::can_stand_in_for_all() const {
+  if (wire_) return false;
+  for (const auto& c : collectives_)
+    if (!c->can_stand_in_for_all()) return false;
+  return true;
+}
+
+void BucketStreams::stand_in_for_all() {
+  for (const auto& c : collectives_) c->stand_in_for_all();
+}
+
 void BucketStreams::hand(int rank, int bucket, int64_t step) {
   Stream& s = *streams_[rank];
   s.queue.emplace_back(bucket, step);
@@ -78,10 +91,15 @@ void BucketStreams::hand(int rank, int bucket, int64_t step) {
   s.ready->release();
 }
 
-void BucketStreams::wait_all(int rank) {
+void BucketStreams::wait_all(int rank) { wait_for(rank, streams_[rank]->handed); }
+
+void BucketStreams::wait_for(int rank, int count) {
   Stream& s = *streams_[rank];
-  while (s.done < s.handed) s.finished->acquire();
+  // A finished bucket's token is taken by whoever waits for it or a later one; done counts them all.
+  while (s.done < count) s.finished->acquire();
 }
+
+int BucketStreams::handed(int rank) const { return streams_[rank]->handed; }
 
 void BucketStreams::serve(int rank) {
   Stream& s = *streams_[rank];

@@ -62,8 +62,17 @@ class BucketStreams {
   simgrid::s4u::ActorPtr start(int rank, const std::string& name);
   void hand(int rank, int bucket, int64_t step);
   void wait_all(int rank);
+  // Blocks until the first `count` buckets handed to rank's stream (in all) are done.
+  void wait_for(int rank, int count);
+  int handed(int rank) const;  // buckets handed to rank's stream so far
   int size() const { return static_cast<int>(buckets_.size()); }
   const Bucket& bucket(int b) const { return buckets_[b]; }
+
+  // Lets rank 0's stream stand in for every rank's (Collective::stand_in_for_all): possible when every bucket
+  // collective is analytic and there is no wire (a compressed wire waits for every worker's message).
+  // Afterwards only rank 0's stream may be started and handed buckets.
+  bool can_stand_in_for_all() const;
+  void stand_in_for_all();  // requires can_stand_in_for_all()
 
   // A member failed: cancels every bucket collective's transfers in flight (see Collective::abandon).
   void abandon();

@@ -13,6 +13,7 @@ SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
       micro_batches_(ctx.config().sync.accumulation_steps),
       total_steps_(ctx.inputs.length.total_steps),
       zero_(ctx.config().sync.zero_stage > 0),
+      zero3_(ctx.config().sync.zero_stage == 3),
       recorder_(ctx, evaluation_interval(ctx), ctx.inputs.length.total_steps,
                 static_cast<double>(ctx.inputs.length.steps_per_epoch)),
       mean_(ctx.ops, ctx.objective.num_params()),
@@ -79,16 +80,24 @@ void SyncDataParallel::launch(int64_t first_step) {
   BucketWire wire;
   if (compression_)
     wire = [this](const Bucket& bucket, int64_t step) { return compression_->messages(bucket, step); };
-  streams_ = std::make_unique<BucketStreams>(
-      group_, plan_buckets(ctx_.compute.segments(), cfg.sync.bucket_bytes, bytes_per_value),
-      bytes_per_value, make, wire, zero_ ? CollectiveKind::ReduceScatter : CollectiveKind::Allreduce);
+  const std::vector<Bucket> buckets = plan_buckets(ctx_.compute.segments(), cfg.sync.bucket_bytes, bytes_per_value);
+  streams_ = std::make_unique<BucketStreams>(group_, buckets, bytes_per_value, make, wire,
+                                             zero_ ? CollectiveKind::ReduceScatter : CollectiveKind::Allreduce);
   if (local_) param_allreduce_ = make(CollectiveKind::Allreduce, "params");
-  if (zero_) param_gather_ = make(CollectiveKind::AllGather, "params");
+  if (zero_ && !zero3_) param_gather_ = make(CollectiveKind::AllGather, "params");
+  if (zero3_) {
+    if (!ctx_.compute.per_layer())
+      throw InputError("sync", "sync.zero_stage", "stage 3 needs per-layer costs, which this objective has not",
+                       "use sync.zero_stage = 1 or 2");
+    weight_gathers_ = std::make_unique<WeightGathers>(
+        group_, weight_units(buckets, ctx_.compute.segment_weight_bytes()), make);
+  }
   actors_.clear();
   for (size_t slot = 0; slot < active_.size(); ++slot) {
     const int r = active_[slot];
     const int s = static_cast<int>(slot);
     actors_.push_back(streams_->start(s, "stream" + std::to_string(r)));
+    if (weight_gathers_) actors_.push_back(weight_gathers_->start(s, "gathers" + std::to_string(r)));
     actors_.push_back(sg4::Actor::create("worker" + std::to_string(r), ctx_.platform.workers[r],
                                          [this, r, s, first_step] { failure_.guard([&] { worker(r, s, first_step); }); }));
   }
@@ -116,7 +125,7 @@ void SyncDataParallel::worker(int rank, int slot, int64_t first_step) {
       // Every micro-batch but the last runs forward and backward without communicating (DDP's no_sync).
       const ComputeCost& cost = ctx_.compute;
       if (micro_batches_ > 1) sg4::this_actor::execute((micro_batches_ - 1) * cost.gradient(rank) * multiplier);
-      sg4::this_actor::execute(cost.forward(rank) * multiplier);
+      forward(workers_[rank], rank, slot, step, multiplier);
       if (gradient_averaging(step))
         synchronous_step(rank, slot, step, multiplier, start);
       else
@@ -128,6 +137,25 @@ void SyncDataParallel::worker(int rank, int slot, int64_t first_step) {
   } catch (const simgrid::CancelException&) {
     if (!recovering_) throw;
   }
+}
+
+void SyncDataParallel::forward(Worker& w, int rank, int slot, int64_t step, double multiplier) {
+  if (!weight_gathers_) {
+    sg4::this_actor::execute(ctx_.compute.forward(rank) * multiplier);
+    return;
+  }
+  // ZeRO-3: each unit's weights are gathered first; the waits are communication, not compute.
+  const double waited = weight_gathers_->forward(
+      slot, step, [&](int u) { sg4::this_actor::execute(unit_forward(rank, u) * multiplier); });
+  w.gather_wait += waited;
+}
+
+double SyncDataParallel::unit_forward(int rank, int u) const {
+  const Bucket& unit = weight_gathers_->unit(u);
+  double work = 0.0;
+  for (size_t i = unit.first_segment; i < unit.first_segment + unit.segments; ++i)
+    work += i < ctx_.compute.segments().size() ? ctx_.compute.forward(rank, i) : ctx_.compute.tail_forward(rank);
+  return work;
 }
 
 void SyncDataParallel::compute_gradient(int rank, int64_t step, const TrainableParameters& params) {
@@ -147,12 +175,17 @@ void SyncDataParallel::synchronous_step(int rank, int slot, int64_t step, double
   Worker& w = workers_[rank];
   const bool overlap = ctx_.config().sync.overlap;
   for (int b = 0; b < streams_->size(); ++b) {
+    if (weight_gathers_) w.gather_wait += weight_gathers_->before_backward(slot, b, step);
     sg4::this_actor::execute(bucket_work(rank, b) * multiplier);
     if (overlap) streams_->hand(slot, b, step);
   }
+  if (weight_gathers_ && weight_gathers_->units() > streams_->size())  // the frozen layers below the buckets
+    w.gather_wait += weight_gathers_->before_backward(slot, streams_->size(), step);
   if (ctx_.compute.tail(rank) > 0) sg4::this_actor::execute(ctx_.compute.tail(rank) * multiplier);
   w.compute_end = sg4::Engine::get_clock();
-  w.time.compute += w.compute_end - start;
+  w.time.compute += w.compute_end - start - w.gather_wait;
+  w.time.communication += w.gather_wait;
+  w.gather_wait = 0;
   if (!overlap)
     for (int b = 0; b < streams_->size(); ++b) streams_->hand(slot, b, step);
   streams_->wait_all(slot);
@@ -161,7 +194,7 @@ void SyncDataParallel::synchronous_step(int rank, int slot, int64_t step, double
   if (applied_steps_ == step) apply_gradient_average(step);
   account_wait(w);
   update(w, rank, multiplier);
-  if (zero_) gather_weights(w, rank);
+  if (param_gather_) gather_weights(w, rank);
 }
 
 void SyncDataParallel::gather_weights(Worker& w, int rank) {
@@ -228,7 +261,8 @@ void SyncDataParallel::apply_gradient_average(int64_t step) {
     }
     if (active_.size() > 1) ctx_.ops.scale(1.0f / static_cast<float>(active_.size()), mean_.data(), n);
     bytes_so_far_ += streams_->bytes_per_step();
-    if (zero_) bytes_so_far_ += param_gather_->bytes_per_call(weight_bytes_);
+    if (param_gather_) bytes_so_far_ += param_gather_->bytes_per_call(weight_bytes_);
+    if (weight_gathers_) bytes_so_far_ += weight_gathers_->bytes_per_step();
   }
   if (replicas_.size() == 1) {
     replicas_[0]->apply(mean_.data(), step);
@@ -290,7 +324,8 @@ StrategyOutcome SyncDataParallel::outcome() const {
   out.precision = replicas_[0]->precision_outcome();
   out.steps = applied_steps_;
   out.bytes_sent = collective_bytes_retired_ + streams_->bytes_sent() +
-                  (param_allreduce_ ? param_allreduce_->bytes_sent() : 0) + (param_gather_ ? param_gather_->bytes_sent() : 0);
+                  (param_allreduce_ ? param_allreduce_->bytes_sent() : 0) + (param_gather_ ? param_gather_->bytes_sent() : 0) +
+                  (weight_gathers_ ? weight_gathers_->bytes_sent() : 0);
   for (const Worker& w : workers_) out.worker_time.push_back(w.time);
   out.final_params = replicas_[0]->download();
   const double steps = std::max<double>(1.0, static_cast<double>(applied_steps_));

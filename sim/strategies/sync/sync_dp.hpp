@@ -23,6 +23,7 @@
 
 #include "sim/collectives/collective.hpp"
 #include "sim/strategies/sync/buckets.hpp"
+#include "sim/strategies/sync/weight_gathers.hpp"
 #include "sim/strategies/parameters.hpp"
 #include "sim/strategies/recorder.hpp"
 #include "sim/strategies/sync/sync_compression.hpp"
@@ -45,6 +46,7 @@ class SyncDataParallel final : public TrainingStrategy {
     double compute_end = 0.0;  // simulated time its current step's compute finished
     double loss_sum = 0.0;     // local SGD: losses since the last averaging
     int64_t loss_count = 0;
+    double gather_wait = 0.0;  // ZeRO-3: this step's waits for weight gathers so far
     WorkerTime time;
   };
 
@@ -68,6 +70,8 @@ class SyncDataParallel final : public TrainingStrategy {
   void apply_model_average(int64_t step);     // once per averaging, likewise
   void account_wait(Worker& w);               // idle and communication time after a collective
   double bucket_work(int rank, int bucket) const;  // backward work before the bucket is ready on rank's GPU
+  double unit_forward(int rank, int unit) const;   // ZeRO-3: forward work of a unit's layers on rank's GPU
+  void forward(Worker& w, int rank, int slot, int64_t step, double multiplier);
   void update(Worker& w, int rank, double multiplier);  // the optimizer step on rank's replica (its shard: ZeRO)
   void gather_weights(Worker& w, int rank);             // ZeRO: all-gather the updated weights
   void record_if_due(int64_t applied, int64_t step);
@@ -82,6 +86,7 @@ class SyncDataParallel final : public TrainingStrategy {
   int micro_batches_;
   int64_t total_steps_;
   bool zero_;                 // sync.zero_stage > 0: reduce-scatter buckets, all-gather the weights
+  bool zero3_;                // stage 3: the weights gathered unit by unit in forward and backward
   uint64_t weight_bytes_ = 0; // the weights at their storage width: what ZeRO's all-gather moves
   std::vector<std::unique_ptr<TrainableParameters>> replicas_;  // one (sync) or one per worker (local)
   TrainingRecorder recorder_;
@@ -97,7 +102,8 @@ class SyncDataParallel final : public TrainingStrategy {
   Worker shared_gradient_;  // the one gradient (and micro-batch) buffer when deferred
   std::unique_ptr<BucketStreams> streams_;
   std::unique_ptr<Collective> param_allreduce_;  // local SGD's model averaging
-  std::unique_ptr<Collective> param_gather_;     // ZeRO: the updated weights' all-gather
+  std::unique_ptr<Collective> param_gather_;     // ZeRO 1-2: the updated weights' all-gather
+  std::unique_ptr<WeightGathers> weight_gathers_;  // ZeRO-3: each unit's weights, before forward and backward
   std::unique_ptr<SyncGradientCompression> compression_;  // when compression.kind is not none
   std::vector<double> bucket_bytes_per_value_;   // wire width, for rebuilding the streams
 

@@ -1,6 +1,8 @@
 #include "sim/strategies/timing/sync_timing.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -23,11 +25,23 @@ TimingSpec timing_spec(const models::Workload& w, const models::MemorySetup& set
     const auto layer = static_cast<std::size_t>(t.trained_layers[i]);
     spec.segments.push_back({offsets[layer], static_cast<std::size_t>(w.layers[layer].trainable), t.backward[i] * speed});
   }
-  if (t.tail > 0) spec.segments.push_back({0, 0, t.tail * speed});  // no values: run_sync_timing's tail
+  const bool tail = t.tail > 0 || (setup.zero_stage >= 3 && (t.tail_forward > 0 || t.tail_parameters > 0));
+  if (tail) spec.segments.push_back({0, 0, t.tail * speed});  // no values: run_sync_timing's tail
+  if (setup.zero_stage >= 3) {
+    for (size_t i = 0; i < t.backward.size(); ++i) {
+      spec.segment_forward_flops.push_back(t.segment_forward[i] * speed);
+      spec.segment_gather_bytes.push_back(static_cast<double>(t.segment_parameters[i]) * setup.weight_bytes);
+    }
+    if (tail) {
+      spec.segment_forward_flops.push_back(t.tail_forward * speed);
+      spec.segment_gather_bytes.push_back(static_cast<double>(t.tail_parameters) * setup.weight_bytes);
+    }
+  }
   spec.optimizer_flops = t.optimizer * speed;  // this worker's shard with ZeRO (setup.zero_stage)
   spec.bytes_per_value = setup.gradient_bytes;
   spec.zero_stage = setup.zero_stage;
-  if (setup.zero_stage > 0) spec.gathered_bytes = static_cast<double>(w.trainable()) * setup.weight_bytes;
+  if (setup.zero_stage == 1 || setup.zero_stage == 2)
+    spec.gathered_bytes = static_cast<double>(w.trainable()) * setup.weight_bytes;
   return spec;
 }
 
@@ -41,6 +55,13 @@ size_t valued_segments(const TimingSpec& spec) {
   return n;
 }
 
+// Every worker's host computes at the same speed (timing-only runs have no node groups or slow hosts).
+bool identical_workers(const Platform& platform) {
+  for (sg4::Host* h : platform.workers)
+    if (h->get_speed() != platform.workers.front()->get_speed()) return false;
+  return true;
+}
+
 }  // namespace
 
 std::vector<Bucket> timing_buckets(const TimingSpec& spec) {
@@ -51,43 +72,82 @@ std::vector<Bucket> timing_buckets(const TimingSpec& spec) {
 
 TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, MakeCollective make) {
   if (spec.steps < 1) throw std::invalid_argument("timing: at least one step");
+  if (spec.zero_stage < 0 || spec.zero_stage > 3) throw std::invalid_argument("timing: ZeRO stage must be 0 to 3");
   double tail_flops = 0;
   for (size_t i = valued_segments(spec); i < spec.segments.size(); ++i) tail_flops += spec.segments[i].backward_flops;
   const std::vector<Bucket> buckets = timing_buckets(spec);
-  if (spec.zero_stage > 2) throw std::invalid_argument("timing: ZeRO stage 3 is not simulated");
-  const bool zero = spec.zero_stage > 0;
+  const bool zero = spec.zero_stage > 0, zero3 = spec.zero_stage == 3;
   auto streams = std::make_unique<BucketStreams>(platform, buckets, spec.bytes_per_value, make, nullptr,
                                                  zero ? CollectiveKind::ReduceScatter : CollectiveKind::Allreduce);
-  std::unique_ptr<Collective> gather = zero ? make(CollectiveKind::AllGather, "params") : nullptr;
+  // Stages 1-2: one all-gather of the updated weights after the step. Stage 3: the units' gathers.
+  std::unique_ptr<Collective> gather = zero && !zero3 ? make(CollectiveKind::AllGather, "params") : nullptr;
+  std::unique_ptr<WeightGathers> units;
+  std::vector<double> unit_forward;  // stage 3: each unit's forward FLOPs
+  if (zero3) {
+    if (spec.segment_forward_flops.size() != spec.segments.size() ||
+        spec.segment_gather_bytes.size() != spec.segments.size())
+      throw std::invalid_argument("timing: ZeRO stage 3 needs each segment's forward FLOPs and weight bytes");
+    units = std::make_unique<WeightGathers>(platform, weight_units(buckets, spec.segment_gather_bytes), make);
+    for (int u = 0; u < units->units(); ++u) {
+      double flops = 0;
+      for (size_t i = 0; i < units->unit(u).segments; ++i)
+        flops += spec.segment_forward_flops[units->unit(u).first_segment + i];
+      unit_forward.push_back(flops);
+    }
+  }
 
-  const int n = platform.num_workers();
+  // Identical workers calling analytic collectives all run the same timeline, so rank 0 can stand in for
+  // them all (Collective::stand_in_for_all): the same simulated times, without 2 actors per GPU.
+  const bool stand_in = spec.one_rank_may_stand_in && identical_workers(platform) && streams->can_stand_in_for_all() &&
+                        (!gather || gather->can_stand_in_for_all()) &&
+                        (!units || units->can_stand_in_for_all());
+  if (stand_in) {
+    streams->stand_in_for_all();
+    if (gather) gather->stand_in_for_all();
+    if (units) units->stand_in_for_all();
+  }
+  const int n = stand_in ? 1 : platform.num_workers();
   TimingOutcome out;
+  out.one_rank_for_all = stand_in;
   out.buckets = streams->size();
   out.step_end_s.assign(spec.steps, 0.0);
+  out.step_wall_s.assign(spec.steps, 0.0);
+  const auto wall_start = std::chrono::steady_clock::now();
   std::vector<double> compute(n, 0.0), exposed(n, 0.0);
   for (int r = 0; r < n; ++r) {
     streams->start(r, "stream" + std::to_string(r));
+    if (units) units->start(r, "gathers" + std::to_string(r));
     sg4::Actor::create("worker" + std::to_string(r), platform.workers[r], [&, r] {
+      double computed = 0;  // this step's executions; the rest of the step is exposed communication
+      const auto run = [&computed](double flops) {
+        const double t0 = sg4::Engine::get_clock();
+        sg4::this_actor::execute(flops);
+        computed += sg4::Engine::get_clock() - t0;
+      };
       for (int step = 0; step < spec.steps; ++step) {
         const double start = sg4::Engine::get_clock();
-        sg4::this_actor::execute(spec.forward_flops);
+        computed = 0;
+        if (units)
+          units->forward(r, step, [&](int u) { run(unit_forward[u]); });
+        else
+          run(spec.forward_flops);
         for (int b = 0; b < streams->size(); ++b) {
-          sg4::this_actor::execute(streams->bucket(b).backward_flops);
+          if (units) units->before_backward(r, b, step);
+          run(streams->bucket(b).backward_flops);
           if (spec.overlap) streams->hand(r, b, step);
         }
-        if (tail_flops > 0) sg4::this_actor::execute(tail_flops);
-        const double backward_end = sg4::Engine::get_clock();
+        if (units && units->units() > streams->size()) units->before_backward(r, streams->size(), step);
+        if (tail_flops > 0) run(tail_flops);
         if (!spec.overlap)
           for (int b = 0; b < streams->size(); ++b) streams->hand(r, b, step);
         streams->wait_all(r);
-        const double reduced = sg4::Engine::get_clock();
-        sg4::this_actor::execute(spec.optimizer_flops);
-        const double updated = sg4::Engine::get_clock();
+        run(spec.optimizer_flops);
         if (gather) gather->run(r, static_cast<uint64_t>(spec.gathered_bytes));
         const double end = sg4::Engine::get_clock();
-        compute[r] += (backward_end - start) + (updated - reduced);
-        exposed[r] += (reduced - backward_end) + (end - updated);
+        compute[r] += computed;
+        exposed[r] += (end - start) - computed;
         out.step_end_s[step] = std::max(out.step_end_s[step], end);
+        out.step_wall_s[step] = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
       }
     });
   }
@@ -96,7 +156,8 @@ TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, 
     out.compute_s += compute[r] / (static_cast<double>(n) * spec.steps);
     out.exposed_s += exposed[r] / (static_cast<double>(n) * spec.steps);
   }
-  out.bytes_sent = streams->bytes_sent() + (gather ? gather->bytes_sent() : 0);
+  out.bytes_sent = streams->bytes_sent() + (gather ? gather->bytes_sent() : 0) +
+                   (units ? units->bytes_sent() : 0);
   return out;
 }
 

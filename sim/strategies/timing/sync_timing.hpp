@@ -12,6 +12,7 @@
 #include "models/objective.hpp"
 #include "models/workload/compute_time.hpp"
 #include "sim/strategies/sync/buckets.hpp"
+#include "sim/strategies/sync/weight_gathers.hpp"
 #include "sim/world/platform.hpp"
 
 namespace dtsim::sim {
@@ -25,17 +26,27 @@ struct TimingSpec {
   bool overlap = true;                             // hand buckets during backward (else after it)
   // ZeRO stages 1-2: buckets are reduce-scattered, and after the optimizer step (on this worker's shard) the
   // updated weights, `gathered_bytes` in all, are all-gathered before the next step.
+  // Stage 3 (weights sharded too): no gather after the step; instead each bucket's layers are a unit whose
+  // weights are all-gathered before its forward and again before its backward (one unit ahead, on a stream
+  // of their own, as DeepSpeed and FSDP prefetch), from segment_forward_flops and segment_gather_bytes.
   int zero_stage = 0;
   double gathered_bytes = 0;
+  std::vector<double> segment_forward_flops;  // stage 3: aligned with segments (their sum is forward_flops)
+  std::vector<double> segment_gather_bytes;   // stage 3: aligned with segments, every weight of its layers
   int steps = 10;
+  bool one_rank_may_stand_in = true;               // false: simulate every rank even where one could stand in
 };
 
 struct TimingOutcome {
   std::vector<double> step_end_s;  // when every worker had finished step s (its optimizer step)
+  // Wall seconds (not simulated) from the start of the simulation until step s had ended everywhere: what
+  // the simulator itself costs per step, for benchmarks. Never feeds a simulated time.
+  std::vector<double> step_wall_s;
   double compute_s = 0;            // per step and worker: forward, backward and optimizer
   double exposed_s = 0;            // per step and worker: waiting for allreduces after backward (and ZeRO's all-gather)
   uint64_t bytes_sent = 0;         // by all workers, all steps
   int buckets = 0;
+  bool one_rank_for_all = false;   // rank 0 stood in for identical ranks (analytic collectives)
 };
 
 // The spec of a workload's step from its per-layer roofline (models::gradient_timeline): the forward pass,
@@ -50,7 +61,9 @@ TimingSpec timing_spec(const models::Workload& workload, const models::MemorySet
 std::vector<Bucket> timing_buckets(const TimingSpec& spec);
 
 // Runs `spec.steps` steps on every worker of `platform` in the engine that built it (which must not have
-// run yet) and returns their timing. `make` builds each bucket's allreduce.
+// run yet) and returns their timing. `make` builds each bucket's allreduce. When every collective is
+// analytic and every worker's host has the same speed, only rank 0 is simulated (one_rank_for_all): the
+// others would run the same timeline.
 TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, MakeCollective make);
 
 }  // namespace dtsim::sim

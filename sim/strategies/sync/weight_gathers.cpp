@@ -1,0 +1,64 @@
+#include "sim/strategies/sync/weight_gathers.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+namespace dtsim::sim {
+
+std::vector<Bucket> weight_units(const std::vector<Bucket>& buckets, const std::vector<double>& segment_weight_bytes) {
+  std::vector<Bucket> units;
+  const auto add = [&](size_t first, size_t count) {
+    double bytes = 0;
+    for (size_t i = first; i < first + count; ++i) bytes += segment_weight_bytes.at(i);
+    Bucket unit;
+    unit.size = static_cast<size_t>(std::llround(bytes));
+    unit.first_segment = first;
+    unit.segments = count;
+    units.push_back(unit);
+  };
+  size_t next = 0;
+  for (const Bucket& b : buckets) {
+    add(b.first_segment, b.segments);
+    next = b.first_segment + b.segments;
+  }
+  if (next < segment_weight_bytes.size()) add(next, segment_weight_bytes.size() - next);
+  return units;
+}
+
+WeightGathers::WeightGathers(const Platform& platform, std::vector<Bucket> units, MakeCollective make)
+    : streams_(platform, units, 1.0, std::move(make), nullptr, CollectiveKind::AllGather),
+      backward_base_(static_cast<size_t>(platform.num_workers()), 0) {
+  if (units.empty()) throw std::invalid_argument("ZeRO-3: no units of weights to gather");
+}
+
+double WeightGathers::wait_for(int rank, int count) {
+  const double start = simgrid::s4u::Engine::get_clock();
+  streams_.wait_for(rank, count);
+  return simgrid::s4u::Engine::get_clock() - start;
+}
+
+double WeightGathers::forward(int rank, int64_t step, const std::function<void(int unit)>& compute) {
+  const int n = units(), base = streams_.handed(rank);
+  double waited = 0;
+  streams_.hand(rank, n - 1, step);
+  for (int k = 0; k < n; ++k) {
+    const int u = n - 1 - k;
+    if (u > 0) streams_.hand(rank, u - 1, step);  // prefetch the next unit while this one computes
+    waited += wait_for(rank, base + k + 1);
+    compute(u);
+  }
+  return waited;
+}
+
+double WeightGathers::before_backward(int rank, int unit, int64_t step) {
+  int& base = backward_base_[static_cast<size_t>(rank)];
+  if (unit == 0) {
+    base = streams_.handed(rank);
+    streams_.hand(rank, 0, step);
+  }
+  if (unit + 1 < units()) streams_.hand(rank, unit + 1, step);
+  return wait_for(rank, base + unit + 1);
+}
+
+}  // namespace dtsim::sim

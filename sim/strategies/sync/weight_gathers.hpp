@@ -1,0 +1,47 @@
+// ZeRO-3's weight gathers. With the weights sharded over the workers, each unit of layers (a gradient
+// bucket's layers, and the frozen layers after the last bucket, if any) is all-gathered before its forward
+// and again before its backward, on a communication stream of its own and one unit ahead of the compute, as
+// DeepSpeed's ZeRO-3 and PyTorch FSDP prefetch. The gradients still go bucket by bucket to BucketStreams.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/strategies/sync/buckets.hpp"
+
+namespace dtsim::sim {
+
+// The units of a step, in backward order: one per bucket (its segments), then one for the segments after the
+// last bucket's. `segment_weight_bytes` has an entry per segment (those after the buckets' included): the
+// bytes of every weight, frozen or not, in that segment's layers. A unit's size is its weights' bytes.
+std::vector<Bucket> weight_units(const std::vector<Bucket>& buckets, const std::vector<double>& segment_weight_bytes);
+
+class WeightGathers {
+ public:
+  WeightGathers(const Platform& platform, std::vector<Bucket> units, MakeCollective make);
+
+  simgrid::s4u::ActorPtr start(int rank, const std::string& name) { return streams_.start(rank, name); }
+  int units() const { return streams_.size(); }
+  const Bucket& unit(int u) const { return streams_.bucket(u); }
+
+  // The forward pass: units from last to first, `compute(u)` once unit u's weights are gathered. Returns
+  // the simulated seconds spent waiting for gathers (exposed communication).
+  double forward(int rank, int64_t step, const std::function<void(int unit)>& compute);
+  // Call before the backward of unit u = 0, 1, … (in that order): returns once its weights are gathered,
+  // the next unit's gather under way, with the seconds it waited.
+  double before_backward(int rank, int unit, int64_t step);
+
+  bool can_stand_in_for_all() const { return streams_.can_stand_in_for_all(); }
+  void stand_in_for_all() { streams_.stand_in_for_all(); }
+  uint64_t bytes_sent() const { return streams_.bytes_sent(); }
+  uint64_t bytes_per_step() const { return 2 * streams_.bytes_per_step(); }  // each unit twice
+
+ private:
+  double wait_for(int rank, int count);  // the seconds until the first `count` gathers are done
+  BucketStreams streams_;
+  std::vector<int> backward_base_;  // per rank: gathers handed before its current backward pass
+};
+
+}  // namespace dtsim::sim
