@@ -36,6 +36,8 @@ bench: build
 	bash tests/bench/collective_bench.sh $(BUILD_DIR)/dtsim
 	bash tests/bench/scale_bench.sh $(BUILD_DIR)/dtsim
 	bash tests/bench/timing_scale_bench.sh $(BUILD_DIR)/dtsim
+	./$(BUILD_DIR)/tests/dtsim_overhead_bench scenarios/quickstart.ini
+	./$(BUILD_DIR)/tests/dtsim_overhead_bench scenarios/quickstart.ini --set cluster.workers=64
 
 # The default suite built with AddressSanitizer and UndefinedBehaviorSanitizer, in its own build folder.
 # SimGrid switches actor stacks itself, which ASan's stack-use-after-return check cannot follow; everything
