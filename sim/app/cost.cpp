@@ -35,6 +35,16 @@ CostReport price_run(const RunConfig& config, const std::vector<WorkerTime>& tim
     const double busy = w < time.size() ? std::min(time[w].compute, seconds) : 0.0;
     r.energy_joules += busy * g.power_busy + (seconds - busy) * g.power_idle;
   }
+  const FabricSpec& f = config.fabric;
+  if (r.priced && f.has_price() && f.price_currency == r.currency) {
+    r.network_priced = true;
+    r.network_low = r.gpu_hours * f.price_low;
+    r.network_mid = r.gpu_hours * f.price_mid();
+    r.network_high = r.gpu_hours * f.price_high;
+    r.low += r.network_low;
+    r.mid += r.network_mid;
+    r.high += r.network_high;
+  }
   return r;
 }
 
@@ -47,6 +57,7 @@ nlohmann::json CostReport::to_json() const {
     j["low"] = low;
     j["mid"] = mid;
     j["high"] = high;
+    if (network_priced) j["network"] = {{"low", network_low}, {"mid", network_mid}, {"high", network_high}};
   } else {
     j["currency"] = nullptr;  // some GPU has no price (or prices in different currencies)
   }

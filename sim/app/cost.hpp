@@ -20,6 +20,9 @@ struct CostReport {
   std::string currency;
   std::vector<std::string> regions;
   double low = 0.0, mid = 0.0, high = 0.0;  // the bill at each end and the middle of the price ranges
+  // Of which the network (fabric.price_*, per GPU-hour), when the fabric has a price in the GPUs' currency.
+  bool network_priced = false;
+  double network_low = 0.0, network_mid = 0.0, network_high = 0.0;
   bool energy_known = false;     // every GPU has idle and busy power
   double energy_joules = 0.0;    // busy power while computing, idle power otherwise
 

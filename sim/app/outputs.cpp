@@ -195,6 +195,7 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
   if (cost.priced)
     o << ", " << format("%.4g", cost.mid) << " " << cost.currency << " (" << format("%.4g", cost.low) << "–"
       << format("%.4g", cost.high) << ")";
+  if (cost.network_priced) o << " with the network's " << format("%.4g", cost.network_mid);
   if (cost.energy_known) o << ", " << format("%.4g Wh", cost.energy_joules / 3600.0);
   o << "\n";
   if (const EvalPoint* hit = first_reaching(r.points, in.config.target_accuracy))

@@ -119,8 +119,11 @@ SimulationSummary summarize_steps(const models::Workload& w, const models::Memor
   r.unit = tokens ? "billion tokens" : "million samples";
   r.seconds_per_unit = tokens ? 1e9 / r.tokens_per_second : 1e6 / r.samples_per_second;
   const double gpu_hours = r.sim.workers * r.seconds_per_unit / 3600.0;
-  r.cost_low = r.sim.gpu.price_low * gpu_hours;
-  r.cost_high = r.sim.gpu.price_high * gpu_hours;
+  // The network's price per GPU-hour adds to the GPU's (the configuration checks that they share a currency).
+  const FabricSpec& f = r.sim.fabric;
+  const bool network = f.has_price() && f.price_currency == r.sim.gpu.price_currency;
+  r.cost_low = (r.sim.gpu.price_low + (network ? f.price_low : 0.0)) * gpu_hours;
+  r.cost_high = (r.sim.gpu.price_high + (network ? f.price_high : 0.0)) * gpu_hours;
   r.energy_kwh = r.sim.gpu.power_busy * r.sim.workers * r.seconds_per_unit / 3.6e6;
   return r;
 }
@@ -145,11 +148,15 @@ std::string simulation_text(const models::Workload& w, const SimulationSummary& 
   append(out, "               %s h per %s\n", fmt("%.4g", r.seconds_per_unit / 3600).c_str(), r.unit.c_str());
   if (!fits) append(out, "               warning: the job does not fit in GPU memory; timed anyway\n");
   const GpuSpec& g = sim.gpu;
+  const FabricSpec& f = sim.fabric;
+  const bool network = g.has_price() && f.has_price() && f.price_currency == g.price_currency;
+  const double low = g.price_low + (network ? f.price_low : 0.0), high = g.price_high + (network ? f.price_high : 0.0);
   if (g.has_price())
-    append(out, "               cost at %g-%g %s per GPU-hour (%s): %s-%s per %s, %s-%s per hour\n", g.price_low,
-           g.price_high, g.price_currency.c_str(), g.price_region.c_str(), fmt("%.4g", r.cost_low).c_str(),
-           fmt("%.4g", r.cost_high).c_str(), r.unit.c_str(), fmt("%.4g", g.price_low * sim.workers).c_str(),
-           fmt("%.4g", g.price_high * sim.workers).c_str());
+    append(out, "               cost at %g-%g %s per GPU-hour (%s)%s: %s-%s per %s, %s-%s per hour\n", low, high,
+           g.price_currency.c_str(), g.price_region.c_str(),
+           network ? (", of which the network " + fmt("%g", f.price_low) + "-" + fmt("%g", f.price_high)).c_str() : "",
+           fmt("%.4g", r.cost_low).c_str(), fmt("%.4g", r.cost_high).c_str(), r.unit.c_str(),
+           fmt("%.4g", low * sim.workers).c_str(), fmt("%.4g", high * sim.workers).c_str());
   if (g.has_power())
     append(out, "               energy at %g W per GPU busy: %s kWh per %s\n", g.power_busy,
            fmt("%.4g", r.energy_kwh).c_str(), r.unit.c_str());
@@ -174,6 +181,9 @@ nlohmann::ordered_json simulation_json(const SimulationSummary& r, int steps) {
           {"samples_per_second", r.samples_per_second}, {"tokens_per_second", r.tokens_per_second},
           {"model_flops_utilisation", r.mfu}, {"bytes_sent", r.sim.timing.bytes_sent}, {"unit", r.unit},
           {"seconds_per_unit", r.seconds_per_unit}, {"cost_per_unit", {r.cost_low, r.cost_high}},
+          {"network_price_per_gpu_hour", r.sim.fabric.has_price() && r.sim.fabric.price_currency == r.sim.gpu.price_currency
+                                             ? nlohmann::json{r.sim.fabric.price_low, r.sim.fabric.price_high}
+                                             : nlohmann::json(nullptr)},
           {"currency", r.sim.gpu.price_currency}, {"energy_kwh_per_unit", r.energy_kwh},
           {"wall_s_per_step", wall_per_step(r.sim.timing.step_wall_s)}};
 }

@@ -32,18 +32,39 @@ void check_power(const Scenario& s, const GpuSpec& g) {
     s.fail("gpu.power_idle", "is above gpu.power_busy", "idle power is the lower of the two");
 }
 
-void check_price(const Scenario& s, const GpuSpec& g) {
-  const bool priced = g.price_low > 0 || g.price_high > 0;
-  if (!priced) {
-    if (!g.price_currency.empty())
-      s.fail("gpu.price_currency", "is set but the GPU has no price", "set gpu.price_low and gpu.price_high");
-    return;
+// A price range of `section` (gpu or fabric): both ends or neither, low to high, with its currency. Returns
+// whether it is priced.
+bool check_price_range(const Scenario& s, const std::string& section, double low, double high,
+                       const std::string& currency) {
+  const auto key = [&](const char* name) { return section + "." + name; };
+  if (low <= 0 && high <= 0) {
+    if (!currency.empty())
+      s.fail(key("price_currency"), "is set but the " + section + " has no price",
+             "set " + key("price_low") + " and " + key("price_high"));
+    return false;
   }
-  if (g.price_low <= 0 || g.price_high <= 0)
-    s.fail(g.price_low <= 0 ? "gpu.price_low" : "gpu.price_high", "is 0 while the other price is set",
+  if (low <= 0 || high <= 0)
+    s.fail(key(low <= 0 ? "price_low" : "price_high"), "is 0 while the other price is set",
            "give both ends of the price range");
-  if (g.price_low > g.price_high) s.fail("gpu.price_low", "is above gpu.price_high", "give the range low to high");
-  if (g.price_currency.empty()) s.fail("gpu.price_currency", "is empty but the GPU has a price", "e.g. CNY or USD");
+  if (low > high) s.fail(key("price_low"), "is above " + key("price_high"), "give the range low to high");
+  if (currency.empty()) s.fail(key("price_currency"), "is empty but the " + section + " has a price", "e.g. CNY or USD");
+  return true;
+}
+
+void check_price(const Scenario& s, const GpuSpec& g) {
+  check_price_range(s, "gpu", g.price_low, g.price_high, g.price_currency);
+}
+
+// A network price is a surcharge on GPU-hours: it needs the GPU's price, in the same currency, to add to.
+void check_fabric_price(const Scenario& s, const FabricSpec& f, const GpuSpec& g) {
+  if (!check_price_range(s, "fabric", f.price_low, f.price_high, f.price_currency)) return;
+  if (!g.has_price())
+    s.fail("fabric.price_low", "the network's price is added to the GPUs' price per GPU-hour, but the GPU has none",
+           "set gpu.price_low, gpu.price_high and gpu.price_currency too");
+  if (f.price_currency != g.price_currency)
+    s.fail("fabric.price_currency",
+           "is '" + f.price_currency + "' but the GPU is priced in '" + g.price_currency + "'; the two are added",
+           "give the network's price in " + g.price_currency);
 }
 
 }  // namespace
@@ -107,6 +128,10 @@ FabricSpec make_fabric_spec(const Scenario& s) {
   f.efficiency = s.real("fabric.efficiency");
   f.protocol = parse_fabric_protocol(trim(s.text("fabric.protocol")));
   f.tcp_window = s.quantity("fabric.tcp_window");
+  f.price_low = s.real("fabric.price_low");
+  f.price_high = s.real("fabric.price_high");
+  f.price_currency = trim(s.text("fabric.price_currency"));
+  check_fabric_price(s, f, make_gpu_spec(s));
   if (f.window_limited() && f.tcp_window <= 0)
     s.fail("fabric.tcp_window", std::string("is required for protocol ") + fabric_protocol_name(f.protocol),
            "e.g. 4MiB, Linux's default maximum send buffer");
@@ -170,6 +195,10 @@ void add_hardware_keys(std::vector<KeySpec>& keys) {
       choice("fabric.protocol", "rdma", {"rdma", "tcp", "nvlink", "pcie", "wan"},
              "Transport: rdma (InfiniBand, RoCE), tcp (kernel TCP over Ethernet), nvlink, pcie (inside a node), "
              "wan (TCP between sites)"),
+      real("fabric.price_low", "0", at_least(0),
+           "What the network adds per GPU-hour, low end of the quoted range, in gpu.price_currency (0 = no price)"),
+      real("fabric.price_high", "0", at_least(0), "What the network adds per GPU-hour, high end of the range"),
+      text("fabric.price_currency", "", "Currency of the network's price: the GPU's, since the two are added", true),
       quantity("fabric.tcp_window", Dimension::Bytes, "0B", at_least(0),
                "TCP window that caps one flow at window / round-trip time (SimGrid's network/TCP-gamma); "
                "required for tcp and wan, 0 = no window (other protocols)"),

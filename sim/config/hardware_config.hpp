@@ -59,6 +59,12 @@ struct FabricSpec {
   double efficiency = 1;      // achievable / nominal bandwidth
   FabricProtocol protocol = FabricProtocol::Rdma;
   double tcp_window = 0;  // bytes; 0 = flows are not window-limited
+  // What the network adds to each GPU-hour (a rental surcharge, or the fabric's cost spread over its GPUs'
+  // hours), a quoted range; 0 = no price. A run's bill adds it to the GPUs' price, in the same currency.
+  double price_low = 0, price_high = 0;
+  std::string price_currency{};
+  bool has_price() const { return price_low > 0 && price_high > 0; }
+  double price_mid() const { return 0.5 * (price_low + price_high); }
 
   // TCP carries the flows of tcp and wan fabrics, so a window caps each flow there.
   bool window_limited() const { return protocol == FabricProtocol::Tcp || protocol == FabricProtocol::Wan; }

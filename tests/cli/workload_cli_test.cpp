@@ -111,6 +111,20 @@ TEST(WorkloadCli, ZeroStage3MovesHalfAgainStage2sBytes) {
   EXPECT_GT(three["step_s"].get<double>(), 0);
 }
 
+// A network price per GPU-hour adds its share to the cost of a million samples: price × GPUs × hours per
+// million samples, the same step time.
+TEST(WorkloadCli, TheNetworksPriceAddsToTheCost) {
+  const std::string job = "resnet50 --micro-batch 64 --gpus 16 --steps 3";
+  const auto plain = simulation(job);
+  const auto priced = simulation(job + " --set fabric.price_low=2 --set fabric.price_high=4 --set fabric.price_currency=CNY");
+  EXPECT_EQ(plain["step_s"].get<double>(), priced["step_s"].get<double>());
+  const double gpu_hours = 16 * plain["seconds_per_unit"].get<double>() / 3600;
+  EXPECT_NEAR(priced["cost_per_unit"][0].get<double>() - plain["cost_per_unit"][0].get<double>(), 2 * gpu_hours, 1e-9);
+  EXPECT_NEAR(priced["cost_per_unit"][1].get<double>() - plain["cost_per_unit"][1].get<double>(), 4 * gpu_hours, 1e-9);
+  EXPECT_TRUE(plain["network_price_per_gpu_hour"].is_null());
+  EXPECT_EQ(priced["network_price_per_gpu_hour"][1].get<double>(), 4.0);
+}
+
 TEST(WorkloadCli, BadInputIsExitTwoWithOneLine) {
   struct Case {
     std::string args, message;

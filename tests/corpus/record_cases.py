@@ -277,6 +277,11 @@ CASES += [
     case("proxy_unknown_workload", CHECK + " --set workload.name=llama-13b --set workload.proxy=true"),
     case("zero_with_local_sgd", CHECK + " --set training.strategy=local --set sync.zero_stage=1"),
     case("zero_with_compression", CHECK + " --set sync.zero_stage=2 --set compression.kind=topk"),
+    case("fabric_price_half", CHECK + " --set fabric.price_low=2"),
+    case("fabric_price_currency", CHECK + " --set fabric.price_low=2 --set fabric.price_high=3"
+         " --set fabric.price_currency=USD"),
+    case("fabric_price_unpriced_gpu", CHECK + " --set fabric.price_low=2 --set fabric.price_high=3"
+         " --set fabric.price_currency=CNY --set gpu.price_low=0 --set gpu.price_high=0 --set gpu.price_currency="),
     case("zero_stage_three_accumulation", CHECK + " --set sync.zero_stage=3 --set sync.accumulation_steps=4"),
     case("zero_stage_four", "check {src}/scenarios/workload_llama2_70b.ini --set sync.zero_stage=4"),
     case("workload_simulate_zero_set", "workload llama-7b --simulate --set sync.zero_stage=1"),

@@ -59,6 +59,31 @@ TEST(Cost, GroupsBringTheirOwnGpusAndMissingPricesAreReported) {
   EXPECT_FALSE(price_run(c, {}, 3600).priced);
 }
 
+// A network price per GPU-hour adds to the GPUs' for every GPU-hour of the run, shown apart; in another
+// currency it is left out (the configuration refuses that case before a run).
+TEST(Cost, TheNetworksPriceAddsToEveryGpuHour) {
+  RunConfig c;
+  c.workers = 4;
+  c.gpu = priced_gpu(12, 20, "CNY", 0, 0);
+  c.fabric.price_low = 1.5;
+  c.fabric.price_high = 2.5;
+  c.fabric.price_currency = "CNY";
+  const CostReport r = price_run(c, {}, 1800);  // half an hour: 2 GPU-hours
+  ASSERT_TRUE(r.priced);
+  ASSERT_TRUE(r.network_priced);
+  EXPECT_DOUBLE_EQ(r.network_low, 3.0);
+  EXPECT_DOUBLE_EQ(r.network_mid, 4.0);
+  EXPECT_DOUBLE_EQ(r.network_high, 5.0);
+  EXPECT_DOUBLE_EQ(r.low, 2 * 12.0 + 3.0);
+  EXPECT_DOUBLE_EQ(r.mid, 2 * 16.0 + 4.0);
+  EXPECT_DOUBLE_EQ(r.high, 2 * 20.0 + 5.0);
+  EXPECT_DOUBLE_EQ(r.to_json()["network"]["mid"].get<double>(), 4.0);
+  c.fabric.price_currency = "USD";
+  const CostReport other = price_run(c, {}, 1800);
+  EXPECT_FALSE(other.network_priced);
+  EXPECT_DOUBLE_EQ(other.mid, 2 * 16.0);
+}
+
 TEST(Cost, FirstPointReachingTheTarget) {
   std::vector<EvalPoint> points(3);
   points[0].test_accuracy = 0.5;
