@@ -37,9 +37,10 @@ void check_power(const Scenario& s, const GpuSpec& g) {
 bool check_price_range(const Scenario& s, const std::string& section, double low, double high,
                        const std::string& currency) {
   const auto key = [&](const char* name) { return section + "." + name; };
+  const std::string what = section == "gpu" ? "GPU" : section;
   if (low <= 0 && high <= 0) {
     if (!currency.empty())
-      s.fail(key("price_currency"), "is set but the " + section + " has no price",
+      s.fail(key("price_currency"), "is set but the " + what + " has no price",
              "set " + key("price_low") + " and " + key("price_high"));
     return false;
   }
@@ -47,7 +48,7 @@ bool check_price_range(const Scenario& s, const std::string& section, double low
     s.fail(key(low <= 0 ? "price_low" : "price_high"), "is 0 while the other price is set",
            "give both ends of the price range");
   if (low > high) s.fail(key("price_low"), "is above " + key("price_high"), "give the range low to high");
-  if (currency.empty()) s.fail(key("price_currency"), "is empty but the " + section + " has a price", "e.g. CNY or USD");
+  if (currency.empty()) s.fail(key("price_currency"), "is empty but the " + what + " has a price", "e.g. CNY or USD");
   return true;
 }
 
