@@ -151,11 +151,9 @@ void SyncDataParallel::forward(Worker& w, int rank, int slot, int64_t step, doub
 }
 
 double SyncDataParallel::unit_forward(int rank, int u) const {
-  const Bucket& unit = weight_gathers_->unit(u);
-  double work = 0.0;
-  for (size_t i = unit.first_segment; i < unit.first_segment + unit.segments; ++i)
-    work += i < ctx_.compute.segments().size() ? ctx_.compute.forward(rank, i) : ctx_.compute.tail_forward(rank);
-  return work;
+  const ComputeCost& cost = ctx_.compute;
+  return weight_gathers_->over_segments(
+      u, [&](size_t i) { return i < cost.segments().size() ? cost.forward(rank, i) : cost.tail_forward(rank); });
 }
 
 void SyncDataParallel::compute_gradient(int rank, int64_t step, const TrainableParameters& params) {

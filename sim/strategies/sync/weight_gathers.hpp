@@ -25,6 +25,13 @@ class WeightGathers {
   simgrid::s4u::ActorPtr start(int rank, const std::string& name) { return streams_.start(rank, name); }
   int units() const { return streams_.size(); }
   const Bucket& unit(int u) const { return streams_.bucket(u); }
+  // The sum of `of(segment)` over unit u's segments (its forward work, say).
+  template <class Of>
+  double over_segments(int u, Of of) const {
+    double sum = 0;
+    for (size_t i = unit(u).first_segment; i < unit(u).first_segment + unit(u).segments; ++i) sum += of(i);
+    return sum;
+  }
 
   // The forward pass: units from last to first, `compute(u)` once unit u's weights are gathered. Returns
   // the simulated seconds spent waiting for gathers (exposed communication).

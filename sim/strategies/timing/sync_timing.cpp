@@ -88,12 +88,8 @@ TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, 
         spec.segment_gather_bytes.size() != spec.segments.size())
       throw std::invalid_argument("timing: ZeRO stage 3 needs each segment's forward FLOPs and weight bytes");
     units = std::make_unique<WeightGathers>(platform, weight_units(buckets, spec.segment_gather_bytes), make);
-    for (int u = 0; u < units->units(); ++u) {
-      double flops = 0;
-      for (size_t i = 0; i < units->unit(u).segments; ++i)
-        flops += spec.segment_forward_flops[units->unit(u).first_segment + i];
-      unit_forward.push_back(flops);
-    }
+    for (int u = 0; u < units->units(); ++u)
+      unit_forward.push_back(units->over_segments(u, [&](size_t i) { return spec.segment_forward_flops[i]; }));
   }
 
   // Identical workers calling analytic collectives all run the same timeline, so rank 0 can stand in for
