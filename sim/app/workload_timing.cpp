@@ -121,7 +121,7 @@ SimulationSummary summarize_steps(const models::Workload& w, const models::Memor
   const double gpu_hours = r.sim.workers * r.seconds_per_unit / 3600.0;
   // The network's price per GPU-hour adds to the GPU's (the configuration checks that they share a currency).
   const FabricSpec& f = r.sim.fabric;
-  const bool network = f.has_price() && f.price_currency == r.sim.gpu.price_currency;
+  const bool network = network_price_applies(r.sim.gpu, f);
   r.cost_low = (r.sim.gpu.price_low + (network ? f.price_low : 0.0)) * gpu_hours;
   r.cost_high = (r.sim.gpu.price_high + (network ? f.price_high : 0.0)) * gpu_hours;
   r.energy_kwh = r.sim.gpu.power_busy * r.sim.workers * r.seconds_per_unit / 3.6e6;
@@ -149,7 +149,7 @@ std::string simulation_text(const models::Workload& w, const SimulationSummary& 
   if (!fits) append(out, "               warning: the job does not fit in GPU memory; timed anyway\n");
   const GpuSpec& g = sim.gpu;
   const FabricSpec& f = sim.fabric;
-  const bool network = g.has_price() && f.has_price() && f.price_currency == g.price_currency;
+  const bool network = network_price_applies(g, f);
   const double low = g.price_low + (network ? f.price_low : 0.0), high = g.price_high + (network ? f.price_high : 0.0);
   if (g.has_price())
     append(out, "               cost at %g-%g %s per GPU-hour (%s)%s: %s-%s per %s, %s-%s per hour\n", low, high,
@@ -181,7 +181,7 @@ nlohmann::ordered_json simulation_json(const SimulationSummary& r, int steps) {
           {"samples_per_second", r.samples_per_second}, {"tokens_per_second", r.tokens_per_second},
           {"model_flops_utilisation", r.mfu}, {"bytes_sent", r.sim.timing.bytes_sent}, {"unit", r.unit},
           {"seconds_per_unit", r.seconds_per_unit}, {"cost_per_unit", {r.cost_low, r.cost_high}},
-          {"network_price_per_gpu_hour", r.sim.fabric.has_price() && r.sim.fabric.price_currency == r.sim.gpu.price_currency
+          {"network_price_per_gpu_hour", network_price_applies(r.sim.gpu, r.sim.fabric)
                                              ? nlohmann::json{r.sim.fabric.price_low, r.sim.fabric.price_high}
                                              : nlohmann::json(nullptr)},
           {"currency", r.sim.gpu.price_currency}, {"energy_kwh_per_unit", r.energy_kwh},

@@ -72,6 +72,12 @@ struct FabricSpec {
   double window_rate_cap(double route_latency) const;
 };
 
+// Whether a bill adds the fabric's price per GPU-hour to the GPU's: both priced, in one currency (the
+// configuration refuses a fabric price otherwise).
+inline bool network_price_applies(const GpuSpec& gpu, const FabricSpec& fabric) {
+  return gpu.has_price() && fabric.has_price() && fabric.price_currency == gpu.price_currency;
+}
+
 GpuSpec make_gpu_spec(const Scenario& scenario);
 FabricSpec make_fabric_spec(const Scenario& scenario);
 // [network]: SimGrid's network model and cross-traffic, into RunConfig::network_model and ::crosstraffic.
