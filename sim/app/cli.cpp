@@ -134,6 +134,17 @@ void warn_does_not_fit(const WorkloadRun& run) {
                run.config.gpu.name.c_str(), format_quantity(run.config.gpu.memory, Dimension::Bytes).c_str());
 }
 
+// A proxy run charges a workload that its GPUs may not hold: said, as a timing-only run says it.
+void warn_if_proxy_does_not_fit(const RunInputs& in) {
+  if (!in.proxy) return;
+  const RunConfig& c = in.config;
+  const double needs = workload_memory_per_gpu(c, *in.proxy).total();
+  if (needs <= c.gpu.memory) return;
+  std::fprintf(stderr, "dtsim: warning: workload.proxy: %s needs %s per GPU but the %s has %s; charged anyway\n",
+               in.proxy->name.c_str(), format_quantity(needs, Dimension::Bytes).c_str(), c.gpu.name.c_str(),
+               format_quantity(c.gpu.memory, Dimension::Bytes).c_str());
+}
+
 int command_check(const CommandLine& cl) {
   require_scenario(cl);
   const Scenario scenario = load_scenario(cl.scenario, cl.sets);
@@ -147,6 +158,7 @@ int command_check(const CommandLine& cl) {
   const RunInputs inputs = prepare_run(scenario);
   report_ignored_keys(cl, inputs.ignored_keys);
   if (!cl.quiet) std::printf("%s: ok (%s)\n", cl.scenario.c_str(), describe_setup(inputs).c_str());
+  warn_if_proxy_does_not_fit(inputs);
   return kExitOk;
 }
 
@@ -187,6 +199,7 @@ int command_run(const CommandLine& cl) {
   if (is_timing_only(scenario)) return command_run_workload(cl, scenario, wall);
   const RunInputs inputs = prepare_run(scenario);
   report_ignored_keys(cl, inputs.ignored_keys);
+  warn_if_proxy_does_not_fit(inputs);
   if (stop_signal() != 0) {
     std::fprintf(stderr, "dtsim: interrupted before the simulation started; no output written\n");
     return exit_status_of_signal(stop_signal());

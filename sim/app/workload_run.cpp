@@ -25,8 +25,18 @@ WorkloadRun prepare_workload_run(const Scenario& scenario) {
   run.ignored_keys = find_ignored_keys(run.config, at);
   const WorkloadConfig& wc = run.config.workload;
   run.workload = load_named_workload(wc);
-  run.setup = workload_memory_setup(wc, run.config.workers, run.config.sync.zero_stage);
-  run.memory = models::memory_per_gpu(run.workload, run.setup);
+  // Async-ps shards own whole trained layers (sim/strategies/timing/ps_timing.hpp).
+  if (run.config.strategy == Strategy::AsyncPs) {
+    int layers = 0;
+    for (const models::LayerCost& l : run.workload.layers) layers += l.trainable > 0 ? 1 : 0;
+    if (layers < run.config.ps.servers)
+      at.fail("ps.servers",
+              run.workload.name + " has " + std::to_string(layers) + " trained layers, too few for " +
+                  std::to_string(run.config.ps.servers) + " shards of whole layers",
+              "use at most " + std::to_string(layers) + " shards");
+  }
+  run.setup = workload_memory_setup(run.config);
+  run.memory = workload_memory_per_gpu(run.config, run.workload);
   run.fits = run.memory.total() <= run.config.gpu.memory;
   return run;
 }
@@ -37,7 +47,7 @@ std::string describe_workload_run(const WorkloadRun& run) {
   return run.workload.name + " on " + std::to_string(c.workers) + " x " + c.gpu.name + ", micro-batch " +
          std::to_string(wc.micro_batch) + ", " + workload_precision_table().name(wc.precision) + ", " +
          workload_optimizer_table().name(wc.optimizer) + (wc.checkpointing ? ", activation checkpointing" : "") +
-         ", timing only";
+         ", " + to_string(c.strategy) + ", timing only";
 }
 
 std::string run_workload(const WorkloadRun& run, const std::string& staging, const std::function<double()>& wall_time) {
@@ -72,7 +82,7 @@ std::string run_workload(const WorkloadRun& run, const std::string& staging, con
                          {"activations", run.memory.activations}, {"total", run.memory.total()},
                          {"gpu_memory", c.gpu.memory}, {"fits", run.fits}};
   s["simulation"] = simulation_json(r, c.workload.steps);
-  s["simulated_time_s"] = r.sim.timing.step_end_s.empty() ? 0.0 : r.sim.timing.step_end_s.back();
+  s["simulated_time_s"] = r.sim.end_s;
   s["wall_time_s"] = wall_time();
   nlohmann::json ignored = nlohmann::json::array();
   for (const IgnoredKey& k : run.ignored_keys)

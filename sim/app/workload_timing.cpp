@@ -4,9 +4,11 @@
 #include <memory>
 #include <string>
 
+#include "sim/app/workload_strategies.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/collectives/registry.hpp"
 #include "sim/config/run_config.hpp"
+#include "sim/config/ps_config.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/scenario/errors.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -19,7 +21,7 @@ namespace {
 // own flags stand for ([workload]) and those with no meaning here (the run's name, the strategy).
 bool read_by_timing(const std::string& key) {
   const std::string section = key.substr(0, key.find('.'));
-  return read_by_workload_run(key) && section != "workload" && section != "run" && section != "training";
+  return read_by_workload_run(key, Strategy::Sync) && section != "workload" && section != "run" && section != "training";
 }
 
 std::string fmt(const char* format, double v) {
@@ -56,7 +58,7 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
                                        models::DeviceRates rates, const RunConfig& cfg, int steps) {
   const PlatformSpec spec = platform_spec(cfg);
   auto engine = create_engine(network_settings(spec));
-  const Platform platform = build_platform(*engine, spec);
+  const Platform platform = build_platform(*engine, spec, server_hosts(cfg));
 
   SimulatedSteps out;
   out.workers = platform.num_workers();
@@ -74,12 +76,26 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   // The same GPU's compute without any communication (with ZeRO, its shard of the optimizer step): scaling
   // efficiency then measures what the network costs.
   out.one_gpu_step_s = models::step_compute(w, setup, rates).total();
+  out.strategy = cfg.strategy;
+  out.busy_gpus = out.workers;
+  out.samples_per_step = static_cast<double>(setup.micro_batch) * out.workers;
+  if (cfg.strategy == Strategy::AsyncPs) {
+    simulate_ps_steps(out, w, setup, rates, cfg, platform, speed, steps);
+    return out;
+  }
+  if (cfg.strategy == Strategy::Federated) {
+    simulate_fl_rounds(out, w, setup, rates, cfg, platform, speed);
+    return out;
+  }
 
-  // Fidelity auto budgets the flows of every collective a step calls: the buckets and ZeRO's all-gather.
+  // Fidelity auto budgets the flows of every collective a step calls: the buckets and ZeRO's all-gather (local
+  // SGD: one model average at most).
   CollectiveOptions options = cfg.collectives.options(cfg.fabric, cfg.layout);
   // Stage 3 gathers each bucket's weights twice (forward and backward) and a frozen tail's.
   const size_t buckets = timing_buckets(t).size();
-  options.calls_per_step = t.zero_stage == 3 ? 3 * buckets + 2 : buckets + (t.zero_stage > 0 ? 1 : 0);
+  options.calls_per_step = cfg.strategy == Strategy::Local ? 1
+                           : t.zero_stage == 3             ? 3 * buckets + 2
+                                                           : buckets + (t.zero_stage > 0 ? 1 : 0);
   std::string described;
   const MakeCollective make = [&](CollectiveKind kind, const std::string& name) {
     try {
@@ -92,11 +108,17 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
       throw InputError("collective", collective_key_of(e.cause()), e.reason(), e.hint());
     }
   };
+  if (cfg.strategy == Strategy::Local) {
+    simulate_local_sgd_steps(out, w, setup, rates, cfg, platform, speed, steps, make);
+    out.collective = described;
+    return out;
+  }
   out.timing = run_sync_timing(platform, t, make);
   out.collective = described;
   const auto& ends = out.timing.step_end_s;
   // The first step also fills the pipeline of buckets and builds the collectives' plans.
   out.step_s = ends.size() > 1 ? (ends.back() - ends.front()) / static_cast<double>(ends.size() - 1) : ends.front();
+  out.end_s = ends.back();
   return out;
 }
 
@@ -110,11 +132,12 @@ SimulationSummary summarize_steps(const models::Workload& w, const models::Memor
                                   const models::DeviceRates& rates, const SimulatedSteps& steps) {
   SimulationSummary r;
   r.sim = steps;
-  const double samples = setup.micro_batch * r.sim.workers;
+  const double samples = r.sim.samples_per_step;
   r.samples_per_second = samples / r.sim.step_s;
   r.tokens_per_second = r.samples_per_second * w.tokens_per_sample;
   r.mfu = models::model_flops_utilisation(w, samples, r.sim.step_s, rates.matmul_flops * r.sim.workers);
-  r.scaling = r.sim.one_gpu_step_s / r.sim.step_s;
+  // Against the GPUs that compute in a step, each alone: one micro-batch per one_gpu_step_s.
+  r.scaling = r.samples_per_second * r.sim.one_gpu_step_s / (setup.micro_batch * r.sim.busy_gpus);
   const bool tokens = w.sample == "sequence";
   r.unit = tokens ? "billion tokens" : "million samples";
   r.seconds_per_unit = tokens ? 1e9 / r.tokens_per_second : 1e6 / r.samples_per_second;
@@ -124,24 +147,60 @@ SimulationSummary summarize_steps(const models::Workload& w, const models::Memor
   const bool network = network_price_applies(r.sim.gpu, f);
   r.cost_low = (r.sim.gpu.price_low + (network ? f.price_low : 0.0)) * gpu_hours;
   r.cost_high = (r.sim.gpu.price_high + (network ? f.price_high : 0.0)) * gpu_hours;
-  r.energy_kwh = r.sim.gpu.power_busy * r.sim.workers * r.seconds_per_unit / 3.6e6;
+  // Only the GPUs that compute draw their busy power (a federated round's K clients).
+  r.energy_kwh = r.sim.gpu.power_busy * r.sim.busy_gpus * r.seconds_per_unit / 3.6e6;
   return r;
 }
 
 std::string simulation_text(const models::Workload& w, const SimulationSummary& r, int steps, bool fits) {
   const SimulatedSteps& sim = r.sim;
   std::string out;
-  append(out, "  simulated    %d steps of synchronous data parallelism, timing only, on %s\n", steps,
-         sim.platform.c_str());
-  append(out, "               %d gradient buckets, each a %s\n", sim.timing.buckets, sim.collective.c_str());
-  if (sim.timing.one_rank_for_all)
-    append(out, "               one rank simulated for all %d: identical GPUs and analytic collectives run the same "
-                "timeline\n", sim.workers);
-  append(out, "               step %s ms (one GPU alone: %s ms): scaling efficiency %s %%\n",
-         fmt("%.4g", sim.step_s * 1e3).c_str(), fmt("%.4g", sim.one_gpu_step_s * 1e3).c_str(),
-         fmt("%.1f", 100 * r.scaling).c_str());
-  append(out, "               per step and GPU: compute %s ms, exposed communication %s ms\n",
-         fmt("%.4g", sim.timing.compute_s * 1e3).c_str(), fmt("%.4g", sim.timing.exposed_s * 1e3).c_str());
+  const nlohmann::ordered_json& d = sim.details;
+  const char* per = "per step and GPU";
+  if (sim.strategy == Strategy::AsyncPs) {
+    append(out, "  simulated    %d steps' worth of gradients (%d) on an asynchronous parameter server, timing only, on %s\n",
+           steps, steps * sim.workers, sim.platform.c_str());
+    append(out, "               %s; staleness mean %s, max %s\n", sim.collective.c_str(),
+           fmt("%.3g", d["mean_staleness"].get<double>()).c_str(), fmt("%.0f", d["max_staleness"].get<double>()).c_str());
+    append(out, "               %d gradients (one per worker) every %s ms (one GPU alone: a step every %s ms): "
+                "scaling efficiency %s %%\n", sim.workers, fmt("%.4g", sim.step_s * 1e3).c_str(),
+           fmt("%.4g", sim.one_gpu_step_s * 1e3).c_str(), fmt("%.1f", 100 * r.scaling).c_str());
+    per = "per gradient and worker";
+  } else if (sim.strategy == Strategy::Federated) {
+    append(out, "  simulated    %s rounds of federated learning (%s, %s of %d clients), timing only, on %s\n",
+           fmt("%.0f", d["rounds"].get<double>()).c_str(), d["algorithm"].get<std::string>().c_str(),
+           fmt("%.0f", d["clients_per_round"].get<double>()).c_str(), sim.workers, sim.platform.c_str());
+    append(out, "               reports kept %s; dropped: %s over-committed, %s stragglers, %s at the deadline; "
+                "rounds with nobody available %s\n",
+           fmt("%.0f", d["reports_kept"].get<double>()).c_str(), fmt("%.0f", d["dropped_overcommit"].get<double>()).c_str(),
+           fmt("%.0f", d["dropped_stragglers"].get<double>()).c_str(),
+           fmt("%.0f", d["dropped_deadline"].get<double>()).c_str(), fmt("%.0f", d["empty_rounds"].get<double>()).c_str());
+    append(out, "               round %s s (one GPU alone: a local step every %s ms): scaling efficiency %s %%\n",
+           fmt("%.4g", sim.step_s).c_str(), fmt("%.4g", sim.one_gpu_step_s * 1e3).c_str(),
+           fmt("%.1f", 100 * r.scaling).c_str());
+    per = "per round and selected client";
+  } else if (sim.strategy == Strategy::Local) {
+    append(out, "  simulated    %d steps of local SGD averaging every %s steps, timing only, on %s\n", steps,
+           fmt("%.0f", d["local_steps"].get<double>()).c_str(), sim.platform.c_str());
+    append(out, "               %s model averages, each a %s\n", fmt("%.0f", d["averagings"].get<double>()).c_str(),
+           sim.collective.c_str());
+    append(out, "               step %s ms on average (one GPU alone: %s ms): scaling efficiency %s %%\n",
+           fmt("%.4g", sim.step_s * 1e3).c_str(), fmt("%.4g", sim.one_gpu_step_s * 1e3).c_str(),
+           fmt("%.1f", 100 * r.scaling).c_str());
+  } else {
+    append(out, "  simulated    %d steps of synchronous data parallelism, timing only, on %s\n", steps,
+           sim.platform.c_str());
+    append(out, "               %d gradient buckets, each a %s\n", sim.timing.buckets, sim.collective.c_str());
+    if (sim.timing.one_rank_for_all)
+      append(out, "               one rank simulated for all %d: identical GPUs and analytic collectives run the same "
+                  "timeline\n", sim.workers);
+    append(out, "               step %s ms (one GPU alone: %s ms): scaling efficiency %s %%\n",
+           fmt("%.4g", sim.step_s * 1e3).c_str(), fmt("%.4g", sim.one_gpu_step_s * 1e3).c_str(),
+           fmt("%.1f", 100 * r.scaling).c_str());
+  }
+  append(out, "               %s: compute %s ms, %s %s ms\n", per, fmt("%.4g", sim.timing.compute_s * 1e3).c_str(),
+         sim.strategy == Strategy::Sync ? "exposed communication" : "communication",
+         fmt("%.4g", sim.timing.exposed_s * 1e3).c_str());
   const std::string tokens = w.sample == "sequence" ? " = " + fmt("%.4g", r.tokens_per_second) + " tokens/s" : "";
   append(out, "               %s %ss/s in all%s, model FLOPs utilisation %s %%\n",
          fmt("%.4g", r.samples_per_second).c_str(), w.sample.c_str(), tokens.c_str(), fmt("%.1f", 100 * r.mfu).c_str());
@@ -173,7 +232,7 @@ double wall_per_step(const std::vector<double>& wall) {
 }  // namespace
 
 nlohmann::ordered_json simulation_json(const SimulationSummary& r, int steps) {
-  return {{"steps", steps}, {"workers", r.sim.workers}, {"platform", r.sim.platform},
+  nlohmann::ordered_json j = {{"strategy", to_string(r.sim.strategy)}, {"steps", steps}, {"workers", r.sim.workers}, {"platform", r.sim.platform},
           {"collective", r.sim.collective}, {"buckets", r.sim.timing.buckets},
           {"one_rank_for_all", r.sim.timing.one_rank_for_all}, {"step_s", r.sim.step_s},
           {"one_gpu_step_s", r.sim.one_gpu_step_s}, {"scaling_efficiency", r.scaling},
@@ -186,6 +245,8 @@ nlohmann::ordered_json simulation_json(const SimulationSummary& r, int steps) {
                                              : nlohmann::json(nullptr)},
           {"currency", r.sim.gpu.price_currency}, {"energy_kwh_per_unit", r.energy_kwh},
           {"wall_s_per_step", wall_per_step(r.sim.timing.step_wall_s)}};
+  if (!r.sim.details.empty()) j[to_string(r.sim.strategy)] = r.sim.details;
+  return j;
 }
 
 }  // namespace dtsim::sim

@@ -15,13 +15,19 @@
 
 namespace dtsim::sim {
 
+// A step is sync's step, async-ps's global batch's worth of gradients (one per worker) or a federated round.
 struct SimulatedSteps {
   TimingOutcome timing;
+  Strategy strategy = Strategy::Sync;
   std::string platform;     // the cluster in words
-  std::string collective;   // the bucket allreduce in words
+  std::string collective;   // the bucket allreduce (the parameter server, the federated server) in words
   int workers = 0;
+  int busy_gpus = 0;        // the GPUs that compute in a step: every worker, or a federated round's K clients
+  double samples_per_step = 0;  // sync, async-ps: micro-batch × workers; federated: the kept local steps' samples
   double step_s = 0;        // mean step time, the first step (plan building, pipeline fill) excluded when possible
-  double one_gpu_step_s = 0;  // the same step on one GPU: compute only
+  double end_s = 0;         // when the last step (and, for async-ps, every shard's last update) had ended
+  double one_gpu_step_s = 0;  // a micro-batch's step on one GPU: compute only
+  nlohmann::ordered_json details;  // async-ps: shards and staleness; federated: rounds and reports
   GpuSpec gpu;
   FabricSpec fabric;
 };
@@ -33,7 +39,7 @@ SimulatedSteps simulate_workload_steps(const models::Workload& workload, const m
                                        models::DeviceRates rates_at_peak, const std::vector<std::string>& sets,
                                        const std::vector<std::string>& set_flags, int steps);
 
-// The same on the cluster, hardware and collective of `config` (a workload scenario's).
+// The same on the cluster, hardware, collective and strategy of `config` (a workload scenario's).
 SimulatedSteps simulate_workload_steps(const models::Workload& workload, const models::MemorySetup& setup,
                                        models::DeviceRates rates_at_peak, const RunConfig& config, int steps);
 

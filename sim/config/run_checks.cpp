@@ -189,8 +189,31 @@ void check_zero(const RunConfig& c, const KeyOrigins& at) {
             "the weights again)", "set sync.accumulation_steps = 1, or sync.zero_stage = 1 or 2");
 }
 
-// A timing-only run of a catalog workload: synchronous data parallelism on one kind of GPU whose memory
-// bandwidth is known (the roofline needs it).
+// What a timing-only run of each strategy simulates (sim/strategies/timing/): sync, local SGD from the start,
+// async-ps, and federated rounds planned without a dataset, secure aggregation or an availability trace.
+void check_timing_only_strategy(const RunConfig& c, const KeyOrigins& at) {
+  const std::string proxy_hint = "set workload.proxy = true to train a built-in model with " +
+                                 std::string(to_string(c.strategy)) + " on the workload's clock";
+  if (c.strategy == Strategy::Local && c.sync.local_steps == 1)
+    at.fail("local.local_steps", "local SGD averaging after every step is synchronous data parallelism",
+            "use training.strategy = sync, or local.local_steps of 2 or more");
+  if (c.strategy == Strategy::Local && c.sync.sync_until_step > 0)
+    at.fail("local.sync_until_step", "a timing-only run of a workload does not simulate post-local SGD's synchronous "
+            "first steps", "remove local.sync_until_step, or " + proxy_hint);
+  if (c.strategy != Strategy::Federated) return;
+  if (c.fl.local_steps == 0 && c.fl.local_steps_by_client.empty())
+    at.fail("fl.local_steps", "a timing-only run of a workload has no dataset to count local epochs in",
+            "set fl.local_steps (or fl.local_steps_by_client)");
+  if (c.fl.secure_aggregation.enabled)
+    at.fail("fl.secure_aggregation", "a timing-only run of a workload does not simulate secure aggregation",
+            "set fl.secure_aggregation = false, or " + proxy_hint);
+  if (!c.fl.availability_trace.empty())
+    at.fail("fl.availability_trace", "a timing-only run of a workload does not simulate availability traces",
+            "use fl.availability, or " + proxy_hint);
+}
+
+// A run of a catalog workload: timing-only (sync, async-ps or federated on one kind of GPU) or proxy (any strategy, no compression or
+// faults), on a GPU whose memory bandwidth is known (the roofline needs it).
 void check_workload(const RunConfig& c, const KeyOrigins& at) {
   if (!c.workload.active()) return;
   const std::string dir = default_workload_dir();
@@ -201,10 +224,8 @@ void check_workload(const RunConfig& c, const KeyOrigins& at) {
             near.empty() ? "use one of " + models::join_names(names, ", ", " or ") + ", or a path"
                          : "did you mean '" + near + "'?");
   }
-  const std::string mode = c.workload.proxy ? "a proxy run of a workload" : "a timing-only run of a workload";
-  if (c.strategy != Strategy::Sync)
-    at.fail("training.strategy", mode + " simulates sync only, not " + to_string(c.strategy),
-            std::string("use sync, or remove workload.name to train a built-in model with ") + to_string(c.strategy));
+  // A proxy run keeps the strategy's own actors, so every strategy can charge the workload's costs.
+  if (c.workload.timing_only()) check_timing_only_strategy(c, at);
   if (c.workload.proxy && c.compression.active())
     at.fail("compression.kind", "a proxy run charges the workload's gradient buckets, which compression cannot encode",
             "set compression.kind = none, or remove workload.proxy");

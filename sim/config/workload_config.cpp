@@ -4,6 +4,7 @@
 
 #include "models/workload/catalog.hpp"
 #include "sim/config/choice.hpp"
+#include "sim/config/run_config.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/scenario/errors.hpp"
 #include "sim/scenario/key_builders.hpp"
@@ -73,6 +74,16 @@ models::MemorySetup workload_memory_setup(const WorkloadConfig& w, int gpus, int
   return s;
 }
 
+models::MemorySetup workload_memory_setup(const RunConfig& c) {
+  return workload_memory_setup(c.workload, c.workers, c.strategy == Strategy::Sync ? c.sync.zero_stage : 0);
+}
+
+models::MemoryBreakdown workload_memory_per_gpu(const RunConfig& c, const models::Workload& workload) {
+  models::MemoryBreakdown m = models::memory_per_gpu(workload, workload_memory_setup(c));
+  if (c.strategy == Strategy::AsyncPs) m.master_weights = m.optimizer = 0;
+  return m;
+}
+
 MathMode workload_math(WorkloadPrecision precision) {
   switch (precision) {
     case WorkloadPrecision::Bf16: return MathMode::Bf16;
@@ -82,11 +93,30 @@ MathMode workload_math(WorkloadPrecision precision) {
   return MathMode::Fp32;
 }
 
-bool read_by_workload_run(const std::string& key) {
+bool read_by_workload_run(const std::string& key, Strategy strategy) {
   const std::string section = key.substr(0, key.find('.'));
-  return section == "cluster" || section == "fabric" || section == "gpu" || section == "network" ||
-         section == "collective" || section == "workload" || key == "run.name" || key == "sync.bucket_size" ||
-         key == "sync.overlap" || key == "sync.zero_stage" || key == "training.strategy";
+  if (section == "cluster" || section == "fabric" || section == "gpu" || section == "network" ||
+      section == "collective" || key == "run.name" || key == "training.strategy")
+    return true;
+  const auto among = [&](std::initializer_list<const char*> keys) {
+    for (const char* k : keys)
+      if (key == k) return true;
+    return false;
+  };
+  switch (strategy) {
+    case Strategy::Sync: return section == "workload" || among({"sync.bucket_size", "sync.overlap", "sync.zero_stage"});
+    case Strategy::AsyncPs:
+      return section == "workload" || among({"ps.servers", "ps.gradients_per_update", "ps.staleness_bound"});
+    case Strategy::Federated:
+      // The refused ones (a deadline, secure aggregation, an availability trace) are read to be refused.
+      return (section == "workload" && key != "workload.steps") ||
+             among({"run.seed", "fl.algorithm", "fl.rounds", "fl.clients_per_round", "fl.sampling", "fl.local_steps",
+                    "fl.local_steps_by_client", "fl.overcommit", "fl.straggler_fraction", "fl.straggler_policy",
+                    "fl.availability", "fl.deadline", "fl.secure_aggregation", "fl.availability_trace"});
+    case Strategy::Local:
+      return section == "workload" || among({"local.local_steps", "local.sync_until_step"});
+  }
+  return false;
 }
 
 // ---- keys ------------------------------------------------------------------------------------------------
@@ -95,12 +125,12 @@ using namespace key_builders;
 void add_workload_keys(std::vector<KeySpec>& keys) {
   const std::vector<KeySpec> mine = {
       text("workload.name", "",
-           "A catalog workload (dtsim workload lists them) or a workload .json file: the run is timing-only, "
-           "synchronous data parallel, with no numerics",
+           "A catalog workload (dtsim workload lists them) or a workload .json file: the run is timing-only "
+           "(any strategy), with no numerics, unless workload.proxy is set",
            true),
       boolean("workload.proxy", "false",
-              "Proxy mode: train the scenario's built-in model for real (sync strategy) while compute time and "
-              "gradient traffic are charged as the named workload's"),
+              "Proxy mode: train the scenario's built-in model for real (any strategy) while compute time and "
+              "gradient or model traffic are charged as the named workload's"),
       integer("workload.micro_batch", "1", between(1, 1 << 20), "Samples (images or sequences) per GPU and step"),
       boolean("workload.checkpointing", "false",
               "Activation checkpointing: keep each block's input and recompute the block in the backward pass"),

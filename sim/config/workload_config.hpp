@@ -10,6 +10,7 @@
 #include "models/workload/memory.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/config/hardware_config.hpp"
+#include "sim/config/strategy.hpp"
 
 namespace dtsim::sim {
 
@@ -57,8 +58,18 @@ MathMode workload_math(WorkloadPrecision precision);
 // The setup a workload is timed with in this run: workload_memory_setup of its keys, the workers, ZeRO's stage.
 models::MemorySetup workload_memory_setup(const WorkloadConfig& workload, int gpus, int zero_stage);
 
-// Whether a timing-only run of a workload reads `key`: the cluster and its hardware, the network model, the
-// collective, DDP's buckets and ZeRO stage, the run's name, training.strategy (which must be sync) and [workload].
-bool read_by_workload_run(const std::string& key);
+struct RunConfig;
+// The setup a run charges `config.workload` with (ZeRO's stage for sync only), and what one worker's GPU then
+// holds: an asynchronous parameter server's workers keep no master weights or optimizer state (the shards do).
+models::MemorySetup workload_memory_setup(const RunConfig& config);
+models::MemoryBreakdown workload_memory_per_gpu(const RunConfig& config, const models::Workload& workload);
+
+// Whether a timing-only run of a workload with `strategy` reads `key`: the cluster and its hardware, the
+// network model, the collective, the run's name, training.strategy and [workload] (federated learning: not
+// workload.steps, its length is fl.rounds); for sync DDP's buckets and ZeRO's stage; for async-ps the shards
+// and n-softsync's k; for local SGD its H (and sync_until_step, to refuse it); for federated the seed and the
+// keys that plan a round (who takes part, how much work
+// they do, what travels), not the ones that only change the values.
+bool read_by_workload_run(const std::string& key, Strategy strategy);
 
 }  // namespace dtsim::sim

@@ -1,5 +1,6 @@
 #include "sim/strategies/compute_cost.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -21,7 +22,7 @@ ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>
   work_of_rank_.assign(static_cast<size_t>(workers), 0);
   const models::Workload* costs = proxy ? proxy : objective.layer_costs();
   const models::MemorySetup setup =
-      proxy ? workload_memory_setup(config.workload, workers, config.sync.zero_stage) : run_memory_setup(config);
+      proxy ? workload_memory_setup(config) : run_memory_setup(config);
   const MathMode math = proxy ? workload_math(config.workload.precision) : config.math;
   if (proxy) {
     // The workload's trained layers, laid out in forward order, are the values its buckets carry; backward
@@ -35,6 +36,7 @@ ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>
     }
     proxy_gradient_bytes_ = setup.gradient_bytes;
     proxy_weight_bytes_ = static_cast<double>(proxy->trainable()) * setup.weight_bytes;
+    proxy_trained_values_ = proxy->trainable();
   } else {
     segments_ = objective.gradient_segments(0);
   }
@@ -74,6 +76,14 @@ ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>
     }
     for (int g = 0; g < node.gpus; ++g) work_of_rank_[static_cast<size_t>(node.first_rank + g)] = table;
   }
+}
+
+uint64_t ComputeCost::proxy_gradient_message(double share) const {
+  return static_cast<uint64_t>(std::llround(share * static_cast<double>(proxy_trained_values_) * proxy_gradient_bytes_));
+}
+
+uint64_t ComputeCost::proxy_weight_message(double share) const {
+  return static_cast<uint64_t>(std::llround(share * proxy_weight_bytes_));
 }
 
 }  // namespace dtsim::sim

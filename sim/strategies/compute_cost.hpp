@@ -47,6 +47,12 @@ class ComputeCost {
   double proxy_gradient_bytes() const { return proxy_gradient_bytes_; }
   double proxy_weight_bytes() const { return proxy_weight_bytes_; }
   bool proxied() const { return proxy_gradient_bytes_ > 0; }
+  // Proxy mode for the strategies whose messages are slices of the model (async-ps's pushes and pulls,
+  // federated learning's model and update): a message that carries `share` of the small model's values
+  // costs that share of the workload's trained values, as gradients or as weights.
+  uint64_t proxy_trained_values() const { return proxy_trained_values_; }
+  uint64_t proxy_gradient_message(double share) const;
+  uint64_t proxy_weight_message(double share) const;
 
  private:
   struct Work {
@@ -60,6 +66,7 @@ class ComputeCost {
   std::vector<models::GradientSegment> segments_;
   std::vector<double> segment_weight_bytes_;
   double proxy_gradient_bytes_ = 0, proxy_weight_bytes_ = 0;
+  uint64_t proxy_trained_values_ = 0;
 };
 
 }  // namespace dtsim::sim

@@ -97,9 +97,10 @@ TEST(WorkloadRun, ZeroTwoMakesLlama7bFit) {
 
 TEST(WorkloadRun, WhatItCannotSimulateIsRefusedAtTheKey) {
   const std::string lora = "check " + kScenarios + "workload_llama_7b_lora.ini";
-  const auto strategy = run_dtsim(lora + " --set training.strategy=async-ps", true);
+  const auto strategy = run_dtsim(lora + " --set training.strategy=local --set local.local_steps=1", true);
   EXPECT_EQ(strategy.exit_code, 2);
-  EXPECT_NE(strategy.err.find("training.strategy: a timing-only run of a workload simulates sync only"),
+  EXPECT_NE(strategy.err.find("local.local_steps: local SGD averaging after every step is synchronous data "
+                              "parallelism"),
             std::string::npos)
       << strategy.err;
   const auto bandwidth = run_dtsim(lora + " --set gpu.memory_bandwidth=0B/s", true);
@@ -159,10 +160,10 @@ TEST(ProxyRun, TrainsTheSmallModelOnTheBigJobsClock) {
 
 TEST(ProxyRun, RefusesWhatItCannotChargeAndFlagsTheLength) {
   const std::string check = "check " + kScenarios + "quickstart.ini --set workload.name=resnet50 --set workload.proxy=true";
-  const auto async = run_dtsim(check + " --set training.strategy=async-ps", true);
-  EXPECT_EQ(async.exit_code, 2);
-  EXPECT_NE(async.err.find("training.strategy: a proxy run of a workload simulates sync only"), std::string::npos)
-      << async.err;
+  const auto failures = run_dtsim(check + " --set \"faults.events=worker 1 down at 1s up at 2s\"", true);
+  EXPECT_EQ(failures.exit_code, 2);
+  EXPECT_NE(failures.err.find("faults.events: a proxy run with failures is not simulated"), std::string::npos)
+      << failures.err;
   const auto topk = run_dtsim(check + " --set compression.kind=topk", true);
   EXPECT_EQ(topk.exit_code, 2);
   EXPECT_NE(topk.err.find("compression.kind: a proxy run charges the workload's gradient buckets"), std::string::npos)

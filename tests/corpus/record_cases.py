@@ -270,8 +270,8 @@ CASES += [
     case("workload_bad_gpu", "workload llama-7b --gpu a100"),
     case("workload_flag_without_name", "workload --zero 2"),
     case("run_model_does_not_fit", CHECK + " --set gpu.memory=3MB"),
-    case("proxy_with_async_ps", CHECK + " --set workload.name=resnet50 --set workload.proxy=true"
-         " --set training.strategy=async-ps"),
+    case("proxy_with_faults", CHECK + " --set workload.name=resnet50 --set workload.proxy=true"
+         " --set 'faults.events=worker 1 down at 1s'"),
     case("proxy_with_compression", CHECK + " --set workload.name=resnet50 --set workload.proxy=true"
          " --set compression.kind=qsgd"),
     case("proxy_unknown_workload", CHECK + " --set workload.name=llama-13b --set workload.proxy=true"),
@@ -285,7 +285,15 @@ CASES += [
     case("zero_stage_three_accumulation", CHECK + " --set sync.zero_stage=3 --set sync.accumulation_steps=4"),
     case("zero_stage_four", "check {src}/scenarios/workload_llama2_70b.ini --set sync.zero_stage=4"),
     case("workload_simulate_zero_set", "workload llama-7b --simulate --set sync.zero_stage=1"),
-    case("workload_run_not_sync", "check {src}/scenarios/workload_resnet50.ini --set training.strategy=local"),
+    case("workload_run_local_sgd", "check {src}/scenarios/workload_resnet50.ini --set training.strategy=local"
+         " --set local.local_steps=1"),
+    case("workload_run_post_local", "check {src}/scenarios/workload_resnet50.ini --set training.strategy=local"
+         " --set local.sync_until_step=10"),
+    case("workload_run_fl_epochs", "check {src}/scenarios/workload_resnet50.ini --set training.strategy=federated"),
+    case("workload_run_fl_secagg", "check {src}/scenarios/workload_resnet50.ini --set training.strategy=federated"
+         " --set fl.local_steps=2 --set fl.secure_aggregation=true"),
+    case("workload_run_ps_shards", "check {src}/scenarios/workload_llama_7b_lora.ini --set training.strategy=async-ps"
+         " --set ps.servers=65"),
     case("workload_run_unknown_name", "check {src}/scenarios/workload_resnet50.ini --set workload.name=resnet-50"),
     case("workload_run_groups", "check {src}/scenarios/workload_resnet50.ini --set cluster.workers=16"
          " --set 'cluster.groups=a:1:a100-80gb:8; b:1:h100-80gb:8'"),

@@ -30,6 +30,8 @@ FederatedLearning::FederatedLearning(const TrainingContext& ctx)
       fl_(ctx.config().fl),
       params_(ctx),
       num_params_(ctx.objective.num_params()),
+      wire_values_(ctx.compute.proxied() ? ctx.compute.proxy_trained_values() : num_params_),
+      model_wire_bytes_(ctx.compute.proxied() ? ctx.compute.proxy_weight_message(1.0) : params_.wire_bytes()),
       vectors_(fl_.algorithm == models::FlAlgorithm::Scaffold ? 2 : 1),
       aggregator_(ctx.ops, num_params_, server_settings(fl_, ctx.config().workers)),
       planner_(fl_, ctx.config().seed, sample_counts(ctx.objective, ctx.config().workers),
@@ -89,13 +91,13 @@ void FederatedLearning::play_round(int64_t round) {
   }
 
   const SecureAggregationBytes setup = fl_.secure_aggregation.enabled
-                                           ? secagg_.bytes(n, 0, num_params_, vectors_)
+                                           ? secagg_.bytes(n, 0, wire_values_, vectors_)
                                            : SecureAggregationBytes{};
-  const uint64_t model_bytes = static_cast<uint64_t>(vectors_) * params_.wire_bytes();
+  const uint64_t model_bytes = static_cast<uint64_t>(vectors_) * model_wire_bytes_;
   // Compressed downloads: the broadcast's wire bytes, and SCAFFOLD's c dense.
   const uint64_t download_model_bytes =
       broadcast_.empty() ? model_bytes
-                         : compress_download(round) + static_cast<uint64_t>(vectors_ - 1) * params_.wire_bytes();
+                         : compress_download(round) + static_cast<uint64_t>(vectors_ - 1) * model_wire_bytes_;
   std::vector<std::unique_ptr<ClientRun>> runs;
   for (const ClientAssignment& a : plan.selected) {
     auto run = std::make_unique<ClientRun>();
@@ -134,7 +136,7 @@ void FederatedLearning::play_round(int64_t round) {
 
 void FederatedLearning::unmask(const std::vector<ClientRun*>& survivors, int instance_size) {
   const int s = static_cast<int>(survivors.size());
-  const SecureAggregationBytes b = secagg_.bytes(instance_size, s, num_params_, vectors_);
+  const SecureAggregationBytes b = secagg_.bytes(instance_size, s, wire_values_, vectors_);
   // The server names the survivors to each of them, and each answers with its shares of the others' secrets;
   // a survivor that cannot answer any more is not needed (any t of the shares reconstruct a secret).
   for (const bool up : {false, true}) {
@@ -156,7 +158,7 @@ void FederatedLearning::unmask(const std::vector<ClientRun*>& survivors, int ins
       }
     }
   }
-  const double seconds = secagg_.server_seconds(instance_size, s, num_params_, vectors_);
+  const double seconds = secagg_.server_seconds(instance_size, s, wire_values_, vectors_);
   sg4::this_actor::execute(seconds * server_host_->get_speed());
   report_.add_secagg_time(0.0, seconds);
 }
@@ -165,7 +167,7 @@ void FederatedLearning::aggregate(const std::vector<ClientRun*>& survivors) {
   if (survivors.empty()) return;
   const double start = sg4::Engine::get_clock();
   // Σ w_i·Δ_i and the final scale: two FLOPs per element of every uploaded vector.
-  sg4::this_actor::execute(2.0 * static_cast<double>(num_params_) * vectors_ * static_cast<double>(survivors.size()));
+  sg4::this_actor::execute(2.0 * static_cast<double>(wire_values_) * vectors_ * static_cast<double>(survivors.size()));
   report_.add_aggregation_time(sg4::Engine::get_clock() - start);
 
   // `survivors` is in client-id order, whatever order their uploads arrived in.
@@ -241,7 +243,7 @@ StrategyOutcome FederatedLearning::outcome() const {
   d["deadline_s"] = fl_.deadline;
   d["prox_mu"] = fl_.prox_mu;
   d["server"] = {{"lr", fl_.server_lr}, {"momentum", fl_.server_momentum}, {"host", server_host_->get_name()}};
-  d["model_bytes"] = params_.wire_bytes();
+  d["model_bytes"] = model_wire_bytes_;
   d["secure_aggregation"]["enabled"] = fl_.secure_aggregation.enabled;
   if (compression_.kind != models::CompressorKind::None) {
     d["compression"] = recorder_.compression_totals();

@@ -109,6 +109,10 @@ class FederatedLearning final : public TrainingStrategy {
   FlConfig fl_;
   TrainableParameters params_;  // the global model x; forward() is what clients download
   size_t num_params_;
+  // What a transfer carries per vector: the model's values and their wire bytes, or in a proxy run the
+  // workload's trained values and weights (secure aggregation's masks and the aggregation's FLOPs follow).
+  uint64_t wire_values_;
+  uint64_t model_wire_bytes_;
   int vectors_;                 // per transfer: 1, or 2 for SCAFFOLD (x and c down, Δy and Δc up)
   LocalSgdSettings local_;
   models::ServerAggregator<float> aggregator_;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "sim/strategies/federated/federated.hpp"
+#include "sim/strategies/federated/local_step_wait.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -64,7 +65,7 @@ void FederatedLearning::compress_upload(ClientRun& run) {
              .first;
   const models::CompressionResult result = it->second.compress(delta, run.round);
   // Secure aggregation is refused with compression (compression_config.cpp), so nothing is added for masks.
-  run.upload_bytes = result.stats.wire_bytes + static_cast<uint64_t>(vectors_ - 1) * params_.wire_bytes();
+  run.upload_bytes = result.stats.wire_bytes + static_cast<uint64_t>(vectors_ - 1) * model_wire_bytes_;
   recorder_.add_compression(result.stats);
 }
 
@@ -96,7 +97,7 @@ void FederatedLearning::client(ClientRun& run, double round_start, int instance_
   const int c = run.work.client;
   sg4::Host* host = ctx_.platform.workers[c];
   const bool secure = fl_.secure_aggregation.enabled;
-  const SecureAggregationBytes setup = secure ? secagg_.bytes(instance_size, 0, num_params_, vectors_)
+  const SecureAggregationBytes setup = secure ? secagg_.bytes(instance_size, 0, wire_values_, vectors_)
                                               : SecureAggregationBytes{};
 
   double start = now();
@@ -128,23 +129,9 @@ void FederatedLearning::client(ClientRun& run, double round_start, int instance_
     const double flops =
         (ctx_.compute.gradient(c) + ctx_.compute.update(c)) * stragglers.compute_multiplier(c, step);
     const double step_start = now();
-    bool finished = true;
-    try {
-      const sg4::ExecPtr exec = sg4::this_actor::exec_async(flops);
-      run.current = exec;
-      if (std::isfinite(cutoff)) {
-        try {
-          exec->wait_until(cutoff);
-        } catch (const simgrid::TimeoutException&) {
-          exec->cancel();
-          finished = false;
-        }
-      } else {
-        exec->wait();
-      }
-    } catch (const simgrid::Exception&) {
-      finished = false;  // cancelled by the server
-    }
+    const sg4::ExecPtr exec = sg4::this_actor::exec_async(flops);
+    run.current = exec;
+    const bool finished = wait_local_step(exec, cutoff);
     run.current = nullptr;
     time.compute += now() - step_start;
     run.compute_s += now() - step_start;
@@ -159,7 +146,7 @@ void FederatedLearning::client(ClientRun& run, double round_start, int instance_
     run.local->finish(run.steps_done, params_.numerics().gradients);
     if (compression_.kind != models::CompressorKind::None) compress_upload(run);
     if (secure) {
-      const double seconds = secagg_.client_seconds(instance_size, num_params_, vectors_);
+      const double seconds = secagg_.client_seconds(instance_size, wire_values_, vectors_);
       if (!compute(run, seconds)) return;
       report_.add_secagg_time(seconds, 0.0);
     }

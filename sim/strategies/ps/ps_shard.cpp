@@ -7,6 +7,14 @@
 #include "sim/strategies/training.hpp"
 
 namespace dtsim::sim {
+namespace {
+
+// The part of the model a shard owns: in a proxy run its messages carry that part of the workload.
+double model_share(const ParameterRange& range, const TrainingContext& ctx) {
+  return static_cast<double>(range.size) / static_cast<double>(ctx.objective.num_params());
+}
+
+}  // namespace
 
 ShardServer::ShardServer(int index, const TrainingContext& ctx, const PsConfig& config, const ParameterRange& range,
                          ShardedServerChannel& channel, PsJob& job, Hooks hooks)
@@ -18,7 +26,11 @@ ShardServer::ShardServer(int index, const TrainingContext& ctx, const PsConfig& 
       job_(job),
       hooks_(std::move(hooks)),
       params_(ctx, range),
-      parameter_bytes_(range.size * gpu::storage_bytes(precision_settings(ctx.config()).weights)),
+      parameter_bytes_(ctx.compute.proxied()
+                           ? ctx.compute.proxy_weight_message(model_share(range, ctx))
+                           : range.size * gpu::storage_bytes(precision_settings(ctx.config()).weights)),
+      gradient_bytes_(ctx.compute.proxied() ? ctx.compute.proxy_gradient_message(model_share(range, ctx))
+                                            : params_.wire_bytes()),
       outstanding_(static_cast<size_t>(ctx.config().workers)),
       reply_(static_cast<size_t>(ctx.config().workers)),
       said_goodbye_(static_cast<size_t>(ctx.config().workers), false) {

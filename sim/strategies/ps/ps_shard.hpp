@@ -62,7 +62,8 @@ class ShardServer {
   int64_t gradients_applied() const { return gradients_applied_; }
   int64_t discarded_gradients() const { return discarded_; }   // from computations dropped at a failure
   int64_t dropped_computations() const { return dropped_; }
-  uint64_t gradient_bytes() const { return params_.wire_bytes(); }
+  // A dense push of this shard's slice on the wire (in a proxy run, its share of the workload's gradients).
+  uint64_t gradient_bytes() const { return gradient_bytes_; }
 
  private:
   struct Registration {
@@ -106,7 +107,8 @@ class ShardServer {
   PsJob& job_;
   Hooks hooks_;
   TrainableParameters params_;
-  uint64_t parameter_bytes_;
+  uint64_t parameter_bytes_;  // a pull's reply
+  uint64_t gradient_bytes_;
 
   int64_t version_ = 0;
   int64_t gradients_applied_ = 0;

@@ -103,6 +103,11 @@ void SyncDataParallel::launch(int64_t first_step) {
   }
 }
 
+uint64_t SyncDataParallel::averaged_bytes() const {
+  // In a proxy run the workload's trained weights are averaged, not the small model's.
+  return ctx_.compute.proxied() ? weight_bytes_ : replicas_[0]->wire_bytes();
+}
+
 bool SyncDataParallel::gradient_averaging(int64_t step) const {
   return !local_ || step < ctx_.config().sync.sync_until_step || ctx_.config().sync.local_steps == 1;
 }
@@ -226,7 +231,7 @@ void SyncDataParallel::local_step(int rank, int64_t step, double multiplier, dou
   w.loss_sum += w.batch_loss;
   ++w.loss_count;
   if (!model_averaging_after(step)) return;
-  param_allreduce_->run(rank, replica(rank).wire_bytes());
+  param_allreduce_->run(rank, averaged_bytes());
   if (applied_steps_ <= step) apply_model_average(step);
   account_wait(w);
 }
@@ -291,7 +296,7 @@ void SyncDataParallel::apply_model_average(int64_t step) {
     w.loss_sum = 0.0;
     w.loss_count = 0;
   }
-  bytes_so_far_ += param_allreduce_->bytes_per_call(replicas_[0]->wire_bytes());
+  bytes_so_far_ += param_allreduce_->bytes_per_call(averaged_bytes());
   ++model_averagings_;
   applied_steps_ = step + 1;
   record_if_due(applied_steps_, step);

@@ -75,6 +75,8 @@ class SyncDataParallel final : public TrainingStrategy {
   void update(Worker& w, int rank, double multiplier);  // the optimizer step on rank's replica (its shard: ZeRO)
   void gather_weights(Worker& w, int rank);             // ZeRO: all-gather the updated weights
   void record_if_due(int64_t applied, int64_t step);
+  // Local SGD's model average: the replica at its wire width (in a proxy run, the workload's trained weights).
+  uint64_t averaged_bytes() const;
   bool gradient_averaging(int64_t step) const;
   bool model_averaging_after(int64_t step) const;
   TrainableParameters& replica(int rank) { return *replicas_[local_ ? rank : 0]; }

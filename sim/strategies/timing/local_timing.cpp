@@ -1,0 +1,58 @@
+#include "sim/strategies/timing/local_timing.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "sim/collectives/collective.hpp"
+
+namespace dtsim::sim {
+namespace sg4 = simgrid::s4u;
+
+LocalSgdTimingOutcome run_local_sgd_timing(const Platform& platform, const LocalSgdTimingSpec& spec,
+                                           MakeCollective make) {
+  if (spec.steps < 1 || spec.local_steps < 2)
+    throw std::invalid_argument("local SGD timing: at least one step, and averages at most every 2 steps");
+  std::unique_ptr<Collective> average = make(CollectiveKind::Allreduce, "params");
+  bool identical = true;
+  for (sg4::Host* h : platform.workers) identical = identical && h->get_speed() == platform.workers.front()->get_speed();
+  const bool stand_in = spec.one_rank_may_stand_in && identical && average->can_stand_in_for_all();
+  if (stand_in) average->stand_in_for_all();
+  const int n = stand_in ? 1 : platform.num_workers();
+
+  LocalSgdTimingOutcome out;
+  out.timing.one_rank_for_all = stand_in;
+  out.timing.step_end_s.assign(spec.steps, 0.0);
+  out.timing.step_wall_s.assign(spec.steps, 0.0);
+  const auto wall_start = std::chrono::steady_clock::now();
+  const auto averaged_after = [&](int step) { return (step + 1) % spec.local_steps == 0 || step + 1 == spec.steps; };
+  for (int step = 0; step < spec.steps; ++step) out.averagings += averaged_after(step) ? 1 : 0;
+  std::vector<double> compute(n, 0.0), exposed(n, 0.0);
+  for (int r = 0; r < n; ++r)
+    sg4::Actor::create("worker" + std::to_string(r), platform.workers[r], [&, r] {
+      for (int step = 0; step < spec.steps; ++step) {
+        const double start = sg4::Engine::get_clock();
+        sg4::this_actor::execute(spec.forward_flops);
+        sg4::this_actor::execute(spec.backward_update_flops);
+        const double computed = sg4::Engine::get_clock();
+        compute[r] += computed - start;
+        if (averaged_after(step)) average->run(r, spec.averaged_bytes);
+        const double end = sg4::Engine::get_clock();
+        exposed[r] += end - computed;
+        out.timing.step_end_s[step] = std::max(out.timing.step_end_s[step], end);
+        out.timing.step_wall_s[step] =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      }
+    });
+  sg4::Engine::get_instance()->run();
+  for (int r = 0; r < n; ++r) {
+    out.timing.compute_s += compute[r] / (static_cast<double>(n) * spec.steps);
+    out.timing.exposed_s += exposed[r] / (static_cast<double>(n) * spec.steps);
+  }
+  out.timing.bytes_sent = average->bytes_sent();
+  return out;
+}
+
+}  // namespace dtsim::sim
