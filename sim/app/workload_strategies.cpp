@@ -25,7 +25,7 @@ uint64_t wire_bytes(double values, double bytes_per_value) {
 
 void simulate_ps_steps(SimulatedSteps& out, const models::Workload& w, const models::MemorySetup& setup,
                        const models::DeviceRates& rates, const RunConfig& cfg, const Platform& platform, double speed,
-                       int steps) {
+                       const StragglerModel* stragglers, int steps) {
   const models::GradientTimeline t = models::gradient_timeline(w, setup, rates);
   PsTimingSpec spec;
   spec.gradient_flops = forward_backward_seconds(t) * speed;
@@ -38,6 +38,7 @@ void simulate_ps_steps(SimulatedSteps& out, const models::Workload& w, const mod
   spec.gradients_per_update = cfg.ps.gradients_per_update;
   spec.staleness_bound = cfg.ps.bounded() ? cfg.ps.staleness_bound : -1;
   spec.steps = steps;
+  spec.stragglers = stragglers;
   const PsTimingOutcome r = run_ps_timing(platform, spec);
   out.timing = r.timing;
   const auto& ends = out.timing.step_end_s;
@@ -58,7 +59,7 @@ void simulate_ps_steps(SimulatedSteps& out, const models::Workload& w, const mod
 
 void simulate_local_sgd_steps(SimulatedSteps& out, const models::Workload& w, const models::MemorySetup& setup,
                               const models::DeviceRates& rates, const RunConfig& cfg, const Platform& platform,
-                              double speed, int steps, const MakeCollective& make) {
+                              double speed, const StragglerModel* stragglers, int steps, const MakeCollective& make) {
   const models::GradientTimeline t = models::gradient_timeline(w, setup, rates);
   LocalSgdTimingSpec spec;
   spec.forward_flops = t.forward * speed;
@@ -66,6 +67,8 @@ void simulate_local_sgd_steps(SimulatedSteps& out, const models::Workload& w, co
   spec.averaged_bytes = wire_bytes(static_cast<double>(w.trainable()), setup.weight_bytes);
   spec.local_steps = cfg.sync.local_steps;
   spec.steps = steps;
+  spec.stragglers = stragglers;
+  spec.one_rank_may_stand_in = cfg.heterogeneity.empty();  // slow hosts and draws make ranks differ
   const LocalSgdTimingOutcome r = run_local_sgd_timing(platform, spec, make);
   out.timing = r.timing;
   out.end_s = out.timing.step_end_s.back();
@@ -77,7 +80,7 @@ void simulate_local_sgd_steps(SimulatedSteps& out, const models::Workload& w, co
 
 void simulate_fl_rounds(SimulatedSteps& out, const models::Workload& w, const models::MemorySetup& setup,
                         const models::DeviceRates& rates, const RunConfig& cfg, const Platform& platform,
-                        double speed) {
+                        double speed, const StragglerModel* stragglers) {
   const models::GradientTimeline t = models::gradient_timeline(w, setup, rates);
   const int vectors = cfg.fl.algorithm == models::FlAlgorithm::Scaffold ? 2 : 1;  // SCAFFOLD's c travels too
   const double trained = static_cast<double>(w.trainable());
@@ -89,6 +92,10 @@ void simulate_fl_rounds(SimulatedSteps& out, const models::Workload& w, const mo
   spec.rounds = cfg.fl.rounds;
   spec.drop_policy = cfg.fl.straggler_policy == StragglerPolicy::Drop;
   spec.deadline_s = cfg.fl.deadline;
+  if (cfg.fl.secure_aggregation.enabled) spec.secure_aggregation.emplace(cfg.fl.secure_aggregation);
+  spec.wire_values = w.trainable();
+  spec.vectors = vectors;
+  spec.stragglers = stragglers;
   // Every client holds as much data: sampling by samples is then uniform in weight.
   const FaultSchedule no_faults;
   const RoundPlanner planner(cfg.fl, cfg.seed, std::vector<double>(static_cast<size_t>(out.workers), 1.0),
@@ -112,6 +119,8 @@ void simulate_fl_rounds(SimulatedSteps& out, const models::Workload& w, const mo
                  {"dropped_overcommit", r.dropped_overcommit},
                  {"dropped_stragglers", r.dropped_stragglers},
                  {"dropped_deadline", r.dropped_deadline},
+                 {"lost", r.lost},
+                 {"secure_aggregation", cfg.fl.secure_aggregation.enabled},
                  {"deadline_s", cfg.fl.deadline},
                  {"local_steps_kept", r.local_steps_kept},
                  {"empty_rounds", r.empty_rounds}};

@@ -9,23 +9,26 @@
 #include "sim/app/workload_timing.hpp"
 #include "sim/config/run_config.hpp"
 #include "sim/world/platform.hpp"
+#include "sim/world/stragglers.hpp"
 
 namespace dtsim::sim {
 
 // Fills `out` (whose workers, GPU, fabric and one-GPU step are set) with `steps` global batches' worth of
-// gradients through cfg.ps.servers shards; `rates` are the sustained ones, `speed` the workers' FLOP rate.
+// gradients through cfg.ps.servers shards; `rates` are the sustained ones, `speed` the workers' FLOP rate,
+// `stragglers` the per-step slowdowns of [stragglers] (null: none).
 void simulate_ps_steps(SimulatedSteps& out, const models::Workload& workload, const models::MemorySetup& setup,
                        const models::DeviceRates& rates, const RunConfig& cfg, const Platform& platform, double speed,
-                       int steps);
+                       const StragglerModel* stragglers, int steps);
 
 // The same with `steps` steps of local SGD averaging every cfg.sync.local_steps (at least 2) steps, the model
 // averages built by `make`.
 void simulate_local_sgd_steps(SimulatedSteps& out, const models::Workload& workload, const models::MemorySetup& setup,
                               const models::DeviceRates& rates, const RunConfig& cfg, const Platform& platform,
-                              double speed, int steps, const MakeCollective& make);
+                              double speed, const StragglerModel* stragglers, int steps, const MakeCollective& make);
 
 // The same with cfg.fl.rounds rounds of federated learning.
 void simulate_fl_rounds(SimulatedSteps& out, const models::Workload& workload, const models::MemorySetup& setup,
-                        const models::DeviceRates& rates, const RunConfig& cfg, const Platform& platform, double speed);
+                        const models::DeviceRates& rates, const RunConfig& cfg, const Platform& platform, double speed,
+                        const StragglerModel* stragglers);
 
 }  // namespace dtsim::sim

@@ -13,6 +13,7 @@
 #include "sim/scenario/errors.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/build_platform.hpp"
+#include "sim/world/heterogeneity.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -48,7 +49,8 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
     if (!read_by_timing(key))
       throw InputError("command line", set_flags[i] == "--set" ? key : set_flags[i],
                        "has no effect on a timing-only run of a workload",
-                       "set cluster, fabric, gpu, network or collective keys, sync.bucket_size or sync.overlap");
+                       "set cluster, fabric, gpu, network, collective, stragglers or background keys, sync.bucket_size "
+                       "or sync.overlap");
   }
   const Scenario scenario = parse_scenario("dtsim workload", "", sets, default_profile_dir(), set_flags);
   return simulate_workload_steps(w, setup, rates, make_run_config(scenario), steps);
@@ -59,6 +61,11 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   const PlatformSpec spec = platform_spec(cfg);
   auto engine = create_engine(network_settings(spec));
   const Platform platform = build_platform(*engine, spec, server_hosts(cfg));
+  // [stragglers] and [background] (a timing-only run refuses [faults]): slow hosts, link profiles, competing
+  // flows, and the per-step draws the timing actors multiply their FLOPs by.
+  const HeterogeneityRuntime heterogeneity = apply_heterogeneity(*engine, platform, cfg);
+  const StragglerModel* stragglers =
+      cfg.heterogeneity.stragglers.has_random_slowdowns() ? &heterogeneity.stragglers() : nullptr;
 
   SimulatedSteps out;
   out.workers = platform.num_workers();
@@ -80,11 +87,11 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   out.busy_gpus = out.workers;
   out.samples_per_step = static_cast<double>(setup.micro_batch) * out.workers;
   if (cfg.strategy == Strategy::AsyncPs) {
-    simulate_ps_steps(out, w, setup, rates, cfg, platform, speed, steps);
+    simulate_ps_steps(out, w, setup, rates, cfg, platform, speed, stragglers, steps);
     return out;
   }
   if (cfg.strategy == Strategy::Federated) {
-    simulate_fl_rounds(out, w, setup, rates, cfg, platform, speed);
+    simulate_fl_rounds(out, w, setup, rates, cfg, platform, speed, stragglers);
     return out;
   }
 
@@ -109,10 +116,12 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
     }
   };
   if (cfg.strategy == Strategy::Local) {
-    simulate_local_sgd_steps(out, w, setup, rates, cfg, platform, speed, steps, make);
+    simulate_local_sgd_steps(out, w, setup, rates, cfg, platform, speed, stragglers, steps, make);
     out.collective = described;
     return out;
   }
+  t.stragglers = stragglers;
+  t.one_rank_may_stand_in = cfg.heterogeneity.empty();  // slow hosts, draws and competing flows make ranks differ
   out.timing = run_sync_timing(platform, t, make);
   out.collective = described;
   const auto& ends = out.timing.step_end_s;

@@ -190,10 +190,13 @@ void check_zero(const RunConfig& c, const KeyOrigins& at) {
 }
 
 // What a timing-only run of each strategy simulates (sim/strategies/timing/): sync, local SGD from the start,
-// async-ps, and federated rounds planned without a dataset, secure aggregation or an availability trace.
+// async-ps, and federated rounds planned without a dataset.
 void check_timing_only_strategy(const RunConfig& c, const KeyOrigins& at) {
   const std::string proxy_hint = "set workload.proxy = true to train a built-in model with " +
                                  std::string(to_string(c.strategy)) + " on the workload's clock";
+  if (!c.heterogeneity.faults.events.empty())
+    at.fail("faults.events", "a timing-only run of a workload does not simulate failures",
+            "leave [faults] empty, or remove workload.name to train a built-in model through them");
   if (c.strategy == Strategy::Local && c.sync.local_steps == 1)
     at.fail("local.local_steps", "local SGD averaging after every step is synchronous data parallelism",
             "use training.strategy = sync, or local.local_steps of 2 or more");
@@ -204,12 +207,6 @@ void check_timing_only_strategy(const RunConfig& c, const KeyOrigins& at) {
   if (c.fl.local_steps == 0 && c.fl.local_steps_by_client.empty())
     at.fail("fl.local_steps", "a timing-only run of a workload has no dataset to count local epochs in",
             "set fl.local_steps (or fl.local_steps_by_client)");
-  if (c.fl.secure_aggregation.enabled)
-    at.fail("fl.secure_aggregation", "a timing-only run of a workload does not simulate secure aggregation",
-            "set fl.secure_aggregation = false, or " + proxy_hint);
-  if (!c.fl.availability_trace.empty())
-    at.fail("fl.availability_trace", "a timing-only run of a workload does not simulate availability traces",
-            "use fl.availability, or " + proxy_hint);
 }
 
 // A run of a catalog workload: timing-only (sync, async-ps or federated on one kind of GPU) or proxy (any strategy, no compression or

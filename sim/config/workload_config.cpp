@@ -95,8 +95,10 @@ MathMode workload_math(WorkloadPrecision precision) {
 
 bool read_by_workload_run(const std::string& key, Strategy strategy) {
   const std::string section = key.substr(0, key.find('.'));
+  // [faults] is read to be refused (run_checks.cpp); [stragglers] and [background] apply to every strategy.
   if (section == "cluster" || section == "fabric" || section == "gpu" || section == "network" ||
-      section == "collective" || key == "run.name" || key == "training.strategy")
+      section == "collective" || section == "stragglers" || section == "background" || section == "faults" ||
+      key == "run.name" || key == "training.strategy")
     return true;
   const auto among = [&](std::initializer_list<const char*> keys) {
     for (const char* k : keys)
@@ -108,11 +110,12 @@ bool read_by_workload_run(const std::string& key, Strategy strategy) {
     case Strategy::AsyncPs:
       return section == "workload" || among({"ps.servers", "ps.gradients_per_update", "ps.staleness_bound"});
     case Strategy::Federated:
-      // The refused ones (a deadline, secure aggregation, an availability trace) are read to be refused.
       return (section == "workload" && key != "workload.steps") ||
-             among({"run.seed", "fl.algorithm", "fl.rounds", "fl.clients_per_round", "fl.sampling", "fl.local_steps",
+             among({"fl.algorithm", "fl.rounds", "fl.clients_per_round", "fl.sampling", "fl.local_steps",
                     "fl.local_steps_by_client", "fl.overcommit", "fl.straggler_fraction", "fl.straggler_policy",
-                    "fl.availability", "fl.deadline", "fl.secure_aggregation", "fl.availability_trace"});
+                    "fl.availability", "fl.availability_trace", "fl.deadline", "fl.secure_aggregation",
+                    "fl.secagg_key_bytes", "fl.secagg_mask_rate", "fl.secagg_key_agreement_time",
+                    "fl.secagg_field_op_time"});
     case Strategy::Local:
       return section == "workload" || among({"local.local_steps", "local.sync_until_step"});
   }

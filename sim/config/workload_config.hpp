@@ -65,10 +65,11 @@ models::MemorySetup workload_memory_setup(const RunConfig& config);
 models::MemoryBreakdown workload_memory_per_gpu(const RunConfig& config, const models::Workload& workload);
 
 // Whether a timing-only run of a workload with `strategy` reads `key`: the cluster and its hardware, the
-// network model, the collective, the run's name, training.strategy and [workload] (federated learning: not
+// network model, the collective, [stragglers], [background] ([faults], to refuse it), the run's name,
+// training.strategy and [workload] (federated learning: not
 // workload.steps, its length is fl.rounds); for sync DDP's buckets and ZeRO's stage; for async-ps the shards
-// and n-softsync's k; for local SGD its H (and sync_until_step, to refuse it); for federated the seed and the
-// keys that plan a round (who takes part, how much work
+// and n-softsync's k; for local SGD its H (and sync_until_step, to refuse it); for federated the keys that
+// plan a round (who takes part, how much work
 // they do, what travels), not the ones that only change the values.
 bool read_by_workload_run(const std::string& key, Strategy strategy);
 

@@ -108,6 +108,31 @@ TEST(StrategyTiming, AsyncPsUnderAStalenessBoundHoldsPullsAsTheProxyDoes) {
   EXPECT_LT(timing["simulation"]["step_s"].get<double>(), 2 * compute * 1.05);
 }
 
+TEST(StrategyTiming, StragglersSlowEveryStrategyAsTheyDoTheProxys) {
+  // Two of the 8 workers at half speed, and 30 % of steps 3 times slower with a lognormal jitter: each timing
+  // actor multiplies its compute by the draw the real strategy uses for that worker and step.
+  Folder f;
+  const std::string slow = " --set stragglers.slow_fraction=0.25 --set stragglers.step_probability=0.3"
+                           " --set stragglers.step_slowdown=3 --set stragglers.lognormal_sigma=0.2";
+  const struct {
+    const char* name;
+    std::string args, proxy_length, timing_length;
+  } cases[] = {
+      {"sync", "", " --set training.max_steps=3", " --set workload.steps=3"},
+      {"local", " --set training.strategy=local --set local.local_steps=2", " --set training.max_steps=3",
+       " --set workload.steps=3"},
+      {"async-ps", " --set training.strategy=async-ps --set ps.servers=1", " --set training.max_steps=2",
+       " --set workload.steps=2"},
+      {"federated", " --set training.strategy=federated --set fl.rounds=2 --set fl.clients_per_round=4"
+                    " --set fl.local_steps=2", "", ""},
+  };
+  for (const auto& c : cases) {
+    const auto [proxy, timing] = run_both(c.args + slow, c.proxy_length, c.timing_length, f.path / c.name);
+    const auto [plain_proxy, plain_timing] = run_both(c.args, c.proxy_length, c.timing_length, f.path / c.name / "plain");
+    EXPECT_GT(timing["simulated_time_s"].get<double>(), 1.2 * plain_timing["simulated_time_s"].get<double>()) << c.name;
+  }
+}
+
 TEST(StrategyTiming, AsyncPsShardsOwnWholeLayers) {
   // LoRA's adapters are 32 trained layers of 262,144 values (each block's q and v adapters, r = 16 on a hidden
   // size of 4096: 2 x 2 x 4096 x 16): the best split into three runs of whole layers has 11 in its largest
@@ -168,6 +193,27 @@ TEST(StrategyTiming, FederatedDeadlinesCutTheSameWorkAsTheProxys) {
   }
 }
 
+TEST(StrategyTiming, FederatedSecureAggregationAndAvailabilityWindowsAsTheProxys) {
+  // Six clients, every available one in each of 3 rounds of 3 local steps (about 1.3 s a round), with secure
+  // aggregation's messages and host time; client 2 is online until 2 s (lost in the second round, absent from
+  // the third), client 4 from 1 s (absent from the first round): 5, 6 and 5 selected, 5 kept each time.
+  Folder f;
+  const auto [proxy, timing] = run_both(" --set training.strategy=federated --set cluster.workers=6"
+                                        " --set fl.rounds=3 --set fl.clients_per_round=6 --set fl.local_steps=3"
+                                        " --set fl.secure_aggregation=true"
+                                        " --set \"fl.availability_trace=2: 0s to 2s; 4: from 1s\"",
+                                        "", "", f.path);
+  const nlohmann::json& rounds = timing["simulation"]["federated"];
+  EXPECT_EQ(rounds["lost"], 1);
+  EXPECT_EQ(rounds["lost"], proxy["strategy"]["dropped"]["lost"]);
+  EXPECT_EQ(rounds["reports_kept"], 5 + 5 + 5);
+  EXPECT_EQ(rounds["reports_kept"], proxy["strategy"]["aggregated"]["total"]);
+  // Secure aggregation adds its setup, mask headroom and unmasking to 16 downloads and 15 uploads of the
+  // adapters (bf16).
+  const double trained = timing["workload"]["trainable"].get<double>();
+  EXPECT_GT(timing["simulation"]["bytes_sent"].get<double>(), (16 + 15) * 2 * trained);
+}
+
 TEST(StrategyTiming, FederatedRoundIsDownloadLocalStepsUploadAndAggregation) {
   // One client per round on a contention-free star: a round is the download, H local steps and the upload,
   // back to back, then the server's aggregation; with the adapters small and local steps long, H local
@@ -217,13 +263,11 @@ TEST(StrategyTiming, WhatItDoesNotSimulateIsRefusedAtTheKey) {
   EXPECT_NE(epochs.err.find("fl.local_steps: a timing-only run of a workload has no dataset to count local epochs in"),
             std::string::npos)
       << epochs.err;
-  const auto secure = run_dtsim(
-      check + " --set training.strategy=federated --set fl.local_steps=2 --set fl.secure_aggregation=true", true);
-  EXPECT_EQ(secure.exit_code, 2);
-  EXPECT_NE(secure.err.find("fl.secure_aggregation: a timing-only run of a workload does not simulate secure "
-                            "aggregation"),
+  const auto failures = run_dtsim(check + " --set \"faults.events=worker 1 down at 1s\"", true);
+  EXPECT_EQ(failures.exit_code, 2);
+  EXPECT_NE(failures.err.find("faults.events: a timing-only run of a workload does not simulate failures"),
             std::string::npos)
-      << secure.err;
+      << failures.err;
   // The keys that only change the values are flagged, the ones that plan the work are read.
   const auto fl = run_dtsim(check + " --set training.strategy=federated --set fl.local_steps=2 --set fl.server_lr=0.5"
                                     " --set fl.overcommit=0.2 --set workload.steps=4",

@@ -290,8 +290,6 @@ CASES += [
     case("workload_run_post_local", "check {src}/scenarios/workload_resnet50.ini --set training.strategy=local"
          " --set local.sync_until_step=10"),
     case("workload_run_fl_epochs", "check {src}/scenarios/workload_resnet50.ini --set training.strategy=federated"),
-    case("workload_run_fl_secagg", "check {src}/scenarios/workload_resnet50.ini --set training.strategy=federated"
-         " --set fl.local_steps=2 --set fl.secure_aggregation=true"),
     case("workload_run_ps_shards", "check {src}/scenarios/workload_llama_7b_lora.ini --set training.strategy=async-ps"
          " --set ps.servers=65"),
     case("workload_run_unknown_name", "check {src}/scenarios/workload_resnet50.ini --set workload.name=resnet-50"),

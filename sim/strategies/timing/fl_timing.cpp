@@ -25,8 +25,9 @@ bool reached(double now, double t) { return now >= t - 1e-9 * std::max(1.0, std:
 // One selected client's round, written by its actor and read by the server.
 struct Client {
   ClientAssignment work;
+  double lost_at = kNever;  // its availability window closes
   bool reports = true;
-  bool reported = false, kept = false, stopped = false, late = false;
+  bool reported = false, kept = false, stopped = false, late = false, lost = false;
   int64_t steps_done = 0;
   double report_time = 0;
   sg4::ActorPtr actor;
@@ -36,7 +37,7 @@ struct Client {
 class FlTimingRun {
  public:
   FlTimingRun(const Platform& platform, const FlTimingSpec& spec, const RoundPlanner& planner)
-      : platform_(platform), spec_(spec), planner_(planner) {
+      : platform_(platform), spec_(spec), planner_(planner), steps_started_(platform.workers.size(), 0) {
     if (platform.servers.empty()) throw std::logic_error("fl timing: the server needs a host");
   }
 
@@ -59,7 +60,8 @@ class FlTimingRun {
 
  private:
   void play(int64_t round) {
-    const RoundPlan plan = planner_.plan(round, now());
+    const double t0 = now();
+    const RoundPlan plan = planner_.plan(round, t0);
     if (plan.selected.empty()) {
       // Nobody online: the round passes without an update (a later round draws availability again).
       ++out_.empty_rounds;
@@ -73,30 +75,58 @@ class FlTimingRun {
       auto c = std::make_unique<Client>();
       c->work = a;
       c->reports = a.local_steps > 0 && !(a.straggler && spec_.drop_policy);
+      c->lost_at = planner_.lost_at(a.client, t0);
       clients.push_back(std::move(c));
     }
-    selections_ += static_cast<int64_t>(clients.size());
-    const double start = now();
+    const int n = static_cast<int>(clients.size());
+    selections_ += n;
     for (auto& c : clients) {
       Client* me = c.get();
       c->actor = sg4::Actor::create("client" + std::to_string(me->work.client),
                                     platform_.workers[static_cast<size_t>(me->work.client)],
-                                    [this, me, start] { client(*me, start); });
+                                    [this, me, t0, n] { client(*me, t0, n); });
     }
-    collect(clients, plan.keep, start);
+    collect(clients, plan.keep, t0);
     for (auto& c : clients) c->actor->join();
-    int64_t kept = 0;
+    std::vector<Client*> kept;
     for (const auto& c : clients) {
       if (c->kept) {
-        ++kept;
+        kept.push_back(c.get());
         out_.local_steps_kept += c->steps_done;
       } else {
-        ++(!c->reports ? out_.dropped_stragglers : c->late ? out_.dropped_deadline : out_.dropped_overcommit);
+        ++(!c->reports ? out_.dropped_stragglers
+           : c->lost   ? out_.lost
+           : c->late   ? out_.dropped_deadline
+                       : out_.dropped_overcommit);
       }
     }
-    out_.reports_kept += kept;
-    if (kept > 0) sg4::this_actor::execute(spec_.aggregation_flops * static_cast<double>(kept));
+    out_.reports_kept += static_cast<int64_t>(kept.size());
+    if (spec_.secure_aggregation && !kept.empty()) unmask(kept, n);
+    if (!kept.empty()) sg4::this_actor::execute(spec_.aggregation_flops * static_cast<double>(kept.size()));
     end_round();
+  }
+
+  // Secure aggregation's last exchange: the server names the survivors to each, each answers with its
+  // shares; then the server reconstructs and removes the masks.
+  void unmask(const std::vector<Client*>& survivors, int instance_size) {
+    const SecureAggregationCost& cost = *spec_.secure_aggregation;
+    const int s = static_cast<int>(survivors.size());
+    const SecureAggregationBytes b = cost.bytes(instance_size, s, spec_.wire_values, spec_.vectors);
+    sg4::Host* server = platform_.servers.front();
+    for (const bool up : {false, true}) {
+      std::vector<sg4::CommPtr> comms;
+      for (const Client* c : survivors) {
+        sg4::Host* host = platform_.workers[static_cast<size_t>(c->work.client)];
+        comms.push_back(up ? sg4::Comm::sendto_async(host, server, b.unmask_up)
+                           : sg4::Comm::sendto_async(server, host, b.survivors_down));
+      }
+      for (const sg4::CommPtr& c : comms) {
+        c->wait();
+        out_.timing.bytes_sent += up ? b.unmask_up : b.survivors_down;
+      }
+    }
+    const double seconds = cost.server_seconds(instance_size, s, spec_.wire_values, spec_.vectors);
+    sg4::this_actor::execute(seconds * server->get_speed());
   }
 
 
@@ -107,7 +137,8 @@ class FlTimingRun {
   }
 
   // The first K reports in arrival order (ties by client id) are kept; then whoever still works is stopped.
-  // Under the drop policy the deadline closes the round on whoever has not reported.
+  // Under the drop policy the deadline closes the round on whoever has not reported; a client whose
+  // availability window closes is lost at that moment.
   void collect(std::vector<std::unique_ptr<Client>>& clients, int keep, double round_start) {
     const bool hard_deadline = spec_.deadline_s > 0 && spec_.drop_policy;
     const double deadline = round_start + spec_.deadline_s;
@@ -130,16 +161,25 @@ class FlTimingRun {
           c->stopped = true;  // too late: over-committed
         }
       }
-      bool waiting = false;
-      for (auto& c : clients) waiting = waiting || (c->reports && !c->reported && !c->stopped);
-      if (!waiting || kept >= keep) break;
+      std::vector<Client*> waiting;
+      for (auto& c : clients) {
+        if (!c->reports || c->reported || c->stopped) continue;
+        if (reached(now(), c->lost_at)) {
+          c->lost = true;
+          stop(*c);
+        } else {
+          waiting.push_back(c.get());
+        }
+      }
+      if (waiting.empty() || kept >= keep) break;
       if (hard_deadline && reached(now(), deadline)) {
-        for (auto& c : clients)
-          if (c->reports && !c->reported) c->late = true;
+        for (Client* c : waiting) c->late = true;
         break;
       }
-      if (hard_deadline)
-        reported_->wait_until(lock, deadline);
+      double wake = hard_deadline ? deadline : kNever;
+      for (const Client* c : waiting) wake = std::min(wake, c->lost_at);
+      if (std::isfinite(wake))
+        reported_->wait_until(lock, wake);
       else
         reported_->wait(lock);
     }
@@ -154,9 +194,12 @@ class FlTimingRun {
 
   // download → local steps → upload; returns at once when the server has stopped it. Under the partial
   // policy a deadline stops local training: the step in progress does not count, the rest is uploaded.
-  void client(Client& me, double round_start) {
+  void client(Client& me, double round_start, int instance_size) {
     sg4::Host* host = platform_.workers[static_cast<size_t>(me.work.client)];
     sg4::Host* server = platform_.servers.front();
+    const SecureAggregationBytes setup =
+        spec_.secure_aggregation ? spec_.secure_aggregation->bytes(instance_size, 0, spec_.wire_values, spec_.vectors)
+                                 : SecureAggregationBytes{};
     const auto wait = [&](const sg4::ActivityPtr& a, double& into) {
       const double start = now();
       bool ok = true;
@@ -172,13 +215,20 @@ class FlTimingRun {
     };
     double& comm = out_.timing.exposed_s;
     double& compute = out_.timing.compute_s;
-    if (spec_.download_bytes > 0 && !wait(sg4::Comm::sendto_async(server, host, spec_.download_bytes), comm)) return;
-    out_.timing.bytes_sent += spec_.download_bytes;  // counted once delivered, as federated learning counts it
+    const uint64_t download = spec_.download_bytes + setup.setup_down;
+    if (download > 0 && !wait(sg4::Comm::sendto_async(server, host, download), comm)) return;
+    out_.timing.bytes_sent += download;  // counted once delivered, as federated learning counts it
+    if (spec_.secure_aggregation) {  // the keys and shares of secure aggregation's setup
+      if (setup.setup_up > 0 && !wait(sg4::Comm::sendto_async(host, server, setup.setup_up), comm)) return;
+      out_.timing.bytes_sent += setup.setup_up;
+    }
     if (!me.reports) return;  // a protocol straggler that will be dropped: it never finishes its work
     const double cutoff = spec_.deadline_s > 0 && !spec_.drop_policy ? round_start + spec_.deadline_s : kNever;
     for (int64_t k = 0; k < me.work.local_steps && now() < cutoff; ++k) {
       const double start = now();
-      const sg4::ExecPtr exec = sg4::this_actor::exec_async(spec_.step_flops);
+      const int64_t step = steps_started_[static_cast<size_t>(me.work.client)]++;
+      const double multiplier = spec_.stragglers ? spec_.stragglers->compute_multiplier(me.work.client, step) : 1.0;
+      const sg4::ExecPtr exec = sg4::this_actor::exec_async(spec_.step_flops * multiplier);
       me.current = exec;
       const bool finished = wait_local_step(exec, cutoff);
       me.current = nullptr;
@@ -188,8 +238,13 @@ class FlTimingRun {
       ++me.steps_done;
     }
     if (me.steps_done > 0) {
-      if (spec_.upload_bytes > 0 && !wait(sg4::Comm::sendto_async(host, server, spec_.upload_bytes), comm)) return;
-      out_.timing.bytes_sent += spec_.upload_bytes;
+      if (spec_.secure_aggregation) {  // the pairwise and self masks
+        const double seconds = spec_.secure_aggregation->client_seconds(instance_size, spec_.wire_values, spec_.vectors);
+        if (!wait(sg4::this_actor::exec_async(seconds * host->get_speed()), compute)) return;
+      }
+      const uint64_t upload = spec_.upload_bytes + setup.masked_extra;
+      if (upload > 0 && !wait(sg4::Comm::sendto_async(host, server, upload), comm)) return;
+      out_.timing.bytes_sent += upload;
     }
     me.reported = true;
     me.report_time = now();
@@ -200,6 +255,7 @@ class FlTimingRun {
   FlTimingSpec spec_;
   const RoundPlanner& planner_;
   FlTimingOutcome out_;
+  std::vector<int64_t> steps_started_;  // per client, over the run: picks its straggler draws
   int64_t selections_ = 0;
   sg4::MutexPtr mutex_;
   sg4::ConditionVariablePtr reported_;

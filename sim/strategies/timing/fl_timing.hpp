@@ -1,20 +1,23 @@
 // Timing-only federated learning: the simulated time of rounds of a workload too large to compute, with no
 // numerics at all. Each round is federated learning's (federated/federated.hpp) without the values: the
-// same plan (federated_plan.hpp: availability draws, ⌈K(1+f)⌉ clients sampled, protocol stragglers), every
+// same plan (federated_plan.hpp: availability draws and windows, ⌈K(1+f)⌉ clients sampled, protocol
+// stragglers), secure aggregation's messages and host time when it is on, every
 // selected client downloading the model, running its local steps and uploading its update, the server
 // keeping the first K reports in arrival order (until the deadline) and cancelling the rest, then aggregating (2 FLOPs per value
 // of every kept update). A proxy run of the same workload charges the same transfers and computations, so
 // the two give the same simulated time (tests/cli/strategy_timing_cli_test.cpp).
 //
-// Not simulated here (refused or flagged by the configuration): secure aggregation, availability traces,
-// faults, compression and straggler draws.
+// Not simulated here (refused or flagged by the configuration): faults and compression.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "sim/strategies/federated/federated_plan.hpp"
+#include "sim/strategies/federated/federated_secagg.hpp"
 #include "sim/strategies/timing/sync_timing.hpp"
 #include "sim/world/platform.hpp"
+#include "sim/world/stragglers.hpp"
 
 namespace dtsim::sim {
 
@@ -29,6 +32,14 @@ struct FlTimingSpec {
   // (the step in progress does not count) and the client uploads what it finished.
   bool drop_policy = false;
   double deadline_s = 0;          // fl.deadline, from the round's start; 0: none
+  // fl.secure_aggregation: its setup messages, masked uploads, unmasking exchange and host time, for
+  // `vectors` vectors of `wire_values` trained values per client (federated_secagg.hpp).
+  std::optional<SecureAggregationCost> secure_aggregation;
+  uint64_t wire_values = 0;
+  int vectors = 1;
+  // Per-step slowdowns ([stragglers]): client c's k-th local step of the run (from 0, cut ones included)
+  // takes compute_multiplier(c, k) times its FLOPs, as federated learning charges it. Null: none.
+  const StragglerModel* stragglers = nullptr;
 };
 
 struct FlTimingOutcome {
@@ -37,6 +48,7 @@ struct FlTimingOutcome {
   int64_t dropped_overcommit = 0; // reports later than the round's first K
   int64_t dropped_stragglers = 0; // protocol stragglers under the drop policy (or left with no work)
   int64_t dropped_deadline = 0;   // not reported by the deadline (drop), or no local step finished by it (partial)
+  int64_t lost = 0;               // their availability window closed before they reported
   int64_t local_steps_kept = 0;   // the local steps finished in kept reports: the samples the model learnt from
   int64_t empty_rounds = 0;       // rounds in which no client was available
 };

@@ -34,8 +34,9 @@ LocalSgdTimingOutcome run_local_sgd_timing(const Platform& platform, const Local
     sg4::Actor::create("worker" + std::to_string(r), platform.workers[r], [&, r] {
       for (int step = 0; step < spec.steps; ++step) {
         const double start = sg4::Engine::get_clock();
-        sg4::this_actor::execute(spec.forward_flops);
-        sg4::this_actor::execute(spec.backward_update_flops);
+        const double multiplier = spec.stragglers ? spec.stragglers->compute_multiplier(r, step) : 1.0;
+        sg4::this_actor::execute(spec.forward_flops * multiplier);
+        sg4::this_actor::execute(spec.backward_update_flops * multiplier);
         const double computed = sg4::Engine::get_clock();
         compute[r] += computed - start;
         if (averaged_after(step)) average->run(r, spec.averaged_bytes);

@@ -22,6 +22,7 @@ struct LocalSgdTimingSpec {
   int local_steps = 4;               // H
   int steps = 10;
   bool one_rank_may_stand_in = true; // false: simulate every rank even where one could stand in
+  const StragglerModel* stragglers = nullptr;  // per-step slowdowns of worker r's step s; null: none
 };
 
 struct LocalSgdTimingOutcome {

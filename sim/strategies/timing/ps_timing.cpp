@@ -130,8 +130,9 @@ class PsTimingRun {
       return;
     }
     timed(me.communication, [&] { fetch(w, false); });
-    for (;;) {
-      timed(me.compute, [&] { sg4::this_actor::execute(spec_.gradient_flops); });
+    for (int64_t computed = 0;; ++computed) {
+      const double multiplier = spec_.stragglers ? spec_.stragglers->compute_multiplier(w, computed) : 1.0;
+      timed(me.compute, [&] { sg4::this_actor::execute(spec_.gradient_flops * multiplier); });
       const bool more = take_ticket();
       timed(me.communication, [&] {
         std::vector<ShardPayload> pushes;

@@ -6,7 +6,7 @@
 // charges the same computations and messages, so the two give the same simulated time
 // (tests/cli/strategy_timing_cli_test.cpp).
 //
-// Not simulated here (flagged by the configuration): faults, compression and straggler draws.
+// Not simulated here (refused or flagged by the configuration): faults and compression.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include "sim/strategies/ps/ps_stats.hpp"
 #include "sim/strategies/timing/sync_timing.hpp"
 #include "sim/world/platform.hpp"
+#include "sim/world/stragglers.hpp"
 
 namespace dtsim::sim {
 
@@ -25,6 +26,9 @@ struct PsTimingSpec {
   int gradients_per_update = 1;          // k of n-softsync: a shard's update averages k gradients
   int64_t staleness_bound = -1;          // s of stale-synchronous parallel; -1: unbounded
   int steps = 10;                        // global batches' worth of gradients: steps × workers in all
+  // Per-computation slowdowns ([stragglers]): worker w's c-th gradient (from 0) takes compute_multiplier(w, c)
+  // times its FLOPs, as async-ps charges it. Null: none.
+  const StragglerModel* stragglers = nullptr;
 };
 
 struct PsTimingOutcome {

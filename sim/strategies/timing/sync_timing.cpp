@@ -115,14 +115,16 @@ TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, 
     if (units) units->start(r, "gathers" + std::to_string(r));
     sg4::Actor::create("worker" + std::to_string(r), platform.workers[r], [&, r] {
       double computed = 0;  // this step's executions; the rest of the step is exposed communication
-      const auto run = [&computed](double flops) {
+      double multiplier = 1;  // this step's straggler draw
+      const auto run = [&computed, &multiplier](double flops) {
         const double t0 = sg4::Engine::get_clock();
-        sg4::this_actor::execute(flops);
+        sg4::this_actor::execute(flops * multiplier);
         computed += sg4::Engine::get_clock() - t0;
       };
       for (int step = 0; step < spec.steps; ++step) {
         const double start = sg4::Engine::get_clock();
         computed = 0;
+        multiplier = spec.stragglers ? spec.stragglers->compute_multiplier(r, step) : 1.0;
         if (units)
           units->forward(r, step, [&](int u) { run(unit_forward[u]); });
         else

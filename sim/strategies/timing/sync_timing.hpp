@@ -14,6 +14,7 @@
 #include "sim/strategies/sync/buckets.hpp"
 #include "sim/strategies/sync/weight_gathers.hpp"
 #include "sim/world/platform.hpp"
+#include "sim/world/stragglers.hpp"
 
 namespace dtsim::sim {
 
@@ -35,6 +36,9 @@ struct TimingSpec {
   std::vector<double> segment_gather_bytes;   // stage 3: aligned with segments, every weight of its layers
   int steps = 10;
   bool one_rank_may_stand_in = true;               // false: simulate every rank even where one could stand in
+  // Per-step slowdowns ([stragglers]): every execution of worker r's step s takes compute_multiplier(r, s)
+  // times its FLOPs, as a synchronous run charges them. Null: none. Slow workers are slower hosts already.
+  const StragglerModel* stragglers = nullptr;
 };
 
 struct TimingOutcome {
