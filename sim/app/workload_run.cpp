@@ -25,16 +25,7 @@ WorkloadRun prepare_workload_run(const Scenario& scenario) {
   run.ignored_keys = find_ignored_keys(run.config, at);
   const WorkloadConfig& wc = run.config.workload;
   run.workload = load_named_workload(wc);
-  // Async-ps shards own whole trained layers (sim/strategies/timing/ps_timing.hpp).
-  if (run.config.strategy == Strategy::AsyncPs) {
-    int layers = 0;
-    for (const models::LayerCost& l : run.workload.layers) layers += l.trainable > 0 ? 1 : 0;
-    if (layers < run.config.ps.servers)
-      at.fail("ps.servers",
-              run.workload.name + " has " + std::to_string(layers) + " trained layers, too few for " +
-                  std::to_string(run.config.ps.servers) + " shards of whole layers",
-              "use at most " + std::to_string(layers) + " shards");
-  }
+  check_workload_shards(run.config, run.workload, at);
   run.setup = workload_memory_setup(run.config);
   run.memory = workload_memory_per_gpu(run.config, run.workload);
   run.fits = run.memory.total() <= run.config.gpu.memory;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "sim/strategies/ps/ps_partition.hpp"
 #include "sim/strategies/timing/fl_timing.hpp"
 #include "sim/strategies/timing/local_timing.hpp"
 #include "sim/strategies/timing/ps_timing.hpp"
@@ -30,7 +31,7 @@ void simulate_ps_steps(SimulatedSteps& out, const models::Workload& w, const mod
   PsTimingSpec spec;
   spec.gradient_flops = forward_backward_seconds(t) * speed;
   // prepare_workload_run has refused more shards than trained layers.
-  const std::vector<uint64_t> values = workload_shard_values(w, cfg.ps.servers);
+  const std::vector<uint64_t> values = split_workload_layers(w, cfg.ps.servers);
   for (const uint64_t v : values) {
     spec.push_bytes.push_back(wire_bytes(static_cast<double>(v), setup.gradient_bytes));
     spec.pull_bytes.push_back(wire_bytes(static_cast<double>(v), setup.weight_bytes));

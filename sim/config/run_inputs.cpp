@@ -2,6 +2,7 @@
 
 #include "gpu/cuda_device.hpp"
 #include "sim/config/data_setup.hpp"
+#include "sim/config/workload_config.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace dtsim::sim {
@@ -27,7 +28,10 @@ RunInputs prepare_run(const Scenario& scenario) {
                       " exceeds the " + std::to_string(usable) + " training samples",
                   "lower it, or use fewer workers or more data");
   in.length = run_length(c, usable);
-  if (c.workload.proxy) in.proxy = load_named_workload(c.workload);
+  if (c.workload.proxy) {
+    in.proxy = load_named_workload(c.workload);
+    check_workload_shards(c, *in.proxy, at);
+  }
   check_numerics(c, in.length, data.train, at);
   if (c.device == gpu::Device::Cuda) {
     const gpu::CudaStatus cuda = gpu::probe_cuda();

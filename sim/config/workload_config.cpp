@@ -8,6 +8,7 @@
 #include "sim/config/schema.hpp"
 #include "sim/scenario/errors.hpp"
 #include "sim/scenario/key_builders.hpp"
+#include "sim/scenario/key_origins.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace dtsim::sim {
@@ -82,6 +83,16 @@ models::MemoryBreakdown workload_memory_per_gpu(const RunConfig& c, const models
   models::MemoryBreakdown m = models::memory_per_gpu(workload, workload_memory_setup(c));
   if (c.strategy == Strategy::AsyncPs) m.master_weights = m.optimizer = 0;
   return m;
+}
+
+void check_workload_shards(const RunConfig& c, const models::Workload& workload, const KeyOrigins& at) {
+  if (c.strategy != Strategy::AsyncPs) return;
+  const int layers = static_cast<int>(workload.gradient_ready_order().size());
+  if (layers < c.ps.servers)
+    at.fail("ps.servers",
+            workload.name + " has " + std::to_string(layers) + " trained layers, too few for " +
+                std::to_string(c.ps.servers) + " shards of whole layers",
+            "use at most " + std::to_string(layers) + " shards");
 }
 
 MathMode workload_math(WorkloadPrecision precision) {

@@ -64,6 +64,11 @@ struct RunConfig;
 models::MemorySetup workload_memory_setup(const RunConfig& config);
 models::MemoryBreakdown workload_memory_per_gpu(const RunConfig& config, const models::Workload& workload);
 
+class KeyOrigins;
+// An async-ps run of a workload (timing-only or proxy) gives each shard whole trained layers of it: refused
+// at ps.servers when it has fewer trained layers than shards. Nothing for the other strategies.
+void check_workload_shards(const RunConfig& config, const models::Workload& workload, const KeyOrigins& at);
+
 // Whether a timing-only run of a workload with `strategy` reads `key`: the cluster and its hardware, the
 // network model, the collective, [stragglers], [background] ([faults], to refuse it), the run's name,
 // training.strategy and [workload] (federated learning: not

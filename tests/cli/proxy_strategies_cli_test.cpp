@@ -82,8 +82,9 @@ TEST(ProxyStrategies, AsyncPsPushesTheWorkloadsGradientsAndPullsItsWeights) {
   EXPECT_GT(proxied["simulated_time_s"].get<double>(), 1000 * plain["simulated_time_s"].get<double>());
 }
 
-TEST(ProxyStrategies, AsyncPsShardsSplitTheWorkloadAsTheyOwnTheModel) {
-  // Two shards own the MLP's tensors; each carries its share of the workload's bytes, and the shares add up.
+TEST(ProxyStrategies, AsyncPsShardsCarryWholeLayersOfTheWorkload) {
+  // Two shards own the MLP's tensors for the numerics; on the wire each carries whole layers of the workload
+  // (16 of LoRA's 32 trained layers each), and the shares add up to the workload.
   Folder f;
   const std::string ps = " --set training.strategy=async-ps --set ps.servers=2 --set cluster.workers=4"
                          " --set training.max_steps=2";
@@ -91,9 +92,8 @@ TEST(ProxyStrategies, AsyncPsShardsSplitTheWorkloadAsTheyOwnTheModel) {
   const double trained = s["proxy"]["trainable"].get<double>();
   const double gradients = s["strategy"]["gradients_applied"].get<double>();
   EXPECT_EQ(gradients, 8);
-  // 8 gradients (2 global batches of 4) pushed and pulled, and a first pull request per worker and shard;
-  // rounding each shard's share to whole bytes moves the total by at most a byte per message.
-  EXPECT_NEAR(s["bytes_sent"].get<double>(), gradients * 4 * trained + 4 * 2 * 64, 4 * gradients);
+  // 8 gradients (2 global batches of 4) pushed and pulled, and a first pull request per worker and shard.
+  EXPECT_EQ(s["bytes_sent"].get<double>(), gradients * 4 * trained + 4 * 2 * 64);
   EXPECT_GT(s["mean_staleness"].get<double>(), 0.0);  // four workers: gradients arrive stale
 }
 
@@ -123,6 +123,22 @@ TEST(ProxyStrategies, LocalSgdAveragesTheWorkloadsWeights) {
                                        f.path / "local");
   const double trained = s["proxy"]["trainable"].get<double>();
   EXPECT_DOUBLE_EQ(s["bytes_sent"].get<double>(), 2 * 2.0 * 7 * trained * 2);
+}
+
+TEST(ProxyStrategies, AsyncPsRefusesMoreShardsThanTheWorkloadHasTrainedLayers) {
+  // An MLP of 21 dense layers has 42 tensors, enough for 40 shards of its own; LoRA's 32 trained layers are
+  // not, and each shard carries whole layers of the workload.
+  std::string hidden = "16";
+  for (int i = 1; i < 20; ++i) hidden += ",16";
+  const std::string check = "check " + kScenarios + "quickstart.ini --set training.strategy=async-ps" +
+                            " --set cluster.workers=2 --set model.hidden=" + hidden + kProxy;
+  const auto refused = run_dtsim(check + " --set ps.servers=40", true);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("ps.servers: llama-7b-lora has 32 trained layers, too few for 40 shards of whole "
+                             "layers; use at most 32 shards"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(run_dtsim(check + " --set ps.servers=32", true).exit_code, 0);
 }
 
 TEST(ProxyStrategies, WarnsWhenTheWorkloadDoesNotFitItsWorkers) {

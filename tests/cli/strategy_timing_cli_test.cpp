@@ -90,6 +90,15 @@ TEST(StrategyTiming, LocalSgdTimingOnlyRunsTheProxysSteps) {
               1e-9 * sim["one_gpu_step_s"].get<double>());
 }
 
+TEST(StrategyTiming, AsyncPsShardsCarryTheSameLayersInBothModes) {
+  // Three shards: the proxy run splits the MLP's tensors for its numerics, but each shard's messages carry
+  // the same whole layers of LoRA as the timing-only run's shards.
+  Folder f;
+  const auto [proxy, timing] = run_both(" --set training.strategy=async-ps --set ps.servers=3 --set cluster.workers=4",
+                                        " --set training.max_steps=2", " --set workload.steps=2", f.path);
+  EXPECT_EQ(timing["simulation"]["async-ps"]["mean_staleness"].get<double>(), proxy["mean_staleness"].get<double>());
+}
+
 TEST(StrategyTiming, AsyncPsUnderAStalenessBoundHoldsPullsAsTheProxyDoes) {
   // Four workers, one shard, bound 1: a pull is served only while the oldest outstanding computation's
   // staleness plus the computations outstanding stay within 1, so at most two computations run at once.

@@ -75,9 +75,13 @@ AsyncParameterServer::AsyncParameterServer(const TrainingContext& ctx)
   ShardServer::Hooks hooks;
   hooks.updated = [this](const ShardServer& s, const std::vector<double>& losses, double lr) { updated(s, losses, lr); };
   hooks.stopped = [this](const ShardServer& s) { stopped(s); };
+  // A proxy run's shards own whole layers of the proxied workload, as a timing-only run's do (its values
+  // are split apart from the small model's).
+  const std::vector<uint64_t> proxy_values = ctx.inputs.proxy ? split_workload_layers(*ctx.inputs.proxy, config_.servers)
+                                                               : std::vector<uint64_t>(static_cast<size_t>(config_.servers), 0);
   for (int s = 0; s < config_.servers; ++s)
     shards_.push_back(std::make_unique<ShardServer>(s, ctx_, config_, ranges_[static_cast<size_t>(s)], channel_, job_,
-                                                    hooks));
+                                                    hooks, proxy_values[static_cast<size_t>(s)]));
   ctx.heterogeneity.on_fault([this](const FaultTransition& t) { fault(t); });
 }
 

@@ -49,4 +49,20 @@ std::vector<ParameterRange> split_parameters(const std::vector<models::ParamTens
   return ranges;
 }
 
+std::vector<uint64_t> split_workload_layers(const models::Workload& workload, int shards) {
+  std::vector<models::ParamTensor> layers;
+  size_t offset = 0;
+  for (const models::LayerCost& l : workload.layers) {
+    if (l.trainable == 0) continue;
+    models::ParamTensor t;
+    t.offset = offset;
+    t.size = static_cast<size_t>(l.trainable);
+    layers.push_back(t);
+    offset += t.size;
+  }
+  std::vector<uint64_t> values;
+  for (const ParameterRange& r : split_parameters(layers, shards)) values.push_back(r.size);
+  return values;
+}
+
 }  // namespace dtsim::sim

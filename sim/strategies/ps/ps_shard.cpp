@@ -9,15 +9,15 @@
 namespace dtsim::sim {
 namespace {
 
-// The part of the model a shard owns: in a proxy run its messages carry that part of the workload.
-double model_share(const ParameterRange& range, const TrainingContext& ctx) {
-  return static_cast<double>(range.size) / static_cast<double>(ctx.objective.num_params());
+// The part of the proxied workload's trained values a shard's messages carry.
+double workload_share(uint64_t values, const TrainingContext& ctx) {
+  return static_cast<double>(values) / static_cast<double>(ctx.compute.proxy_trained_values());
 }
 
 }  // namespace
 
 ShardServer::ShardServer(int index, const TrainingContext& ctx, const PsConfig& config, const ParameterRange& range,
-                         ShardedServerChannel& channel, PsJob& job, Hooks hooks)
+                         ShardedServerChannel& channel, PsJob& job, Hooks hooks, uint64_t proxy_values)
     : index_(index),
       ctx_(ctx),
       config_(config),
@@ -27,9 +27,9 @@ ShardServer::ShardServer(int index, const TrainingContext& ctx, const PsConfig& 
       hooks_(std::move(hooks)),
       params_(ctx, range),
       parameter_bytes_(ctx.compute.proxied()
-                           ? ctx.compute.proxy_weight_message(model_share(range, ctx))
+                           ? ctx.compute.proxy_weight_message(workload_share(proxy_values, ctx))
                            : range.size * gpu::storage_bytes(precision_settings(ctx.config()).weights)),
-      gradient_bytes_(ctx.compute.proxied() ? ctx.compute.proxy_gradient_message(model_share(range, ctx))
+      gradient_bytes_(ctx.compute.proxied() ? ctx.compute.proxy_gradient_message(workload_share(proxy_values, ctx))
                                             : params_.wire_bytes()),
       outstanding_(static_cast<size_t>(ctx.config().workers)),
       reply_(static_cast<size_t>(ctx.config().workers)),

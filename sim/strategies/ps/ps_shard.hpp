@@ -49,8 +49,10 @@ class ShardServer {
     std::function<void(const ShardServer&)> stopped;
   };
 
+  // `proxy_values`: in a proxy run, the proxied workload's trained values this shard's messages carry (its
+  // share of the workload's layers, ps_partition.hpp); ignored otherwise.
   ShardServer(int index, const TrainingContext& ctx, const PsConfig& config, const ParameterRange& range,
-              ShardedServerChannel& channel, PsJob& job, Hooks hooks);
+              ShardedServerChannel& channel, PsJob& job, Hooks hooks, uint64_t proxy_values = 0);
 
   // The actor body.
   void serve();
@@ -62,7 +64,7 @@ class ShardServer {
   int64_t gradients_applied() const { return gradients_applied_; }
   int64_t discarded_gradients() const { return discarded_; }   // from computations dropped at a failure
   int64_t dropped_computations() const { return dropped_; }
-  // A dense push of this shard's slice on the wire (in a proxy run, its share of the workload's gradients).
+  // A dense push of this shard's slice on the wire (in a proxy run, its layers of the workload's gradients).
   uint64_t gradient_bytes() const { return gradient_bytes_; }
 
  private:

@@ -14,22 +14,6 @@
 namespace dtsim::sim {
 namespace sg4 = simgrid::s4u;
 
-std::vector<uint64_t> workload_shard_values(const models::Workload& workload, int shards) {
-  std::vector<models::ParamTensor> layers;
-  size_t offset = 0;
-  for (const models::LayerCost& l : workload.layers) {
-    if (l.trainable == 0) continue;
-    models::ParamTensor t;
-    t.offset = offset;
-    t.size = static_cast<size_t>(l.trainable);
-    layers.push_back(t);
-    offset += t.size;
-  }
-  std::vector<uint64_t> values;
-  for (const ParameterRange& r : split_parameters(layers, shards)) values.push_back(r.size);
-  return values;
-}
-
 namespace {
 
 // The job's state shared by the actors of one run: tickets, messages, versions, what was measured.

@@ -40,10 +40,6 @@ struct PsTimingOutcome {
   explicit PsTimingOutcome(int workers) : staleness(workers) {}
 };
 
-// How many of a workload's trained values each shard owns: whole layers, split as async-ps splits a model's
-// tensors (ps/ps_partition.hpp). Throws std::invalid_argument with fewer trained layers than shards.
-std::vector<uint64_t> workload_shard_values(const models::Workload& workload, int shards);
-
 // Runs the spec on the platform's workers and server hosts (one shard each) in the engine that built them,
 // which must not have run yet.
 PsTimingOutcome run_ps_timing(const Platform& platform, const PsTimingSpec& spec);
