@@ -16,9 +16,7 @@ LocalSgdTimingOutcome run_local_sgd_timing(const Platform& platform, const Local
   if (spec.steps < 1 || spec.local_steps < 2)
     throw std::invalid_argument("local SGD timing: at least one step, and averages at most every 2 steps");
   std::unique_ptr<Collective> average = make(CollectiveKind::Allreduce, "params");
-  bool identical = true;
-  for (sg4::Host* h : platform.workers) identical = identical && h->get_speed() == platform.workers.front()->get_speed();
-  const bool stand_in = spec.one_rank_may_stand_in && identical && average->can_stand_in_for_all();
+  const bool stand_in = spec.one_rank_may_stand_in && identical_workers(platform) && average->can_stand_in_for_all();
   if (stand_in) average->stand_in_for_all();
   const int n = stand_in ? 1 : platform.num_workers();
 

@@ -55,14 +55,13 @@ size_t valued_segments(const TimingSpec& spec) {
   return n;
 }
 
-// Every worker's host computes at the same speed (timing-only runs have no node groups or slow hosts).
+}  // namespace
+
 bool identical_workers(const Platform& platform) {
   for (sg4::Host* h : platform.workers)
     if (h->get_speed() != platform.workers.front()->get_speed()) return false;
   return true;
 }
-
-}  // namespace
 
 std::vector<Bucket> timing_buckets(const TimingSpec& spec) {
   const std::vector<models::GradientSegment> valued(spec.segments.begin(),

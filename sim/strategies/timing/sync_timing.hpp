@@ -64,6 +64,11 @@ TimingSpec timing_spec(const models::Workload& workload, const models::MemorySet
 // backward work after the last bucket), grouped by bucket_bytes.
 std::vector<Bucket> timing_buckets(const TimingSpec& spec);
 
+// Whether every worker's host has the same nominal speed, a condition for one rank to stand in for all.
+// Host::get_speed() is the peak: a slow host of [stragglers] (a speed profile) is not seen here, so callers
+// also forbid the stand-in when any heterogeneity is set (one_rank_may_stand_in).
+bool identical_workers(const Platform& platform);
+
 // Runs `spec.steps` steps on every worker of `platform` in the engine that built it (which must not have
 // run yet) and returns their timing. `make` builds each bucket's allreduce. When every collective is
 // analytic and every worker's host has the same speed, only rank 0 is simulated (one_rank_for_all): the
