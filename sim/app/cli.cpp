@@ -15,6 +15,7 @@
 #include "sim/scenario/errors.hpp"
 #include "sim/app/outputs.hpp"
 #include "sim/app/profiles_command.hpp"
+#include "sim/app/sweep_command.hpp"
 #include "sim/app/workload_command.hpp"
 #include "sim/app/run.hpp"
 #include "sim/app/workload_run.hpp"
@@ -38,6 +39,8 @@ constexpr int kExitBadInput = 2;
 const char* const kUsage =
     "usage: dtsim run SCENARIO.ini [--out DIR] [--set section.key=value]... [--strict] [--quiet]\n"
     "       dtsim check SCENARIO.ini [--set section.key=value]... [--strict]\n"
+    "       dtsim sweep SCENARIO.ini --vary section.key=v1,v2,... [--seeds N] [--jobs N] [--out DIR] [--set ...]\n"
+    "       dtsim collect DIR\n"
     "       dtsim keys [--format text|markdown]\n"
     "       dtsim profiles [DIR]\n"
     "       dtsim collective [--profile P] [--topology T] [--ranks N] [--algorithm A] [--sizes MIN:MAX] [--op OP]\n"
@@ -47,6 +50,8 @@ const char* const kUsage =
     "\n"
     "  run     simulate the scenario and write metrics.csv and summary.json to DIR (default out/<run.name>)\n"
     "  check   validate the scenario, its profiles and its dataset without running it\n"
+    "  sweep   run the scenario over every combination of the --vary values and seeds (see dtsim sweep --help)\n"
+    "  collect rebuild a sweep's results.csv and summary.csv from its run folders\n"
     "  keys    list every scenario key with its type, unit, default and meaning\n"
     "  profiles  list the GPU and fabric profiles in DIR (default: the profile folder) with their main numbers\n"
     "  collective  time one collective at doubling sizes, printed like nccl-tests (see dtsim collective --help)\n"
@@ -244,6 +249,8 @@ int dtsim_main(int argc, char** argv) {
   try {
     if (argc > 1 && std::string(argv[1]) == "collective") return command_collective(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "workload") return command_workload(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "sweep") return command_sweep(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "collect") return command_collect(argc - 1, argv + 1);
     const CommandLine cl = parse_command_line(argc, argv);
     if (cl.version) {
       std::printf("dtsim %s\n", dtsim_version());
@@ -257,7 +264,7 @@ int dtsim_main(int argc, char** argv) {
     if (cl.command == "check") return command_check(cl);
     if (cl.command == "keys") return command_keys(parse_keys_format(cl.format));
     if (cl.command == "profiles") return command_profiles(cl.scenario.empty() ? default_profile_dir() : cl.scenario);
-    const std::string near = suggest_among(cl.command, {"run", "check", "keys", "profiles", "collective", "workload"});
+    const std::string near = suggest_among(cl.command, {"run", "check", "keys", "profiles", "collective", "workload", "sweep", "collect"});
     throw InputError("command line", "", "unknown command '" + cl.command + "'",
                      near.empty() ? "run 'dtsim --help'" : "did you mean '" + near + "'?");
   } catch (const InputError& e) {

@@ -18,12 +18,14 @@
 #include <thread>
 #include <vector>
 
+#include "tests/cli/background_dtsim.hpp"
 #include "tests/cli/run_dtsim.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using Outcome = dtsim::testing::DtsimOutcome;
+using dtsim::testing::BackgroundRun;
 
 const std::string kQuickstart = std::string(DTSIM_SOURCE_DIR) + "/scenarios/quickstart.ini";
 
@@ -42,59 +44,6 @@ std::vector<std::string> lines_of(const std::string& text) {
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
 }
-
-// A dtsim run started in the background, so that a test can signal it while it runs.
-class BackgroundRun {
- public:
-  explicit BackgroundRun(const std::vector<std::string>& args, const fs::path& stderr_file) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      std::freopen(stderr_file.c_str(), "w", stderr);
-      std::freopen("/dev/null", "w", stdout);
-      std::vector<char*> argv;
-      std::string binary = DTSIM_BINARY;
-      argv.push_back(binary.data());
-      std::vector<std::string> copy = args;
-      for (std::string& a : copy) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(binary.c_str(), argv.data());
-      std::_Exit(127);
-    }
-  }
-  ~BackgroundRun() {
-    if (pid_ > 0 && !reaped_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  pid_t pid() const { return pid_; }
-
-  // Waits until the run has recorded `rows` evaluation rows in its staging folder (false after 120 s).
-  bool wait_for_rows(const fs::path& out, size_t rows) const {
-    const fs::path staged = out / ("partial-run-" + std::to_string(pid_)) / "metrics.csv";
-    for (int i = 0; i < 1200; ++i) {
-      if (fs::exists(staged) && lines_of(read_file(staged)).size() >= rows + 1) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
-  }
-
-  // Sends `signal` and returns the exit status (-1 when killed by a signal).
-  int stop(int signal) {
-    ::kill(pid_, signal);
-    return wait();
-  }
-  int wait() {
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    reaped_ = true;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-};
 
 class Robustness : public ::testing::Test {
  protected:

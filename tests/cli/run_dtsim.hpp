@@ -41,6 +41,17 @@ inline DtsimOutcome run_dtsim(const std::string& args, bool separate_stderr = fa
   return o;
 }
 
+// `args` as one shell command line, each quoted.
+inline std::string join_args(const std::vector<std::string>& args) {
+  std::string line;
+  for (const std::string& a : args) {
+    std::string quoted = "'";
+    for (const char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    line += (line.empty() ? "" : " ") + quoted + "'";
+  }
+  return line;
+}
+
 // The lines of `text`, without their line ends.
 inline std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;

@@ -1,0 +1,333 @@
+#include "sim/app/sweep_command.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/app/flags.hpp"
+#include "sim/app/outputs.hpp"
+#include "sim/app/sweep_plan.hpp"
+#include "sim/app/sweep_pool.hpp"
+#include "sim/app/sweep_results.hpp"
+#include "sim/app/workload_run.hpp"
+#include "sim/config/run_inputs.hpp"
+#include "sim/config/schema.hpp"
+#include "sim/config/workload_config.hpp"
+#include "sim/scenario/errors.hpp"
+#include "sim/scenario/ini_file.hpp"
+#include "sim/scenario/text.hpp"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace dtsim::sim {
+namespace {
+
+const char* const kSweepHelp =
+    "usage: dtsim sweep SCENARIO.ini --vary section.key=v1,v2,... [--vary ...] [--seeds N] [--jobs N]\n"
+    "                   [--out DIR] [--set section.key=value]... [--strict] [--quiet]\n"
+    "       dtsim collect DIR\n"
+    "\n"
+    "Runs the scenario once for every combination of the --vary values (the Cartesian product; --seeds N adds\n"
+    "run.seed = 1..N), each as its own 'dtsim run' process, at most --jobs at a time, into DIR/<key=value,...>/,\n"
+    "with its output in dtsim.log there. Every combination is checked before anything runs. Then writes\n"
+    "DIR/results.csv (one row per run: its values, status and headline numbers) and DIR/summary.csv (the runs\n"
+    "grouped over seeds: mean, std, min and max of each number).\n"
+    "\n"
+    "A rerun of the same command skips the runs that have a result (completed, diverged or failed) and runs the\n"
+    "others again (interrupted, or never finished); DIR/sweep.json records the sweep, and a different sweep into\n"
+    "the same DIR is refused. Ctrl-C (or SIGTERM) stops every run, which keeps what it measured as interrupted.\n"
+    "'dtsim collect DIR' rebuilds both tables from the run folders.\n"
+    "\n"
+    "  --vary K=V1,V2,...  a scenario key and its values, comma-separated (repeatable; the last changes fastest)\n"
+    "  --seeds N           run.seed = 1, 2, ..., N (or vary run.seed yourself)\n"
+    "  --jobs N            runs at once (default: the number of CPU cores)\n"
+    "  --out DIR           the sweep's folder (default out/sweep-<scenario file name>)\n"
+    "  --set K=V           a key set for every run (repeatable)\n"
+    "  --strict            a key with no effect in some run is an error, not a warning\n"
+    "  --quiet             print nothing but errors and warnings\n"
+    "\n"
+    "exit status: 0 every run has a result, 2 bad input, 1 a run ended without a result, 128+N stopped by signal N\n";
+
+struct SweepFlags {
+  std::string scenario;
+  std::vector<std::string> vary;
+  long seeds = 0;
+  long jobs = 1;
+  std::string out;
+  std::vector<std::string> sets;
+  bool strict = false;
+  bool quiet = false;
+  bool help = false;
+};
+
+SweepFlags parse_sweep_flags(int argc, char** argv) {
+  po::options_description opts;
+  opts.add_options()("vary", po::value<std::vector<std::string>>()->composing())("seeds", po::value<std::string>())(
+      "jobs", po::value<std::string>())("out", po::value<std::string>())(
+      "set", po::value<std::vector<std::string>>()->composing())("strict", po::bool_switch())(
+      "quiet", po::bool_switch())("help,h", po::bool_switch())("scenario", po::value<std::vector<std::string>>());
+  po::positional_options_description positional;
+  positional.add("scenario", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(opts).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError("command line", "", e.what(), "run 'dtsim sweep --help'");
+  }
+  SweepFlags f;
+  f.help = vm["help"].as<bool>();
+  if (f.help) return f;
+  if (vm.count("scenario")) {
+    const auto names = vm["scenario"].as<std::vector<std::string>>();
+    if (names.size() > 1) throw InputError("command line", "", "unexpected argument '" + names[1] + "'", "run 'dtsim sweep --help'");
+    f.scenario = names.front();
+  }
+  if (f.scenario.empty())
+    throw InputError("command line", "", "'dtsim sweep' needs a scenario file",
+                     "e.g. dtsim sweep scenarios/quickstart.ini --vary training.lr=0.05,0.1 --seeds 2");
+  if (vm.count("vary")) f.vary = vm["vary"].as<std::vector<std::string>>();
+  if (vm.count("set")) f.sets = vm["set"].as<std::vector<std::string>>();
+  f.seeds = whole_number_flag(vm, "seeds", 0, 1, 100000);
+  const long cores = std::max(1u, std::thread::hardware_concurrency());
+  f.jobs = whole_number_flag(vm, "jobs", cores, 1, 4096);
+  if (vm.count("out")) f.out = vm["out"].as<std::string>();
+  if (f.out.empty()) f.out = "out/sweep-" + fs::path(f.scenario).stem().string();
+  f.strict = vm["strict"].as<bool>();
+  f.quiet = vm["quiet"].as<bool>();
+  if (f.vary.empty() && f.seeds == 0)
+    throw InputError("command line", "--vary", "nothing to sweep",
+                     "give --vary section.key=v1,v2,... or --seeds N (for one run, use 'dtsim run')");
+  return f;
+}
+
+const VariedKey* varied_key(const SweepPlan& plan, const std::string& key) {
+  for (const VariedKey& v : plan.varied)
+    if (v.key == key) return &v;
+  return nullptr;
+}
+
+// Every run still to do is checked before any of them starts, so that a bad value fails the sweep at once,
+// naming the --vary that gave it: the first fully, as `dtsim check` does (its dataset read and split), the
+// others on their configuration (a dataset-level problem that only some value causes, such as a batch larger
+// than the data, then ends that run with its message in its log). A varied key that has no effect in some
+// run is an error: the runs would differ in name only.
+void check_runs(const SweepPlan& plan, const std::vector<RunRow>& rows, bool strict) {
+  load_scenario(plan.scenario, plan.sets);  // the file's own errors and the --set ones, named as 'dtsim run' names them
+  const std::string content = read_text_file(plan.scenario, "scenario file");
+  bool first = true;
+  std::set<std::string> warned;
+  for (size_t i = 0; i < plan.runs.size(); ++i) {
+    if (run_is_done(rows[i])) continue;
+    const SweepRun& run = plan.runs[i];
+    std::vector<std::string> overrides = plan.sets;
+    std::vector<std::string> flags(plan.sets.size(), "--set");
+    for (const auto& [key, value] : run.values) {
+      overrides.push_back(key + "=" + value);
+      flags.push_back(varied_key(plan, key)->flag);
+    }
+    const Scenario scenario = parse_scenario(plan.scenario, content, overrides, default_profile_dir(), flags);
+    std::vector<IgnoredKey> ignored;
+    if (is_timing_only(scenario))
+      ignored = prepare_workload_run(scenario).ignored_keys;
+    else if (first)
+      ignored = prepare_run(scenario).ignored_keys;
+    else
+      ignored = find_ignored_keys(make_run_config(scenario), scenario.origins());
+    first = false;
+    for (const IgnoredKey& k : ignored) {
+      if (const VariedKey* v = varied_key(plan, k.key))
+        throw InputError("command line (" + v->flag + ")", k.key, "is varied but " + k.reason + " (in run " + run.name + ")",
+                         "drop it from the sweep, or also set what makes it matter");
+      if (strict)
+        throw InputError(k.where, k.key, k.reason + " (in run " + run.name + ")", "remove it, or run without --strict");
+      if (warned.insert(k.describe()).second) std::fprintf(stderr, "dtsim: warning: %s\n", k.describe().c_str());
+    }
+  }
+}
+
+// One sweep per folder at a time: a second 'dtsim sweep' into it is refused while the first runs.
+class SweepLock {
+ public:
+  explicit SweepLock(const std::string& dir) {
+    const std::string path = (fs::path(dir) / ".dtsim-sweep.lock").string();
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw InputError("command line (--out)", "", "cannot write in folder '" + dir + "'", "choose another --out");
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      throw InputError("command line (--out)", "", "another 'dtsim sweep' is running in '" + dir + "'",
+                       "wait for it to end, or choose another --out");
+    }
+  }
+  ~SweepLock() { ::close(fd_); }
+  SweepLock(const SweepLock&) = delete;
+  SweepLock& operator=(const SweepLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// sweep.json: written the first time; a rerun must describe the same sweep.
+void claim_folder(const std::string& dir, const SweepPlan& plan) {
+  const fs::path path = fs::path(dir) / "sweep.json";
+  if (fs::exists(path)) {
+    nlohmann::json recorded;
+    std::ifstream in(path);
+    try {
+      recorded = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception&) {
+      throw InputError(path.string(), "", "not a sweep manifest that dtsim can read", "choose another --out, or remove the folder");
+    }
+    if (recorded != plan.manifest())
+      throw InputError("command line (--out)", "",
+                       "'" + dir + "' holds a different sweep (of " + recorded.value("scenario", std::string("?")) +
+                           "; see its sweep.json)",
+                       "choose another --out, or remove that folder to start over");
+    return;
+  }
+  write_file_atomically(dir, "sweep.json", plan.manifest().dump(2) + "\n");
+}
+
+// A run folder about to be run again: the staging folders that killed runs left there go (their rows were never
+// published), unless a live 'dtsim run' holds the folder.
+void clear_leftovers(const fs::path& folder) {
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  const int fd = ::open((folder / ".dtsim-run.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+    for (const auto& entry : fs::directory_iterator(folder, ec))
+      if (entry.is_directory() && entry.path().filename().string().rfind("partial-run-", 0) == 0)
+        fs::remove_all(entry.path(), ec);
+    ::flock(fd, LOCK_UN);
+  }
+  ::close(fd);
+}
+
+std::string headline(const RunRow& row) {
+  char text[96] = "";
+  if (const auto a = row.numbers.find("final_test_accuracy"); a != row.numbers.end())
+    std::snprintf(text, sizeof text, ", final accuracy %.4f", a->second);
+  else if (const auto s = row.numbers.find("step_s"); s != row.numbers.end())
+    std::snprintf(text, sizeof text, ", step %.4g s", s->second);
+  return text;
+}
+
+// The last non-empty line of a log: what a run that ended without a result said last.
+std::string last_line_of(const fs::path& log) {
+  std::ifstream in(log);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
+}  // namespace
+
+int command_sweep(int argc, char** argv) {
+  const SweepFlags f = parse_sweep_flags(argc, argv);
+  if (f.help) {
+    std::fputs(kSweepHelp, stdout);
+    return 0;
+  }
+  std::vector<VariedKey> varied;
+  for (const std::string& v : f.vary) varied.push_back(parse_vary(v));
+  if (f.seeds > 0) varied.push_back(seeds_as_vary(f.seeds));
+  const SweepPlan plan = make_sweep_plan(f.scenario, f.sets, varied);
+
+  // Checked before the folder is made: a refused sweep leaves nothing behind.
+  check_runs(plan, read_run_rows(f.out, plan), f.strict);
+  std::error_code ec;
+  fs::create_directories(f.out, ec);
+  if (ec) throw InputError("command line (--out)", "", "cannot create folder '" + f.out + "': " + ec.message(), "choose another --out");
+  const SweepLock lock(f.out);
+  claim_folder(f.out, plan);
+  std::vector<RunRow> rows = read_run_rows(f.out, plan);  // again, now that no other sweep can change them
+
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (!run_is_done(rows[i])) todo.push_back(i);
+  const std::string exe = own_executable();
+  std::vector<PoolTask> tasks;
+  for (const size_t i : todo) {
+    const SweepRun& run = plan.runs[i];
+    const fs::path folder = fs::path(f.out) / run.name;
+    clear_leftovers(folder);
+    PoolTask task;
+    task.argv = {exe, "run", plan.scenario, "--out", folder.string()};
+    for (const std::string& o : plan.sets) task.argv.insert(task.argv.end(), {"--set", o});
+    for (const std::string& o : run.overrides()) task.argv.insert(task.argv.end(), {"--set", o});
+    if (f.strict) task.argv.push_back("--strict");
+    task.log = (folder / "dtsim.log").string();
+    tasks.push_back(std::move(task));
+  }
+  const int jobs = static_cast<int>(std::min<long>(f.jobs, std::max<size_t>(1, tasks.size())));
+  if (!f.quiet) {
+    std::printf("dtsim sweep: %zu runs of %s into %s: %zu with a result already, %zu to run, %d at a time\n",
+                plan.runs.size(), plan.scenario.c_str(), f.out.c_str(), plan.runs.size() - todo.size(), todo.size(), jobs);
+    std::fflush(stdout);
+  }
+
+  size_t ended = 0;
+  std::vector<std::string> without_result;
+  const int stopped_by = run_pool(tasks, jobs, [&](const PoolExit& e) {
+    const size_t i = todo[e.task];
+    rows[i] = read_run_row(f.out, plan.runs[i]);
+    ++ended;
+    const fs::path log = fs::path(tasks[e.task].log);
+    if (!run_is_done(rows[i]) && rows[i].status != "interrupted")
+      without_result.push_back(plan.runs[i].name + " (exit " + std::to_string(e.exit_code) + ": " + last_line_of(log) + ")");
+    if (!f.quiet) {
+      std::printf("[%zu/%zu] %s: %s%s\n", ended, todo.size(), plan.runs[i].name.c_str(), rows[i].status.c_str(),
+                  headline(rows[i]).c_str());
+      std::fflush(stdout);
+    }
+  });
+  write_sweep_tables(f.out, plan, rows);
+  if (!f.quiet) std::printf("tables: %s/results.csv, %s/summary.csv\n", f.out.c_str(), f.out.c_str());
+  if (stopped_by != 0) {
+    std::fprintf(stderr, "dtsim: sweep stopped by signal %d; rerun the same command to finish it\n", stopped_by);
+    return 128 + stopped_by;
+  }
+  for (const std::string& w : without_result) std::fprintf(stderr, "dtsim: run without a result: %s\n", w.c_str());
+  return without_result.empty() ? 0 : 1;
+}
+
+int command_collect(int argc, char** argv) {
+  if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    std::fputs(kSweepHelp, stdout);
+    return 0;
+  }
+  if (argc != 2)
+    throw InputError("command line", "", "'dtsim collect' takes one sweep folder", "e.g. dtsim collect out/sweep-quickstart");
+  const std::string dir = argv[1];
+  const fs::path manifest = fs::path(dir) / "sweep.json";
+  std::ifstream in(manifest);
+  if (!in)
+    throw InputError(dir, "", "no sweep.json: not a folder 'dtsim sweep' wrote", "give the --out folder of a sweep");
+  nlohmann::json m;
+  try {
+    m = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(manifest.string(), "", "not a sweep manifest that dtsim can read", "rerun the sweep into a new folder");
+  }
+  const SweepPlan plan = SweepPlan::from_manifest(m, manifest.string());
+  const std::vector<RunRow> rows = read_run_rows(dir, plan);
+  write_sweep_tables(dir, plan, rows);
+  size_t done = 0;
+  for (const RunRow& r : rows) done += run_is_done(r) ? 1 : 0;
+  std::printf("%s: %zu runs, %zu with a result; wrote results.csv and summary.csv\n", dir.c_str(), rows.size(), done);
+  return 0;
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,53 @@
+// What `dtsim sweep` runs: the Cartesian product of its --vary lists (--seeds N is a --vary of run.seed),
+// one run folder per combination, named after its values, and the manifest (sweep.json) through which a rerun
+// and `dtsim collect` know which folders belong to the sweep and what each one varied.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dtsim::sim {
+
+struct VariedKey {
+  std::string key;                  // section.key
+  std::vector<std::string> values;  // in the order given
+  std::string flag;                 // the flag that set it ("--vary" or "--seeds"), for messages
+};
+
+struct SweepRun {
+  std::string name;                                         // its folder under the sweep's --out
+  std::vector<std::pair<std::string, std::string>> values;  // (key, value) for each varied key, in --vary order
+  std::vector<std::string> overrides() const;               // "key=value", as --set takes them
+  const std::string* value_of(const std::string& key) const;  // nullptr when the key is not varied
+};
+
+struct SweepPlan {
+  std::string scenario;           // the scenario file as given
+  std::vector<std::string> sets;  // --set overrides, the same for every run
+  std::vector<VariedKey> varied;
+  std::vector<SweepRun> runs;  // the first varied key changes slowest
+
+  // The varied keys that group runs in summary.csv: all but run.seed.
+  std::vector<std::string> group_keys() const;
+  bool varies_seed() const;
+
+  nlohmann::json manifest() const;
+  // Reads a manifest written by manifest(); InputError at `where` when it is not one.
+  static SweepPlan from_manifest(const nlohmann::json& manifest, const std::string& where);
+};
+
+// "section.key=v1,v2,...": InputError at --vary when it is not of that form (a value may not be empty; values
+// are split at commas, so a value cannot hold one).
+VariedKey parse_vary(const std::string& text);
+// --seeds N: run.seed = 1, 2, ..., N.
+VariedKey seeds_as_vary(long count);
+
+// The product of `varied`, each run named "key=value,key=value" with every byte outside [A-Za-z0-9._+-]
+// written as '_'. InputError when a key is varied twice, a list repeats a value, two runs would share a
+// folder name, or the product has more than `max_runs` runs.
+SweepPlan make_sweep_plan(const std::string& scenario, const std::vector<std::string>& sets,
+                          const std::vector<VariedKey>& varied, size_t max_runs = 100000);
+
+}  // namespace dtsim::sim

@@ -1,0 +1,230 @@
+#include "sim/app/sweep_results.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "sim/app/outputs.hpp"
+
+namespace fs = std::filesystem;
+
+namespace dtsim::sim {
+namespace {
+
+// Where each headline number lives in summary.json: the first pointer present wins (a timing-only run keeps
+// its numbers under /simulation).
+struct HeadlineSource {
+  std::string column;
+  std::vector<std::string> pointers;
+};
+
+const std::vector<HeadlineSource>& headline_sources() {
+  static const std::vector<HeadlineSource> sources = {
+      {"final_test_accuracy", {"/final_test_accuracy"}},
+      {"best_test_accuracy", {"/best_test_accuracy"}},
+      {"final_test_loss", {"/final_test_loss"}},
+      {"target_reached", {"/target/reached"}},
+      {"time_to_target_s", {"/target/simulated_time_s"}},
+      {"cost_to_target", {"/target/cost_mid"}},
+      {"simulated_time_s", {"/simulated_time_s"}},
+      {"steps", {"/steps", "/simulation/steps"}},
+      {"epochs", {"/epochs"}},
+      {"step_s", {"/simulation/step_s"}},
+      {"exposed_communication_s_per_step", {"/simulation/exposed_communication_s_per_step"}},
+      {"scaling_efficiency", {"/simulation/scaling_efficiency"}},
+      {"samples_per_second", {"/simulation/samples_per_second"}},
+      {"tokens_per_second", {"/simulation/tokens_per_second"}},
+      {"model_flops_utilisation", {"/simulation/model_flops_utilisation"}},
+      {"compute_s", {"/time_breakdown_s/compute"}},
+      {"communication_s", {"/time_breakdown_s/communication"}},
+      {"idle_s", {"/time_breakdown_s/idle"}},
+      {"bytes_sent", {"/bytes_sent", "/simulation/bytes_sent"}},
+      {"mean_staleness", {"/mean_staleness"}},
+      {"compression_ratio", {"/compression/compression_ratio"}},
+      {"gpu_hours", {"/cost/gpu_hours"}},
+      {"cost_low", {"/cost/low"}},
+      {"cost_mid", {"/cost/mid"}},
+      {"cost_high", {"/cost/high"}},
+      {"energy_kwh", {"/cost/energy_kwh"}},
+      // Timing-only runs price a unit of work (a billion tokens or a million samples: summary.json's unit).
+      {"seconds_per_unit", {"/simulation/seconds_per_unit"}},
+      {"cost_per_unit_low", {"/simulation/cost_per_unit/0"}},
+      {"cost_per_unit_high", {"/simulation/cost_per_unit/1"}},
+      {"energy_kwh_per_unit", {"/simulation/energy_kwh_per_unit"}},
+      {"wall_time_s", {"/wall_time_s"}},
+  };
+  return sources;
+}
+
+// Shortest text that reads back as the same double.
+std::string number_text(double v) {
+  if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::string();
+}
+
+// RFC 4180: a field holding a comma, quote or line end is quoted, its quotes doubled.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string csv_line(const std::vector<std::string>& fields) {
+  std::string line;
+  for (size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + csv_field(fields[i]);
+  return line + "\n";
+}
+
+// The headline columns that at least one row has, in headline order.
+std::vector<std::string> present_columns(const std::vector<RunRow>& rows) {
+  std::vector<std::string> out;
+  for (const std::string& column : headline_columns())
+    for (const RunRow& row : rows)
+      if (row.numbers.count(column)) {
+        out.push_back(column);
+        break;
+      }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::string>& headline_columns() {
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> c;
+    for (const HeadlineSource& s : headline_sources()) c.push_back(s.column);
+    return c;
+  }();
+  return columns;
+}
+
+bool run_is_done(const RunRow& row) {
+  return row.status == "completed" || row.status == "diverged" || row.status == "failed";
+}
+
+RunRow read_run_row(const std::string& sweep_dir, const SweepRun& run) {
+  RunRow row;
+  row.run = &run;
+  const fs::path path = fs::path(sweep_dir) / run.name / "summary.json";
+  std::ifstream in(path);
+  if (!in) {
+    row.status = "missing";
+    return row;
+  }
+  nlohmann::json summary;
+  try {
+    summary = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    row.status = "unreadable";
+    return row;
+  }
+  row.status = summary.is_object() && summary.contains("status") && summary["status"].is_string()
+                   ? summary["status"].get<std::string>()
+                   : "unreadable";
+  if (row.status == "unreadable") return row;
+  for (const HeadlineSource& source : headline_sources())
+    for (const std::string& pointer : source.pointers) {
+      const nlohmann::json::json_pointer p(pointer);
+      if (!summary.contains(p)) continue;
+      const nlohmann::json& v = summary.at(p);
+      if (v.is_boolean()) row.numbers[source.column] = v.get<bool>() ? 1.0 : 0.0;
+      else if (v.is_number()) row.numbers[source.column] = v.get<double>();
+      else continue;
+      break;
+    }
+  return row;
+}
+
+std::vector<RunRow> read_run_rows(const std::string& sweep_dir, const SweepPlan& plan) {
+  std::vector<RunRow> rows;
+  for (const SweepRun& run : plan.runs) rows.push_back(read_run_row(sweep_dir, run));
+  return rows;
+}
+
+std::string results_csv(const SweepPlan& plan, const std::vector<RunRow>& rows) {
+  const std::vector<std::string> columns = present_columns(rows);
+  std::vector<std::string> header = {"run"};
+  for (const VariedKey& v : plan.varied) header.push_back(v.key);
+  header.push_back("status");
+  header.insert(header.end(), columns.begin(), columns.end());
+  std::string out = csv_line(header);
+  for (const RunRow& row : rows) {
+    std::vector<std::string> fields = {row.run->name};
+    for (const auto& kv : row.run->values) fields.push_back(kv.second);
+    fields.push_back(row.status);
+    for (const std::string& column : columns) {
+      const auto it = row.numbers.find(column);
+      fields.push_back(it == row.numbers.end() ? "" : number_text(it->second));
+    }
+    out += csv_line(fields);
+  }
+  return out;
+}
+
+std::string summary_csv(const SweepPlan& plan, const std::vector<RunRow>& rows) {
+  const std::vector<std::string> group_keys = plan.group_keys();
+  const std::vector<std::string> columns = present_columns(rows);
+  std::vector<std::string> header = group_keys;
+  header.insert(header.end(), {"runs", "statuses"});
+  for (const std::string& column : columns)
+    for (const char* stat : {"_mean", "_std", "_min", "_max"}) header.push_back(column + stat);
+  std::string out = csv_line(header);
+
+  // Groups in the order their first run appears.
+  std::vector<std::vector<std::string>> group_values;
+  std::vector<std::vector<const RunRow*>> members;
+  for (const RunRow& row : rows) {
+    std::vector<std::string> values;
+    for (const std::string& key : group_keys) values.push_back(*row.run->value_of(key));
+    size_t g = 0;
+    while (g < group_values.size() && group_values[g] != values) ++g;
+    if (g == group_values.size()) {
+      group_values.push_back(values);
+      members.emplace_back();
+    }
+    members[g].push_back(&row);
+  }
+  for (size_t g = 0; g < group_values.size(); ++g) {
+    std::vector<std::string> fields = group_values[g];
+    fields.push_back(std::to_string(members[g].size()));
+    std::map<std::string, int> statuses;
+    for (const RunRow* row : members[g]) ++statuses[row->status];
+    std::string described;
+    for (const auto& [status, count] : statuses) described += (described.empty() ? "" : " ") + status + ":" + std::to_string(count);
+    fields.push_back(described);
+    for (const std::string& column : columns) {
+      std::vector<double> values;
+      for (const RunRow* row : members[g])
+        if (const auto it = row->numbers.find(column); it != row->numbers.end()) values.push_back(it->second);
+      if (values.empty()) {
+        fields.insert(fields.end(), 4, "");
+        continue;
+      }
+      double sum = 0.0;
+      for (const double v : values) sum += v;
+      const double mean = sum / static_cast<double>(values.size());
+      double squares = 0.0;
+      for (const double v : values) squares += (v - mean) * (v - mean);
+      fields.push_back(number_text(mean));
+      fields.push_back(values.size() < 2 ? "" : number_text(std::sqrt(squares / static_cast<double>(values.size() - 1))));
+      fields.push_back(number_text(*std::min_element(values.begin(), values.end())));
+      fields.push_back(number_text(*std::max_element(values.begin(), values.end())));
+    }
+    out += csv_line(fields);
+  }
+  return out;
+}
+
+void write_sweep_tables(const std::string& sweep_dir, const SweepPlan& plan, const std::vector<RunRow>& rows) {
+  write_file_atomically(sweep_dir, "results.csv", results_csv(plan, rows));
+  write_file_atomically(sweep_dir, "summary.csv", summary_csv(plan, rows));
+}
+
+}  // namespace dtsim::sim

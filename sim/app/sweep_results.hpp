@@ -1,0 +1,41 @@
+// A sweep's tables, built from its run folders alone (so `dtsim collect` rebuilds exactly what `dtsim sweep`
+// wrote): results.csv, one row per planned run with its varied values, its status and its headline numbers
+// from summary.json, and summary.csv, the runs grouped over seeds with mean, std, min and max per number.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/app/sweep_plan.hpp"
+
+namespace dtsim::sim {
+
+struct RunRow {
+  const SweepRun* run = nullptr;
+  // The summary's status (completed, diverged, interrupted, failed); "missing" when the folder holds no
+  // summary.json (never started, or killed before it published), "unreadable" when it does not parse.
+  std::string status;
+  std::map<std::string, double> numbers;  // column name -> value, only those the summary has
+};
+
+// A run counts as done, and a rerun of the sweep skips it, when its summary says completed, diverged or
+// failed: those are results. An interrupted or missing run is run again.
+bool run_is_done(const RunRow& row);
+
+RunRow read_run_row(const std::string& sweep_dir, const SweepRun& run);
+std::vector<RunRow> read_run_rows(const std::string& sweep_dir, const SweepPlan& plan);
+
+// The headline columns, in the order the tables print them; a table keeps those that some run has.
+const std::vector<std::string>& headline_columns();
+
+std::string results_csv(const SweepPlan& plan, const std::vector<RunRow>& rows);
+// One row per combination of the varied keys other than run.seed: runs, their statuses, then for each
+// headline number <name>_mean, _std (sample standard deviation, empty for fewer than two values), _min and
+// _max over the runs that have it.
+std::string summary_csv(const SweepPlan& plan, const std::vector<RunRow>& rows);
+
+// Writes results.csv and summary.csv into `sweep_dir`, each replaced atomically.
+void write_sweep_tables(const std::string& sweep_dir, const SweepPlan& plan, const std::vector<RunRow>& rows);
+
+}  // namespace dtsim::sim

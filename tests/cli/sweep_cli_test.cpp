@@ -1,0 +1,307 @@
+// `dtsim sweep` and `dtsim collect` through the executable: the product of the --vary lists and seeds, one
+// result per run in results.csv and per group in summary.csv (checked against each run's own summary.json
+// and the closed forms of mean and sample standard deviation), resuming after a rerun, a SIGKILL and a
+// SIGINT, and bad input refused before anything runs.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/cli/background_dtsim.hpp"
+#include "tests/cli/run_dtsim.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using dtsim::testing::BackgroundRun;
+using dtsim::testing::run_dtsim;
+using dtsim::testing::wait_until;
+
+const std::string kQuickstart = std::string(DTSIM_SOURCE_DIR) + "/scenarios/quickstart.ini";
+// A short run of the quickstart: 30 steps, evaluated at the end.
+const std::string kShort = " --set training.max_steps=30 --set training.epochs=1";
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// A CSV file as rows of fields (RFC 4180 quoting), the header first.
+std::vector<std::vector<std::string>> read_csv(const fs::path& p) {
+  std::vector<std::vector<std::string>> rows;
+  const std::string text = read_file(p);
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += text[++i];
+      else if (c == '"') quoted = false;
+      else field += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      row.push_back(field);
+      field.clear();
+    } else if (c == '\n') {
+      row.push_back(field);
+      rows.push_back(row);
+      row.clear();
+      field.clear();
+    } else {
+      field += c;
+    }
+  }
+  return rows;
+}
+
+// Rows as maps from column name to field.
+std::vector<std::map<std::string, std::string>> records(const fs::path& p) {
+  const auto rows = read_csv(p);
+  std::vector<std::map<std::string, std::string>> out;
+  for (size_t r = 1; r < rows.size(); ++r) {
+    std::map<std::string, std::string> rec;
+    for (size_t c = 0; c < rows[0].size() && c < rows[r].size(); ++c) rec[rows[0][c]] = rows[r][c];
+    out.push_back(rec);
+  }
+  return out;
+}
+
+double num(const std::map<std::string, std::string>& rec, const std::string& column) {
+  const auto it = rec.find(column);
+  if (it == rec.end() || it->second.empty()) return std::nan("");
+  return std::stod(it->second);
+}
+
+bool folder_lock_is_free(const fs::path& folder) {
+  const int fd = ::open((folder / ".dtsim-run.lock").c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return true;
+  const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  ::close(fd);
+  return free;
+}
+
+class Sweep : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("dtsim_sweep_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+            std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path out() const { return dir_ / "sweep"; }
+  fs::path dir_;
+};
+
+TEST_F(Sweep, TwoByTwoByTwoSeedsGivesEightRowsAndGroupStatistics) {
+  const std::string args = "sweep " + kQuickstart + " --vary training.lr=0.05,0.1 --vary collective.algorithm=ring,tree" +
+                           " --seeds 2 --jobs 2 --out " + out().string() + kShort;
+  const auto first = run_dtsim(args);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const auto results = records(out() / "results.csv");
+  ASSERT_EQ(results.size(), 8u);
+  // Odometer order, the last varied key fastest; each row is what its run's own summary.json says.
+  const std::vector<std::string> lrs = {"0.05", "0.05", "0.05", "0.05", "0.1", "0.1", "0.1", "0.1"};
+  const std::vector<std::string> algorithms = {"ring", "ring", "tree", "tree", "ring", "ring", "tree", "tree"};
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& row = results[i];
+    EXPECT_EQ(row.at("training.lr"), lrs[i]);
+    EXPECT_EQ(row.at("collective.algorithm"), algorithms[i]);
+    EXPECT_EQ(row.at("run.seed"), std::to_string(i % 2 + 1));
+    EXPECT_EQ(row.at("status"), "completed");
+    const nlohmann::json s = nlohmann::json::parse(read_file(out() / row.at("run") / "summary.json"));
+    EXPECT_EQ(s["seed"].get<int>(), static_cast<int>(i % 2 + 1));
+    EXPECT_EQ(num(row, "final_test_accuracy"), s["final_test_accuracy"].get<double>());
+    EXPECT_EQ(num(row, "simulated_time_s"), s["simulated_time_s"].get<double>());
+    EXPECT_EQ(num(row, "bytes_sent"), s["bytes_sent"].get<double>());
+    EXPECT_EQ(num(row, "steps"), 30.0);
+  }
+  // The seed is applied: some group's two seeds end at different accuracies.
+  bool seeds_differ = false;
+  for (size_t i = 0; i < 8; i += 2) seeds_differ |= num(results[i], "final_test_accuracy") != num(results[i + 1], "final_test_accuracy");
+  EXPECT_TRUE(seeds_differ);
+
+  // summary.csv: one row per (lr, algorithm), mean = (a + b) / 2, sample std = |a - b| / sqrt(2).
+  const auto groups = records(out() / "summary.csv");
+  ASSERT_EQ(groups.size(), 4u);
+  for (size_t g = 0; g < 4; ++g) {
+    const auto& a = results[2 * g];
+    const auto& b = results[2 * g + 1];
+    EXPECT_EQ(groups[g].at("training.lr"), a.at("training.lr"));
+    EXPECT_EQ(groups[g].at("collective.algorithm"), a.at("collective.algorithm"));
+    EXPECT_EQ(groups[g].count("run.seed"), 0u);
+    EXPECT_EQ(groups[g].at("runs"), "2");
+    EXPECT_EQ(groups[g].at("statuses"), "completed:2");
+    for (const std::string column : {"final_test_accuracy", "simulated_time_s", "final_test_loss"}) {
+      const double x = num(a, column), y = num(b, column);
+      const double scale = std::max(1e-300, std::abs(x) + std::abs(y));
+      EXPECT_NEAR(num(groups[g], column + "_mean"), (x + y) / 2, 1e-12 * scale) << column;
+      EXPECT_NEAR(num(groups[g], column + "_std"), std::abs(x - y) / std::sqrt(2.0), 1e-12 * scale) << column;
+      EXPECT_EQ(num(groups[g], column + "_min"), std::min(x, y)) << column;
+      EXPECT_EQ(num(groups[g], column + "_max"), std::max(x, y)) << column;
+    }
+  }
+
+  // The sweep runs what 'dtsim run' runs.
+  const fs::path single = dir_ / "single";
+  const auto one = run_dtsim("run " + kQuickstart + " --quiet --out " + single.string() + kShort +
+                             " --set training.lr=0.1 --set collective.algorithm=tree --set run.seed=2");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const nlohmann::json s = nlohmann::json::parse(read_file(single / "summary.json"));
+  EXPECT_EQ(num(results[7], "final_test_accuracy"), s["final_test_accuracy"].get<double>());
+  EXPECT_EQ(num(results[7], "simulated_time_s"), s["simulated_time_s"].get<double>());
+
+  // A rerun finds every result and runs nothing; collect rebuilds the same tables.
+  const auto mtime = fs::last_write_time(out() / results[0].at("run") / "summary.json");
+  const std::string results_text = read_file(out() / "results.csv");
+  const std::string summary_text = read_file(out() / "summary.csv");
+  const auto again = run_dtsim(args);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("8 with a result already, 0 to run"), std::string::npos) << again.output;
+  EXPECT_EQ(fs::last_write_time(out() / results[0].at("run") / "summary.json"), mtime);
+  EXPECT_EQ(read_file(out() / "results.csv"), results_text);
+  fs::remove(out() / "results.csv");
+  fs::remove(out() / "summary.csv");
+  const auto collected = run_dtsim("collect " + out().string());
+  ASSERT_EQ(collected.exit_code, 0) << collected.output;
+  EXPECT_EQ(read_file(out() / "results.csv"), results_text);
+  EXPECT_EQ(read_file(out() / "summary.csv"), summary_text);
+}
+
+TEST_F(Sweep, AKilledSweepResumesWithExactlyOneResultPerRun) {
+  const std::vector<std::string> args = {"sweep", kQuickstart, "--vary", "training.lr=0.05,0.1,0.2", "--jobs", "1",
+                                         "--out", out().string(), "--set", "training.max_steps=30",
+                                         "--set", "training.epochs=1"};
+  const fs::path first_run = out() / "training.lr=0.05";
+  const fs::path second_run = out() / "training.lr=0.1";
+  fs::file_time_type first_mtime;
+  {
+    BackgroundRun sweep(args, dir_ / "stderr1");
+    ASSERT_TRUE(wait_until([&] { return fs::exists(first_run / "summary.json"); }));
+    first_mtime = fs::last_write_time(first_run / "summary.json");
+    // Let the second run start, then kill the sweep outright.
+    ASSERT_TRUE(wait_until([&] { return fs::exists(second_run / "dtsim.log"); }));
+    EXPECT_EQ(sweep.stop(SIGKILL), -1);
+  }
+  // The kernel stops the sweep's child with it: its folder's lock is released.
+  EXPECT_TRUE(wait_until([&] { return folder_lock_is_free(second_run); }, 60));
+
+  const auto resumed = run_dtsim(dtsim::testing::join_args(args));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  const auto results = records(out() / "results.csv");
+  ASSERT_EQ(results.size(), 3u);
+  for (const auto& row : results) EXPECT_EQ(row.at("status"), "completed") << row.at("run");
+  EXPECT_EQ(fs::last_write_time(first_run / "summary.json"), first_mtime) << "the finished run was not redone";
+  for (const auto& run : fs::directory_iterator(out())) {
+    if (!run.is_directory()) continue;
+    for (const auto& entry : fs::directory_iterator(run.path()))
+      EXPECT_NE(entry.path().filename().string().rfind("partial-run-", 0), 0u) << entry.path();
+  }
+}
+
+TEST_F(Sweep, AnInterruptedSweepKeepsWhatItMeasuredAndResumes) {
+  // Long enough runs (2 epochs of the quickstart) that the signal lands while the first one trains.
+  const std::vector<std::string> args = {"sweep", kQuickstart, "--vary", "training.lr=0.05,0.1", "--jobs", "1",
+                                         "--out", out().string(), "--set", "training.epochs=2"};
+  const fs::path first_run = out() / "training.lr=0.05";
+  {
+    BackgroundRun sweep(args, dir_ / "stderr1");
+    // Wait for the first evaluation row in the run's staging folder.
+    ASSERT_TRUE(wait_until([&] {
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(first_run, ec))
+        if (e.path().filename().string().rfind("partial-run-", 0) == 0 && dtsim::testing::line_count(e.path() / "metrics.csv") >= 3)
+          return true;
+      return false;
+    }));
+    EXPECT_EQ(sweep.stop(SIGINT), 128 + SIGINT);
+  }
+  auto results = records(out() / "results.csv");
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].at("status"), "interrupted");
+  EXPECT_EQ(results[1].at("status"), "missing");
+  EXPECT_TRUE(fs::exists(first_run / "metrics.partial.csv"));
+
+  const auto resumed = run_dtsim(dtsim::testing::join_args(args));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  results = records(out() / "results.csv");
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& row : results) EXPECT_EQ(row.at("status"), "completed") << row.at("run");
+}
+
+TEST_F(Sweep, RefusesADifferentSweepInTheSameFolder) {
+  ASSERT_EQ(run_dtsim("sweep " + kQuickstart + " --seeds 1 --quiet --out " + out().string() + kShort).exit_code, 0);
+  const std::string before = read_file(out() / "results.csv");
+  const auto other = run_dtsim("sweep " + kQuickstart + " --seeds 2 --quiet --out " + out().string() + kShort, true);
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_EQ(other.err.rfind("dtsim: error: command line (--out): '" + out().string() + "' holds a different sweep", 0), 0u)
+      << other.err;
+  EXPECT_EQ(read_file(out() / "results.csv"), before);
+  EXPECT_FALSE(fs::exists(out() / "run.seed=2"));
+}
+
+TEST_F(Sweep, RefusesBadInputBeforeRunningAnything) {
+  struct Case {
+    std::string flags;
+    std::string first_line;
+  };
+  const std::vector<Case> cases = {
+      {"--vary training.lr", "dtsim: error: command line (--vary): 'training.lr' is not section.key=v1,v2,..."},
+      {"--vary training.lr=0.1,,0.2", "dtsim: error: command line (--vary): training.lr: an empty value in '0.1,,0.2'"},
+      {"--vary training.lrr=0.1,0.2", "dtsim: error: command line (--vary): training.lrr: unknown key; did you mean 'training.lr'?"},
+      {"--vary training.lr=-1,0.1", "dtsim: error: command line (--vary): training.lr: -1 is out of range"},
+      {"--vary training.lr=0.1,0.1", "dtsim: error: command line (--vary): training.lr: the value '0.1' is listed twice"},
+      {"--vary ps.staleness_bound=1,2", "dtsim: error: command line (--vary): ps.staleness_bound: is varied but has no effect"},
+      {"--seeds 2 --vary run.seed=1,2", "dtsim: error: command line (--seeds): run.seed: varied twice"},
+      {"--vary training.lr=0.1 --set training.lr=0.2", "dtsim: error: command line (--set): training.lr: is also varied"},
+      {"--seeds 0", "dtsim: error: command line: --seeds: '0' is not a whole number from 1 to 100000"},
+      {"--jobs 0 --seeds 2", "dtsim: error: command line: --jobs: '0' is not a whole number from 1 to 4096"},
+      {"", "dtsim: error: command line: --vary: nothing to sweep"},
+      {"--vary data.dataset=a/b,a_b", "dtsim: error: command line (--vary): runs 'data.dataset=a/b' and 'data.dataset=a_b' would share"},
+  };
+  for (const Case& c : cases) {
+    fs::remove_all(out());
+    const auto o = run_dtsim("sweep " + kQuickstart + " " + c.flags + " --out " + out().string(), true);
+    EXPECT_EQ(o.exit_code, 2) << c.flags;
+    EXPECT_EQ(o.err.rfind(c.first_line, 0), 0u) << c.flags << "\n" << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+    EXPECT_FALSE(fs::exists(out())) << c.flags << ": a refused sweep leaves no folder";
+  }
+  const auto none = run_dtsim("collect " + (dir_ / "nothing").string(), true);
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(none.err.rfind("dtsim: error: " + (dir_ / "nothing").string() + ": no sweep.json", 0), 0u) << none.err;
+}
+
+TEST_F(Sweep, TimingOnlyWorkloadsCompareNetworks) {
+  const auto o = run_dtsim("sweep " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/workload_bert_large.ini" +
+                           " --vary fabric.profile=ib-hdr-200,roce-100 --quiet --out " + out().string());
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const auto results = records(out() / "results.csv");
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& row : results) {
+    const nlohmann::json s = nlohmann::json::parse(read_file(out() / row.at("run") / "summary.json"));
+    EXPECT_EQ(num(row, "step_s"), s["simulation"]["step_s"].get<double>());
+    EXPECT_EQ(num(row, "cost_per_unit_low"), s["simulation"]["cost_per_unit"][0].get<double>());
+    EXPECT_EQ(row.count("final_test_accuracy"), 0u) << "no accuracy column without numerics";
+  }
+  // The same bytes on a slower fabric take longer.
+  EXPECT_EQ(num(results[0], "bytes_sent"), num(results[1], "bytes_sent"));
+  EXPECT_LT(num(results[0], "step_s"), num(results[1], "step_s"));
+}
+
+}  // namespace
