@@ -24,6 +24,10 @@ PACKAGES=(
 if [[ "${1:-}" == "fuzz" ]]; then
   PACKAGES+=(clang-14 libclang-rt-14-dev)
 fi
+# `make test-slurm` (scripts/install-deps.sh slurm) also needs a Slurm controller, node daemon and client.
+if [[ "${1:-}" == "slurm" ]]; then
+  PACKAGES+=(munge slurm-client slurmctld slurmd)
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

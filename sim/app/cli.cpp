@@ -41,6 +41,7 @@ const char* const kUsage =
     "       dtsim check SCENARIO.ini [--set section.key=value]... [--strict]\n"
     "       dtsim sweep SCENARIO.ini --vary section.key=v1,v2,... [--seeds N] [--jobs N] [--out DIR] [--set ...]\n"
     "       dtsim collect DIR\n"
+    "       dtsim compare DIR [--columns name,...]\n"
     "       dtsim keys [--format text|markdown]\n"
     "       dtsim profiles [DIR]\n"
     "       dtsim collective [--profile P] [--topology T] [--ranks N] [--algorithm A] [--sizes MIN:MAX] [--op OP]\n"
@@ -52,6 +53,7 @@ const char* const kUsage =
     "  check   validate the scenario, its profiles and its dataset without running it\n"
     "  sweep   run the scenario over every combination of the --vary values and seeds (see dtsim sweep --help)\n"
     "  collect rebuild a sweep's results.csv and summary.csv from its run folders\n"
+    "  compare print a sweep's groups side by side (mean ± std over seeds)\n"
     "  keys    list every scenario key with its type, unit, default and meaning\n"
     "  profiles  list the GPU and fabric profiles in DIR (default: the profile folder) with their main numbers\n"
     "  collective  time one collective at doubling sizes, printed like nccl-tests (see dtsim collective --help)\n"
@@ -217,9 +219,10 @@ int command_run(const CommandLine& cl) {
                 backend.description.c_str());
     std::fflush(stdout);
   }
-  MetricsLog metrics(folder.staged("metrics.csv"), [&cl](const EvalPoint& p) {
+  const char* step_word = strategy_descriptor(inputs.config.strategy).row_step;
+  MetricsLog metrics(folder.staged("metrics.csv"), [&cl, step_word](const EvalPoint& p) {
     if (!cl.quiet) {
-      std::printf("%s\n", progress_line(p).c_str());
+      std::printf("%s\n", progress_line(p, step_word).c_str());
       std::fflush(stdout);
     }
   });
@@ -251,6 +254,7 @@ int dtsim_main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "workload") return command_workload(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "sweep") return command_sweep(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "collect") return command_collect(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "compare") return command_compare(argc - 1, argv + 1);
     const CommandLine cl = parse_command_line(argc, argv);
     if (cl.version) {
       std::printf("dtsim %s\n", dtsim_version());
@@ -264,7 +268,7 @@ int dtsim_main(int argc, char** argv) {
     if (cl.command == "check") return command_check(cl);
     if (cl.command == "keys") return command_keys(parse_keys_format(cl.format));
     if (cl.command == "profiles") return command_profiles(cl.scenario.empty() ? default_profile_dir() : cl.scenario);
-    const std::string near = suggest_among(cl.command, {"run", "check", "keys", "profiles", "collective", "workload", "sweep", "collect"});
+    const std::string near = suggest_among(cl.command, {"run", "check", "keys", "profiles", "collective", "workload", "sweep", "collect", "compare"});
     throw InputError("command line", "", "unknown command '" + cl.command + "'",
                      near.empty() ? "run 'dtsim --help'" : "did you mean '" + near + "'?");
   } catch (const InputError& e) {

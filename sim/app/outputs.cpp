@@ -69,6 +69,13 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
   s["samples_per_simulated_second"] =
       r.simulated_time_s > 0 ? epochs * r.steps_per_epoch * c.global_batch() / r.simulated_time_s : 0.0;
   s["seed"] = c.seed;
+  s["seeds"] = {{"model", c.model_seed()}, {"data", c.data_seed()}, {"heterogeneity", c.heterogeneity_seed()}};
+  if (!c.heterogeneity.stragglers.slow_workers.empty()) {
+    nlohmann::json slow = nlohmann::json::array();
+    for (const SlowWorker& w : c.heterogeneity.stragglers.slow_workers)
+      slow.push_back({{"worker", w.worker}, {"speed_factor", w.speed_factor}});
+    s["slow_workers"] = slow;
+  }
   s["dtsim_version"] = dtsim_version();
   s["backend"] = r.backend;
   s["backend_description"] = r.backend_description;
@@ -164,13 +171,13 @@ std::string describe_setup(const RunInputs& in) {
   return o.str();
 }
 
-std::string progress_line(const EvalPoint& p) {
+std::string progress_line(const EvalPoint& p, const char* step_word) {
   // A value that is not finite shows as "nan" or "inf" here (it is what a person watching needs to see); the
   // metrics.csv row leaves it empty and names it in its nonfinite column.
   const std::string train_loss = p.train_loss_measured ? format("%.4f", p.train_loss) : std::string("-");
   char buf[256];
-  std::snprintf(buf, sizeof buf, "  step %7" PRId64 "  epoch %6.2f  sim %10s  train loss %8s  test loss %.4f  test acc %6.2f %%",
-                p.step, p.epoch, seconds(p.sim_time_s).c_str(), train_loss.c_str(), p.test_loss,
+  std::snprintf(buf, sizeof buf, "  %-6s %7" PRId64 "  epoch %6.2f  sim %10s  train loss %8s  test loss %.4f  test acc %6.2f %%",
+                step_word, p.step, p.epoch, seconds(p.sim_time_s).c_str(), train_loss.c_str(), p.test_loss,
                 100.0 * p.test_accuracy);
   return buf;
 }
@@ -186,7 +193,13 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
   o << "  platform              " << r.platform_description << "\n";
   o << "  backend               " << r.backend_description << "\n";
   o << "  final test accuracy   " << percent(r.final_accuracy()) << "   (best " << percent(r.best_accuracy()) << ")\n";
-  o << "  simulated time        " << seconds(r.simulated_time_s) << " for " << r.steps << " steps\n";
+  o << "  simulated time        " << seconds(r.simulated_time_s) << " for " << r.steps << " steps";
+  // The rows of an asynchronous parameter server count its updates; say how the two counts relate.
+  const char* row_step = strategy_descriptor(in.config.strategy).row_step;
+  if (std::string(row_step) == "update" && !r.points.empty())
+    o << " (global batches of gradients; the progress lines and metrics.csv count the server's "
+      << r.points.back().step << " updates)";
+  o << "\n";
   o << "    compute             " << seconds(t.compute) << share(t.compute) << "\n";
   o << "    communication       " << seconds(t.communication) << share(t.communication) << "\n";
   o << "    idle                " << seconds(t.idle) << share(t.idle) << "\n";

@@ -24,6 +24,7 @@ std::string describe_setup(const RunInputs& inputs);
 std::string human_summary(const RunInputs& inputs, const RunResult& result, double wall_time_s,
                           const std::string& out_dir);
 // One progress line per evaluation point.
-std::string progress_line(const EvalPoint& p);
+// `step_word` names what p.step counts (StrategyDescriptor::row_step: step, update or round).
+std::string progress_line(const EvalPoint& p, const char* step_word = "step");
 
 }  // namespace dtsim::sim

@@ -1,6 +1,7 @@
 #include "sim/app/sweep_command.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -15,9 +16,11 @@
 
 #include "sim/app/flags.hpp"
 #include "sim/app/outputs.hpp"
+#include "sim/app/sweep_compare.hpp"
 #include "sim/app/sweep_plan.hpp"
 #include "sim/app/sweep_pool.hpp"
 #include "sim/app/sweep_results.hpp"
+#include "sim/app/sweep_slurm.hpp"
 #include "sim/app/workload_run.hpp"
 #include "sim/config/run_inputs.hpp"
 #include "sim/config/schema.hpp"
@@ -34,8 +37,9 @@ namespace {
 
 const char* const kSweepHelp =
     "usage: dtsim sweep SCENARIO.ini --vary section.key=v1,v2,... [--vary ...] [--seeds N] [--jobs N]\n"
-    "                   [--out DIR] [--set section.key=value]... [--strict] [--quiet]\n"
+    "                   [--out DIR] [--set section.key=value]... [--strict] [--quiet] [--slurm FILE]\n"
     "       dtsim collect DIR\n"
+    "       dtsim compare DIR [--columns name,name,...]\n"
     "\n"
     "Runs the scenario once for every combination of the --vary values (the Cartesian product; --seeds N adds\n"
     "run.seed = 1..N), each as its own 'dtsim run' process, at most --jobs at a time, into DIR/<key=value,...>/,\n"
@@ -46,7 +50,8 @@ const char* const kSweepHelp =
     "A rerun of the same command skips the runs that have a result (completed, diverged or failed) and runs the\n"
     "others again (interrupted, or never finished); DIR/sweep.json records the sweep, and a different sweep into\n"
     "the same DIR is refused. Ctrl-C (or SIGTERM) stops every run, which keeps what it measured as interrupted.\n"
-    "'dtsim collect DIR' rebuilds both tables from the run folders.\n"
+    "'dtsim collect DIR' rebuilds both tables from the run folders; 'dtsim compare DIR' prints the groups side by\n"
+    "side (mean ± std over seeds; --columns picks results.csv columns, e.g. final_test_accuracy,cost_mid).\n"
     "\n"
     "  --vary K=V1,V2,...  a scenario key and its values, comma-separated (repeatable; the last changes fastest)\n"
     "  --seeds N           run.seed = 1, 2, ..., N (or vary run.seed yourself)\n"
@@ -55,6 +60,10 @@ const char* const kSweepHelp =
     "  --set K=V           a key set for every run (repeatable)\n"
     "  --strict            a key with no effect in some run is an error, not a warning\n"
     "  --quiet             print nothing but errors and warnings\n"
+    "  --slurm FILE        check the sweep, then write FILE, a Slurm job-array script with one task per run\n"
+    "                      (submit it with sbatch; resubmitting resumes), instead of running anything here\n"
+    "  --task I            run only run I (from 0, in the order above) and rebuild the tables: what each array\n"
+    "                      task of the --slurm script does\n"
     "\n"
     "exit status: 0 every run has a result, 2 bad input, 1 a run ended without a result, 128+N stopped by signal N\n";
 
@@ -68,6 +77,8 @@ struct SweepFlags {
   bool strict = false;
   bool quiet = false;
   bool help = false;
+  std::string slurm;  // --slurm FILE
+  long task = -1;     // --task I
 };
 
 SweepFlags parse_sweep_flags(int argc, char** argv) {
@@ -75,7 +86,8 @@ SweepFlags parse_sweep_flags(int argc, char** argv) {
   opts.add_options()("vary", po::value<std::vector<std::string>>()->composing())("seeds", po::value<std::string>())(
       "jobs", po::value<std::string>())("out", po::value<std::string>())(
       "set", po::value<std::vector<std::string>>()->composing())("strict", po::bool_switch())(
-      "quiet", po::bool_switch())("help,h", po::bool_switch())("scenario", po::value<std::vector<std::string>>());
+      "quiet", po::bool_switch())("help,h", po::bool_switch())("slurm", po::value<std::string>())(
+      "task", po::value<std::string>())("scenario", po::value<std::vector<std::string>>());
   po::positional_options_description positional;
   positional.add("scenario", -1);
   po::variables_map vm;
@@ -105,6 +117,11 @@ SweepFlags parse_sweep_flags(int argc, char** argv) {
   if (f.out.empty()) f.out = "out/sweep-" + fs::path(f.scenario).stem().string();
   f.strict = vm["strict"].as<bool>();
   f.quiet = vm["quiet"].as<bool>();
+  if (vm.count("slurm")) f.slurm = vm["slurm"].as<std::string>();
+  f.task = whole_number_flag(vm, "task", -1, 0, 10000000);
+  if (!f.slurm.empty() && f.task >= 0)
+    throw InputError("command line", "--task", "a task runs one run of a sweep; it cannot write a Slurm script",
+                     "drop --slurm or --task");
   if (f.vary.empty() && f.seeds == 0)
     throw InputError("command line", "--vary", "nothing to sweep",
                      "give --vary section.key=v1,v2,... or --seeds N (for one run, use 'dtsim run')");
@@ -232,6 +249,57 @@ std::string last_line_of(const fs::path& log) {
   return last;
 }
 
+PoolTask run_task_of(const SweepFlags& f, const SweepPlan& plan, const SweepRun& run, const std::string& exe) {
+  const fs::path folder = fs::path(f.out) / run.name;
+  clear_leftovers(folder);
+  PoolTask task;
+  task.argv = {exe, "run", plan.scenario, "--out", folder.string()};
+  for (const std::string& o : plan.sets) task.argv.insert(task.argv.end(), {"--set", o});
+  for (const std::string& o : run.overrides()) task.argv.insert(task.argv.end(), {"--set", o});
+  if (f.strict) task.argv.push_back("--strict");
+  task.log = (folder / "dtsim.log").string();
+  return task;
+}
+
+void write_slurm_script(const SweepFlags& f, const SweepPlan& plan) {
+  const std::string text = slurm_array_script(plan, f.out, fs::current_path().string(), own_executable(), f.strict);
+  const fs::path path = fs::absolute(f.slurm);
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  try {
+    write_file_atomically(path.parent_path().string(), path.filename().string(), text);
+  } catch (const std::exception& e) {
+    throw InputError("command line (--slurm)", "", e.what(), "choose a folder you can write");
+  }
+  ::chmod(path.c_str(), 0755);
+  if (!f.quiet)
+    std::printf("dtsim sweep: wrote %s, a Slurm job array of %zu tasks into %s; submit it with: sbatch %s\n",
+                f.slurm.c_str(), plan.runs.size(), f.out.c_str(), f.slurm.c_str());
+}
+
+// One run of the sweep, as a Slurm array task runs it: no sweep lock (the other tasks run at the same time; each
+// run folder has its own), the run unless it already has a result, then the tables from every folder.
+int run_task(const SweepFlags& f, const SweepPlan& plan) {
+  if (f.task >= static_cast<long>(plan.runs.size()))
+    throw InputError("command line", "--task",
+                     std::to_string(f.task) + " is not a run of this sweep (it has " + std::to_string(plan.runs.size()) + ", from 0)");
+  std::error_code ec;
+  fs::create_directories(f.out, ec);
+  if (ec) throw InputError("command line (--out)", "", "cannot create folder '" + f.out + "': " + ec.message(), "choose another --out");
+  claim_folder(f.out, plan);
+  const SweepRun& run = plan.runs[static_cast<size_t>(f.task)];
+  RunRow row = read_run_row(f.out, run);
+  int stopped_by = 0;
+  if (!run_is_done(row)) {
+    stopped_by = run_pool({run_task_of(f, plan, run, own_executable())}, 1, [](const PoolExit&) {});
+    row = read_run_row(f.out, run);
+  }
+  collect_sweep_tables(f.out, plan);
+  if (!f.quiet) std::printf("%s: %s%s\n", run.name.c_str(), row.status.c_str(), headline(row).c_str());
+  if (stopped_by != 0) return 128 + stopped_by;
+  return run_is_done(row) ? 0 : 1;
+}
+
 }  // namespace
 
 int command_sweep(int argc, char** argv) {
@@ -245,6 +313,7 @@ int command_sweep(int argc, char** argv) {
   if (f.seeds > 0) varied.push_back(seeds_as_vary(f.seeds));
   const SweepPlan plan = make_sweep_plan(f.scenario, f.sets, varied);
 
+  if (f.task >= 0) return run_task(f, plan);
   // Checked before the folder is made: a refused sweep leaves nothing behind.
   check_runs(plan, read_run_rows(f.out, plan), f.strict);
   std::error_code ec;
@@ -253,24 +322,17 @@ int command_sweep(int argc, char** argv) {
   const SweepLock lock(f.out);
   claim_folder(f.out, plan);
   std::vector<RunRow> rows = read_run_rows(f.out, plan);  // again, now that no other sweep can change them
+  if (!f.slurm.empty()) {
+    write_slurm_script(f, plan);
+    return 0;
+  }
 
   std::vector<size_t> todo;
   for (size_t i = 0; i < rows.size(); ++i)
     if (!run_is_done(rows[i])) todo.push_back(i);
   const std::string exe = own_executable();
   std::vector<PoolTask> tasks;
-  for (const size_t i : todo) {
-    const SweepRun& run = plan.runs[i];
-    const fs::path folder = fs::path(f.out) / run.name;
-    clear_leftovers(folder);
-    PoolTask task;
-    task.argv = {exe, "run", plan.scenario, "--out", folder.string()};
-    for (const std::string& o : plan.sets) task.argv.insert(task.argv.end(), {"--set", o});
-    for (const std::string& o : run.overrides()) task.argv.insert(task.argv.end(), {"--set", o});
-    if (f.strict) task.argv.push_back("--strict");
-    task.log = (folder / "dtsim.log").string();
-    tasks.push_back(std::move(task));
-  }
+  for (const size_t i : todo) tasks.push_back(run_task_of(f, plan, plan.runs[i], exe));
   const int jobs = static_cast<int>(std::min<long>(f.jobs, std::max<size_t>(1, tasks.size())));
   if (!f.quiet) {
     std::printf("dtsim sweep: %zu runs of %s into %s: %zu with a result already, %zu to run, %d at a time\n",
@@ -303,14 +365,8 @@ int command_sweep(int argc, char** argv) {
   return without_result.empty() ? 0 : 1;
 }
 
-int command_collect(int argc, char** argv) {
-  if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
-    std::fputs(kSweepHelp, stdout);
-    return 0;
-  }
-  if (argc != 2)
-    throw InputError("command line", "", "'dtsim collect' takes one sweep folder", "e.g. dtsim collect out/sweep-quickstart");
-  const std::string dir = argv[1];
+// The sweep that `dir` holds, from its sweep.json.
+SweepPlan read_sweep(const std::string& dir) {
   const fs::path manifest = fs::path(dir) / "sweep.json";
   std::ifstream in(manifest);
   if (!in)
@@ -321,12 +377,63 @@ int command_collect(int argc, char** argv) {
   } catch (const nlohmann::json::exception&) {
     throw InputError(manifest.string(), "", "not a sweep manifest that dtsim can read", "rerun the sweep into a new folder");
   }
-  const SweepPlan plan = SweepPlan::from_manifest(m, manifest.string());
-  const std::vector<RunRow> rows = read_run_rows(dir, plan);
-  write_sweep_tables(dir, plan, rows);
+  return SweepPlan::from_manifest(m, manifest.string());
+}
+
+int command_collect(int argc, char** argv) {
+  if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    std::fputs(kSweepHelp, stdout);
+    return 0;
+  }
+  if (argc != 2)
+    throw InputError("command line", "", "'dtsim collect' takes one sweep folder", "e.g. dtsim collect out/sweep-quickstart");
+  const std::string dir = argv[1];
+  const SweepPlan plan = read_sweep(dir);
+  const std::vector<RunRow> rows = collect_sweep_tables(dir, plan);
   size_t done = 0;
   for (const RunRow& r : rows) done += run_is_done(r) ? 1 : 0;
   std::printf("%s: %zu runs, %zu with a result; wrote results.csv and summary.csv\n", dir.c_str(), rows.size(), done);
+  return 0;
+}
+
+int command_compare(int argc, char** argv) {
+  po::options_description opts;
+  opts.add_options()("columns", po::value<std::string>())("help,h", po::bool_switch())(
+      "dir", po::value<std::vector<std::string>>());
+  po::positional_options_description positional;
+  positional.add("dir", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(opts).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError("command line", "", e.what(), "run 'dtsim sweep --help'");
+  }
+  if (vm["help"].as<bool>()) {
+    std::fputs(kSweepHelp, stdout);
+    return 0;
+  }
+  const std::vector<std::string> dirs = vm.count("dir") ? vm["dir"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (dirs.size() != 1)
+    throw InputError("command line", "", "'dtsim compare' takes one sweep folder", "e.g. dtsim compare out/sweep-quickstart");
+  const SweepPlan plan = read_sweep(dirs.front());
+  const std::vector<RunRow> rows = read_run_rows(dirs.front(), plan);
+  std::vector<std::string> columns;
+  if (vm.count("columns")) {
+    const std::string list = vm["columns"].as<std::string>();
+    for (size_t start = 0; start <= list.size();) {
+      const size_t comma = std::min(list.find(',', start), list.size());
+      if (comma > start) columns.push_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+  } else {
+    columns = default_compare_columns(rows);
+  }
+  const VariedKey* seeds = varied_key(plan, "run.seed");
+  std::printf("%s: %zu runs of %s%s\n\n", dirs.front().c_str(), rows.size(), plan.scenario.c_str(),
+              seeds ? (", each number the mean ± sample std over " + std::to_string(seeds->values.size()) + " seeds").c_str()
+                    : "");
+  std::fputs(comparison_table(plan, rows, columns).c_str(), stdout);
   return 0;
 }
 

@@ -8,5 +8,6 @@ namespace dtsim::sim {
 // without one (its log is named), 128 + signal when the sweep was stopped.
 int command_sweep(int argc, char** argv);
 int command_collect(int argc, char** argv);
+int command_compare(int argc, char** argv);
 
 }  // namespace dtsim::sim

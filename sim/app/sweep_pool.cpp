@@ -57,6 +57,9 @@ pid_t start_child(const PoolTask& task, pid_t parent) {
     // The child: ends with the sweep, however the sweep ends (if the sweep died before this line, stop now).
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) ::_exit(128 + SIGTERM);
+    // Its own process group, so that Ctrl-C on the terminal reaches the sweep only, which then sends one
+    // SIGTERM: a dtsim run ends at once on a second signal, without publishing what it measured.
+    ::setpgid(0, 0);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     ::dup2(log, STDOUT_FILENO);

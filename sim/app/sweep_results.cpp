@@ -1,5 +1,9 @@
 #include "sim/app/sweep_results.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -225,6 +229,22 @@ std::string summary_csv(const SweepPlan& plan, const std::vector<RunRow>& rows) 
 void write_sweep_tables(const std::string& sweep_dir, const SweepPlan& plan, const std::vector<RunRow>& rows) {
   write_file_atomically(sweep_dir, "results.csv", results_csv(plan, rows));
   write_file_atomically(sweep_dir, "summary.csv", summary_csv(plan, rows));
+}
+
+std::vector<RunRow> collect_sweep_tables(const std::string& sweep_dir, const SweepPlan& plan) {
+  const std::string lock_path = (fs::path(sweep_dir) / ".dtsim-tables.lock").string();
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd >= 0) ::flock(fd, LOCK_EX);  // released when closed (or when the process ends)
+  std::vector<RunRow> rows;
+  try {
+    rows = read_run_rows(sweep_dir, plan);
+    write_sweep_tables(sweep_dir, plan, rows);
+  } catch (...) {
+    if (fd >= 0) ::close(fd);
+    throw;
+  }
+  if (fd >= 0) ::close(fd);
+  return rows;
 }
 
 }  // namespace dtsim::sim

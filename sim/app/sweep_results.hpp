@@ -37,5 +37,9 @@ std::string summary_csv(const SweepPlan& plan, const std::vector<RunRow>& rows);
 
 // Writes results.csv and summary.csv into `sweep_dir`, each replaced atomically.
 void write_sweep_tables(const std::string& sweep_dir, const SweepPlan& plan, const std::vector<RunRow>& rows);
+// Reads every run folder and writes both tables, holding the folder's table lock throughout, so that when several
+// processes collect at once (Slurm array tasks, each after publishing its run) the last to write saw every run
+// published before it started. Returns the rows read.
+std::vector<RunRow> collect_sweep_tables(const std::string& sweep_dir, const SweepPlan& plan);
 
 }  // namespace dtsim::sim

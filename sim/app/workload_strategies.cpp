@@ -99,7 +99,7 @@ void simulate_fl_rounds(SimulatedSteps& out, const models::Workload& w, const mo
   spec.stragglers = stragglers;
   // Every client holds as much data: sampling by samples is then uniform in weight.
   const FaultSchedule no_faults;
-  const RoundPlanner planner(cfg.fl, cfg.seed, std::vector<double>(static_cast<size_t>(out.workers), 1.0),
+  const RoundPlanner planner(cfg.fl, cfg.heterogeneity_seed(), std::vector<double>(static_cast<size_t>(out.workers), 1.0),
                              setup.micro_batch, no_faults);
   const FlTimingOutcome r = run_fl_timing(platform, spec, planner);
   out.timing = r.timing;

@@ -14,21 +14,21 @@ models::Partition make_partition(const RunConfig& c, const models::Dataset& trai
                                  const std::vector<std::vector<int32_t>>& natural_shards) {
   switch (c.data.partition) {
     case PartitionKind::Iid:
-      return models::partition_iid(train.num_samples, c.workers, c.seed);
+      return models::partition_iid(train.num_samples, c.workers, c.data_seed());
     case PartitionKind::Dirichlet:
       // Every worker must hold something to train on, hence a minimum shard of one sample.
-      return models::partition_dirichlet(train.labels, train.num_classes, c.workers, c.data.dirichlet_alpha, c.seed,
+      return models::partition_dirichlet(train.labels, train.num_classes, c.workers, c.data.dirichlet_alpha, c.data_seed(),
                                          /*min_shard_size=*/1);
     case PartitionKind::Labels:
       return models::partition_labels_per_client(train.labels, train.num_classes, c.workers,
-                                                 c.data.labels_per_worker, c.seed);
+                                                 c.data.labels_per_worker, c.data_seed());
     case PartitionKind::Lognormal:
-      return models::partition_lognormal_quantity(train.num_samples, c.workers, c.data.lognormal_sigma, c.seed);
+      return models::partition_lognormal_quantity(train.num_samples, c.workers, c.data.lognormal_sigma, c.data_seed());
     case PartitionKind::Groups: {
       std::vector<models::LabelGroup> groups;
       for (const LabelGroup& g : c.data.label_groups)
         groups.push_back({g.name, std::vector<int32_t>(g.labels.begin(), g.labels.end()), g.workers});
-      return models::partition_label_groups(train.labels, train.num_classes, groups, c.seed);
+      return models::partition_label_groups(train.labels, train.num_classes, groups, c.data_seed());
     }
     case PartitionKind::Natural:
       if (static_cast<int>(natural_shards.size()) != c.workers)
@@ -77,7 +77,7 @@ TrainingData prepare_data(const RunConfig& c, const KeyOrigins& at) {
     s.beta = c.data.synthetic_beta;
     s.iid = c.data.dataset == DatasetSource::SyntheticIid;
     s.devices = c.data.synthetic_devices;
-    s.seed = c.seed;
+    s.seed = c.data_seed();
     try {
       models::FederatedData generated = models::make_fedprox_synthetic(s);
       data.train = std::move(generated.train);

@@ -43,6 +43,7 @@ StragglerConfig make_straggler_config(const Scenario& s, int workers, uint64_t s
              std::string("raise it to at least ") + least + ", or list the workers in slow_workers");
     }
     for (const int w : choose_slow_workers(workers, count, seed)) c.slow_workers.push_back({w, factor});
+    c.chosen_at_random = true;
   }
   c.step_probability = s.real("stragglers.step_probability");
   c.step_slowdown = s.real("stragglers.step_slowdown");

@@ -26,6 +26,7 @@ struct StragglerConfig {
   double step_probability = 0.0;         // chance that a worker's step is slowed down
   double step_slowdown = 1.0;            // compute-time multiplier of a slowed step (>= 1)
   double lognormal_sigma = 0.0;          // jitter of every step: mean-one lognormal multiplier; 0 = none
+  bool chosen_at_random = false;         // slow_workers drawn by stragglers.slow_fraction (from the seed)
 
   bool has_random_slowdowns() const { return (step_probability > 0 && step_slowdown != 1.0) || lognormal_sigma > 0; }
 };

@@ -198,16 +198,28 @@ std::string workload_settings(const std::string& key, const RunConfig& c) {
   if (c.workload.proxy)
     return key == "workload.steps" ? "has no effect in a proxy run, whose length is the training's" : "";
   // The seed draws federated rounds and the stragglers' slow workers and slowed steps.
-  if (key == "run.seed" && (c.strategy == Strategy::Federated || !c.heterogeneity.stragglers.slow_workers.empty() ||
+  if ((key == "run.seed" || key == "run.heterogeneity_seed") && (c.strategy == Strategy::Federated || !c.heterogeneity.stragglers.slow_workers.empty() ||
                             c.heterogeneity.stragglers.has_random_slowdowns()))
     return "";
   if (read_by_workload_run(key, c.strategy)) return "";
   return "has no effect in a timing-only run of a workload (workload.name = " + c.workload.name + ")";
 }
 
+// run.model_seed, run.data_seed, run.heterogeneity_seed: each matters where its stream draws something.
+std::string seed_streams(const std::string& key, const RunConfig& c) {
+  const bool timing_only = c.workload.active() && !c.workload.proxy;
+  if ((key == "run.model_seed" || key == "run.data_seed") && timing_only)
+    return "has no effect in a timing-only run of a workload: it has no weights and no data";
+  if (key != "run.heterogeneity_seed") return "";
+  const StragglerConfig& s = c.heterogeneity.stragglers;
+  if (c.strategy == Strategy::Federated || s.chosen_at_random || s.has_random_slowdowns()) return "";
+  return "has no effect: nothing is drawn from it here (it draws the workers of stragglers.slow_fraction, "
+         "random slowdowns and federated rounds)";
+}
+
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> all = [] {
-    std::vector<Rule> r = {workload_settings,     strategy_sections,     compression_settings, fl_algorithm_settings,
+    std::vector<Rule> r = {seed_streams, workload_settings,     strategy_sections,     compression_settings, fl_algorithm_settings,
                            architecture_settings, topology_settings,    collective_settings,
                            hierarchical_without_nodes, pcie_switch_settings};
     for (Rule& n : numerics_rules()) r.push_back(std::move(n));

@@ -41,6 +41,12 @@ RunConfig make_run_config(const Scenario& s) {
   c.name = run_name(s);
   c.scenario_path = s.path();
   c.seed = static_cast<uint64_t>(s.integer("run.seed"));
+  const auto stream_seed = [&](const char* key) {
+    return trim(s.text(key)).empty() ? std::optional<uint64_t>() : std::optional<uint64_t>(s.integer(key));
+  };
+  c.model_seed_set = stream_seed("run.model_seed");
+  c.data_seed_set = stream_seed("run.data_seed");
+  c.heterogeneity_seed_set = stream_seed("run.heterogeneity_seed");
   c.evals_per_epoch = static_cast<int>(s.integer("eval.per_epoch"));
   c.target_accuracy = s.real("eval.target_accuracy");
   c.stop_on_divergence = s.boolean("eval.stop_on_divergence");
@@ -56,7 +62,7 @@ RunConfig make_run_config(const Scenario& s) {
   read_network_section(s, c);
   read_numerics_sections(s, c);
   c.data = make_data_config(s);
-  c.heterogeneity = make_heterogeneity_config(s, c.workers, c.seed);
+  c.heterogeneity = make_heterogeneity_config(s, c.workers, c.heterogeneity_seed());
   c.collectives = make_collective_config(s);
   c.sync = make_sync_config(s);
   c.ps = make_ps_config(s);
@@ -72,11 +78,23 @@ RunConfig make_run_config(const Scenario& s) {
 // ---- keys ------------------------------------------------------------------------------------------------
 using namespace key_builders;
 
+static KeySpec optional_seed(const char* name, const char* help) {
+  KeySpec k = integer(name, "", between(0, 1e15), help);
+  k.optional = true;
+  return k;
+}
+
 void add_run_keys(std::vector<KeySpec>& keys) {
   const std::vector<KeySpec> mine = {
       text("run.name", "", "Run name used in outputs; defaults to the scenario file name without .ini", true),
       integer("run.seed", "1", between(0, 1e15),
-              "Seed of every random stream (data order, initialisation, stragglers, sampling)"),
+              "Seed of every random stream (data order, initialisation, stragglers, sampling) unless one of "
+              "run.model_seed, run.data_seed, run.heterogeneity_seed sets that stream; compression's always"),
+      optional_seed("run.model_seed", "Seed of the weight initialisation; unset = run.seed"),
+      optional_seed("run.data_seed", "Seed of the data order, the partition over workers and synthetic data; unset = run.seed"),
+      optional_seed("run.heterogeneity_seed",
+                    "Seed of the slow workers chosen by stragglers.slow_fraction, the slowed steps and the federated "
+                    "rounds (who is online, sampled, a straggler); unset = run.seed"),
   };
   keys.insert(keys.end(), mine.begin(), mine.end());
 }

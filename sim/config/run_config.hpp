@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,15 @@ class Scenario;
 struct RunConfig {
   std::string name;
   std::string scenario_path;
-  uint64_t seed = 1;
+  uint64_t seed = 1;  // run.seed: compression's random choices, and the default of the three streams below
+  // Separate seed streams, each run.seed unless set, so that one source of randomness can vary while the
+  // others stay fixed (e.g. new initialisations on the same slow workers).
+  std::optional<uint64_t> model_seed_set;          // run.model_seed: weight initialisation
+  std::optional<uint64_t> data_seed_set;           // run.data_seed: data order, partition, synthetic data
+  std::optional<uint64_t> heterogeneity_seed_set;  // run.heterogeneity_seed: slow workers, slowed steps, rounds
+  uint64_t model_seed() const { return model_seed_set.value_or(seed); }
+  uint64_t data_seed() const { return data_seed_set.value_or(seed); }
+  uint64_t heterogeneity_seed() const { return heterogeneity_seed_set.value_or(seed); }
 
   int workers = 1;
   GpuSpec gpu;

@@ -10,10 +10,10 @@ namespace dtsim::sim {
 const std::vector<StrategyDescriptor>& strategy_registry() {
   using S = StrategyDescriptor::Servers;
   static const std::vector<StrategyDescriptor> registry = {
-      {Strategy::Sync, "sync", {"sync"}, true, false, true, false, S::None},
-      {Strategy::Local, "local", {"sync", "local"}, true, false, false, false, S::None},
-      {Strategy::AsyncPs, "async-ps", {"ps"}, false, false, true, false, S::PsShards},
-      {Strategy::Federated, "federated", {"fl"}, false, true, true, true, S::One},
+      {Strategy::Sync, "sync", {"sync"}, true, false, true, false, S::None, "step"},
+      {Strategy::Local, "local", {"sync", "local"}, true, false, false, false, S::None, "step"},
+      {Strategy::AsyncPs, "async-ps", {"ps"}, false, false, true, false, S::PsShards, "update"},
+      {Strategy::Federated, "federated", {"fl"}, false, true, true, true, S::One, "round"},
   };
   return registry;
 }

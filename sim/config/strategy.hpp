@@ -33,6 +33,9 @@ struct StrategyDescriptor {
   bool steps_are_rounds;
   // Hosts the platform adds beyond the workers: parameter-server shards take ps.servers, an aggregator one.
   enum class Servers { None, PsShards, One } servers;
+  // What a row's `step` counts (metrics.csv, progress lines): optimizer steps, the parameter server's updates
+  // (one per applied gradient, or per gradients_per_update of them), or rounds.
+  const char* row_step;
 };
 
 const std::vector<StrategyDescriptor>& strategy_registry();

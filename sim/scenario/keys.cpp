@@ -179,7 +179,10 @@ void check_physical(const KeySpec& spec, double v, const std::string& shown) {
 void validate_value(const KeySpec& spec, const std::string& text) {
   const std::string s = trim(text);
   switch (spec.type) {
-    case ValueType::Int: check_range(spec, static_cast<double>(parse_int(s)), s); break;
+    case ValueType::Int:
+      if (spec.optional && s.empty()) break;  // an optional whole number left unset
+      check_range(spec, static_cast<double>(parse_int(s)), s);
+      break;
     case ValueType::Real: check_range(spec, parse_real(s), s); break;
     case ValueType::Bool: parse_bool(s); break;
     case ValueType::Text:

@@ -258,7 +258,7 @@ nlohmann::json Scenario::to_json() const {
     const std::string& t = text(k.name);
     nlohmann::json& slot = out[k.section()][k.field()];
     switch (k.type) {
-      case ValueType::Int: slot = integer(k.name); break;
+      case ValueType::Int: slot = k.optional && trim(t).empty() ? nlohmann::json(nullptr) : nlohmann::json(integer(k.name)); break;
       case ValueType::Real: slot = real(k.name); break;
       case ValueType::Bool: slot = boolean(k.name); break;
       case ValueType::Quantity: slot = quantity(k.name); break;

@@ -83,7 +83,7 @@ void MetricsLog::record(const EvalPoint& point) {
 
 std::string MetricsLog::csv_header() {
   return "step,epoch,sim_time_s,lr,train_loss,test_loss,test_accuracy,bytes_sent,compression_error,"
-         "wire_bytes_per_worker,compression_ratio,nonfinite";
+         "wire_bytes_per_worker,compression_ratio,staleness_mean,staleness_max,nonfinite";
 }
 
 namespace {
@@ -118,12 +118,16 @@ std::string MetricsLog::csv_row(const EvalPoint& p) {
     compression = cell("%.6f", p.compression_error, "compression_error", nonfinite) + "," +
                   cell("%.1f", p.wire_bytes_per_worker, "wire_bytes_per_worker", nonfinite) + "," +
                   cell("%.4f", p.compression_ratio, "compression_ratio", nonfinite);
+  std::string staleness = ",";
+  if (!std::isnan(p.staleness_mean))
+    staleness = cell("%.4f", p.staleness_mean, "staleness_mean", nonfinite) + "," +
+                cell("%.0f", p.staleness_max, "staleness_max", nonfinite);
   char head[64];
   std::snprintf(head, sizeof head, "%" PRId64 ",", p.step);
   char bytes[32];
   std::snprintf(bytes, sizeof bytes, "%" PRIu64, p.bytes_sent);
   return head + epoch + "," + time + "," + lr + "," + train_loss + "," + test_loss + "," + accuracy + "," + bytes +
-         "," + compression + "," + nonfinite;
+         "," + compression + "," + staleness + "," + nonfinite;
 }
 
 }  // namespace dtsim::sim

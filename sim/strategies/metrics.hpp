@@ -25,7 +25,18 @@ struct EvalPoint {
   double compression_error = std::numeric_limits<double>::quiet_NaN();
   double wire_bytes_per_worker = std::numeric_limits<double>::quiet_NaN();  // mean per message (worker-step)
   double compression_ratio = std::numeric_limits<double>::quiet_NaN();      // fp32 bytes / wire bytes
+  // Asynchronous parameter server: the staleness of the gradients applied since the previous point (at every
+  // shard); NaN (empty cells) for other strategies and when none was applied.
+  double staleness_mean = std::numeric_limits<double>::quiet_NaN();
+  double staleness_max = std::numeric_limits<double>::quiet_NaN();
   bool train_loss_measured = false;  // some step's loss went into train_loss (else it is empty, not a value)
+};
+
+// The staleness of the gradients an asynchronous parameter server applied between two rows.
+struct StalenessInterval {
+  int64_t count = 0;  // applications (a gradient counts once per shard); 0: none, the row's cells stay empty
+  double mean = 0.0;
+  int64_t max = 0;
 };
 
 // How a run ended. Every summary.json says which, with a reason (docs/outputs.md).

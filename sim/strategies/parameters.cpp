@@ -16,7 +16,7 @@ TrainableParameters::TrainableParameters(const TrainingContext& ctx, const float
     ops_.copy(master_.data(), initial, n);
   } else {
     std::vector<float> init(n);
-    ctx.objective.init_params(init.data(), ctx.config().seed);
+    ctx.objective.init_params(init.data(), ctx.config().model_seed());
     ops_.upload(master_.data(), init.data(), n);
   }
   finish_setup(ctx, ctx.objective.param_tensors());
@@ -29,7 +29,7 @@ TrainableParameters::TrainableParameters(const TrainingContext& ctx, const Param
       scaler_(loss_scaler_settings(ctx.config())),
       master_(ctx.ops, range.size) {
   std::vector<float> init(ctx.objective.num_params());
-  ctx.objective.init_params(init.data(), ctx.config().seed);
+  ctx.objective.init_params(init.data(), ctx.config().model_seed());
   ops_.upload(master_.data(), init.data() + range.offset, range.size);
   finish_setup(ctx, range.tensors);
 }

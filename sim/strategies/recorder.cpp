@@ -65,7 +65,7 @@ bool TrainingRecorder::due(int64_t applied_steps) const {
 }
 
 void TrainingRecorder::record(int64_t applied_steps, const float* params, gpu::NumberFormat activations, double lr,
-                              uint64_t bytes_sent) {
+                              uint64_t bytes_sent, const StalenessInterval* staleness) {
   const models::EvalResult test = ctx_.objective.evaluate(params, activations);
   EvalPoint p;
   p.step = applied_steps;
@@ -78,6 +78,10 @@ void TrainingRecorder::record(int64_t applied_steps, const float* params, gpu::N
   p.test_accuracy = test.accuracy;
   p.bytes_sent = bytes_sent;
   fill_compression(p);
+  if (staleness && staleness->count > 0) {
+    p.staleness_mean = staleness->mean;
+    p.staleness_max = static_cast<double>(staleness->max);
+  }
   loss_sum_ = 0.0;
   loss_count_ = 0;
   ctx_.metrics.record(p);

@@ -32,7 +32,9 @@ class TrainingRecorder {
   void fill_compression(EvalPoint& p);
   bool due(int64_t applied_steps) const;
   // Evaluates `params` (backend memory) and records a row at the current simulated time.
-  void record(int64_t applied_steps, const float* params, gpu::NumberFormat activations, double lr, uint64_t bytes_sent);
+  // `staleness`, for a row of the asynchronous parameter server: the gradients applied since the last row.
+  void record(int64_t applied_steps, const float* params, gpu::NumberFormat activations, double lr, uint64_t bytes_sent,
+              const StalenessInterval* staleness = nullptr);
 
  private:
   const TrainingContext& ctx_;

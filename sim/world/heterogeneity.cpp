@@ -209,7 +209,7 @@ HeterogeneityRuntime apply_heterogeneity(sg4::Engine& engine, const Platform& pl
   runtime.state_ = std::make_shared<HeterogeneityRuntime::State>();
   HeterogeneityRuntime::State& s = *runtime.state_;
   s.engine = &engine;
-  s.stragglers = StragglerModel(h.stragglers, config.seed);
+  s.stragglers = StragglerModel(h.stragglers, config.heterogeneity_seed());
   try {
     s.faults = FaultSchedule(h.faults, platform.node_of_worker);
   } catch (const ValueError& e) {

@@ -185,7 +185,7 @@ TEST_F(Cli, QuickstartIsDeterministicAndReachesEightyFivePercent) {
   EXPECT_EQ(metrics, read_file(b / "metrics.csv"));
   EXPECT_EQ(metrics.substr(0, metrics.find('\n')),
             "step,epoch,sim_time_s,lr,train_loss,test_loss,test_accuracy,bytes_sent,compression_error,"
-            "wire_bytes_per_worker,compression_ratio,nonfinite");
+            "wire_bytes_per_worker,compression_ratio,staleness_mean,staleness_max,nonfinite");
   const std::string last_row = metrics.substr(metrics.rfind('\n', metrics.size() - 2) + 1);
   EXPECT_EQ(last_row.substr(last_row.size() - 4), ",,,\n")
       << "an uncompressed run leaves the compression cells empty, and nothing is flagged non-finite";

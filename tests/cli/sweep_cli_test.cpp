@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -181,6 +182,30 @@ TEST_F(Sweep, TwoByTwoByTwoSeedsGivesEightRowsAndGroupStatistics) {
   ASSERT_EQ(collected.exit_code, 0) << collected.output;
   EXPECT_EQ(read_file(out() / "results.csv"), results_text);
   EXPECT_EQ(read_file(out() / "summary.csv"), summary_text);
+
+  // compare: one line per group, the mean ± std of each chosen column over its two seeds, a cost with its range.
+  const auto table = run_dtsim("compare " + out().string() + " --columns final_test_accuracy,cost_mid");
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  const std::vector<std::string> lines = dtsim::testing::lines_of(table.output);
+  ASSERT_EQ(lines.size(), 7u) << table.output;  // title, blank, header, 4 groups
+  EXPECT_NE(lines[0].find("mean ± sample std over 2 seeds"), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[2].rfind("training.lr", 0), 0u) << lines[2];
+  EXPECT_NE(lines[2].find("final accuracy"), std::string::npos) << lines[2];
+  const auto g4 = [](double v) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+    return std::string(buf);
+  };
+  for (size_t g = 0; g < 4; ++g) {
+    const double x = num(results[2 * g], "final_test_accuracy"), y = num(results[2 * g + 1], "final_test_accuracy");
+    const std::string accuracy = g4((x + y) / 2) + " ± " + g4(std::abs(x - y) / std::sqrt(2.0));
+    EXPECT_NE(lines[3 + g].find(accuracy), std::string::npos) << lines[3 + g] << " lacks " << accuracy;
+    const std::string range = "[" + g4(num(results[2 * g], "cost_low")) + "-" + g4(num(results[2 * g], "cost_high")) + "]";
+    EXPECT_NE(lines[3 + g].find(range), std::string::npos) << lines[3 + g] << " lacks " << range;
+  }
+  const auto bad = run_dtsim("compare " + out().string() + " --columns final_accuracy", true);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err.rfind("dtsim: error: command line: --columns: 'final_accuracy' is not a column of results.csv", 0), 0u) << bad.err;
 }
 
 TEST_F(Sweep, AKilledSweepResumesWithExactlyOneResultPerRun) {

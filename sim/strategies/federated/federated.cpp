@@ -34,7 +34,7 @@ FederatedLearning::FederatedLearning(const TrainingContext& ctx)
       model_wire_bytes_(ctx.compute.proxied() ? ctx.compute.proxy_weight_message(1.0) : params_.wire_bytes()),
       vectors_(fl_.algorithm == models::FlAlgorithm::Scaffold ? 2 : 1),
       aggregator_(ctx.ops, num_params_, server_settings(fl_, ctx.config().workers)),
-      planner_(fl_, ctx.config().seed, sample_counts(ctx.objective, ctx.config().workers),
+      planner_(fl_, ctx.config().heterogeneity_seed(), sample_counts(ctx.objective, ctx.config().workers),
                ctx.config().batch_per_worker, ctx.heterogeneity.faults()),
       secagg_(fl_.secure_aggregation),
       report_(ctx.config().workers),

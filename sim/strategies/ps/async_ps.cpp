@@ -283,8 +283,9 @@ void AsyncParameterServer::record(int64_t step) {
   // computation never yields).
   for (size_t s = 0; s < shards_.size(); ++s)
     ctx_.ops.copy(scratch_params_.data() + ranges_[s].offset, shards_[s]->params().forward(), ranges_[s].size);
+  const StalenessInterval staleness = job_.staleness.take_interval();
   recorder_.record(step, scratch_params_.data(), shards_[0]->params().numerics().activations, last_lr_,
-                   channel_.bytes_sent());
+                   channel_.bytes_sent(), &staleness);
   last_recorded_ = step;
   model_changed_ = false;
 }

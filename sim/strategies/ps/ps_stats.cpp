@@ -15,6 +15,20 @@ void StalenessStats::applied(int worker, int shard, int64_t staleness, double lr
   w.staleness_sum += static_cast<double>(staleness);
   w.lr_factor_sum += lr_factor;
   if (shard == 0) ++w.gradients;
+  ++interval_count_;
+  interval_sum_ += static_cast<double>(staleness);
+  interval_max_ = std::max(interval_max_, staleness);
+}
+
+StalenessInterval StalenessStats::take_interval() {
+  StalenessInterval out;
+  out.count = interval_count_;
+  out.mean = interval_count_ > 0 ? interval_sum_ / static_cast<double>(interval_count_) : 0.0;
+  out.max = interval_max_;
+  interval_count_ = 0;
+  interval_sum_ = 0.0;
+  interval_max_ = 0;
+  return out;
 }
 
 void StalenessStats::held(int worker, double seconds) {

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "sim/strategies/metrics.hpp"
+
 namespace dtsim::sim {
 
 class StalenessStats {
@@ -17,6 +19,10 @@ class StalenessStats {
   void applied(int worker, int shard, int64_t staleness, double lr_factor);
   // A pull of `worker` that a shard held for `seconds` (bounded staleness).
   void held(int worker, double seconds);
+
+  // The applications since the previous call (at every shard, as mean_staleness counts them), for a row of
+  // metrics.csv.
+  StalenessInterval take_interval();
 
   // Over every application at every shard (a gradient counts once per shard).
   double mean_staleness() const;
@@ -34,6 +40,9 @@ class StalenessStats {
   nlohmann::json workers_json() const;
 
  private:
+  int64_t interval_count_ = 0;
+  double interval_sum_ = 0.0;
+  int64_t interval_max_ = 0;
   struct PerWorker {
     std::vector<int64_t> histogram;
     int64_t gradients = 0;

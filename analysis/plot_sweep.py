@@ -1,0 +1,212 @@
+#!/usr/bin/python3
+"""Plot a dtsim sweep: one curve per group of runs (the varied values other than run.seed), the mean over
+seeds with a band of one sample standard deviation.
+
+    analysis/plot_sweep.py out/lr-by-fabric                 # writes out/lr-by-fabric/sweep.png
+    analysis/plot_sweep.py out/lr-by-fabric -o figure.png
+
+Panels for runs with numerics: test accuracy against simulated time (a log axis when the groups' run times
+span more than a factor of 10) and against epochs, test loss against simulated time (log scale; a diverged
+run's last point is marked with a cross), bytes sent against simulated time, and bars of simulated time (and
+time to the target accuracy) and of cost (the mid price, its range as error bars). A sweep of timing-only
+runs gets bars of step time, exposed communication and cost per unit. Reads DIR/sweep.json, DIR/results.csv
+and each run's metrics.csv; uses the Python standard library and Debian's python3-matplotlib only.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+class SweepError(Exception):
+    pass
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def number(text):
+    return float(text) if text not in ("", None) else float("nan")
+
+
+def load_sweep(folder):
+    """Returns (manifest, groups): groups is a list of (label, [result rows]) in the sweep's order."""
+    try:
+        with open(os.path.join(folder, "sweep.json")) as f:
+            manifest = json.load(f)
+        results = read_csv(os.path.join(folder, "results.csv"))
+    except OSError as e:
+        raise SweepError(f"{folder}: not a sweep folder with results ({e.strerror}: {e.filename})")
+    except json.JSONDecodeError as e:
+        raise SweepError(f"{folder}/sweep.json: {e}")
+    keys = [v["key"] for v in manifest.get("vary", []) if v["key"] != "run.seed"]
+    groups = {}
+    for row in results:
+        label = ", ".join(f"{k.split('.', 1)[1]}={row[k]}" for k in keys) or "all runs"
+        groups.setdefault(label, []).append(row)
+    if not groups:
+        raise SweepError(f"{folder}/results.csv: no runs")
+    return manifest, list(groups.items())
+
+
+def load_metrics(folder, run):
+    """A run's evaluation rows (metrics.csv, or metrics.partial.csv for a run that did not finish)."""
+    for name in ("metrics.csv", "metrics.partial.csv"):
+        path = os.path.join(folder, run, name)
+        if os.path.exists(path):
+            return [{k: number(v) for k, v in r.items() if k != "nonfinite"} for r in read_csv(path)]
+    return []
+
+
+def mean_std(values):
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return float("nan"), float("nan")
+    mean = sum(values) / len(values)
+    if len(values) < 2:
+        return mean, 0.0
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+def curve(runs_rows, x_column, y_column):
+    """Mean x and mean ± std y at each evaluation index that every run of the group reached."""
+    length = min(len(rows) for rows in runs_rows)
+    xs, ys, sds = [], [], []
+    for i in range(length):
+        xs.append(mean_std([rows[i][x_column] for rows in runs_rows])[0])
+        m, s = mean_std([rows[i][y_column] for rows in runs_rows])
+        ys.append(m)
+        sds.append(s)
+    return xs, ys, sds
+
+
+def draw_curve(ax, xs, ys, sds, label, scale=1.0):
+    line, = ax.plot(xs, [scale * y for y in ys], marker=".", label=label)
+    low = [scale * (y - s) for y, s in zip(ys, sds)]
+    high = [scale * (y + s) for y, s in zip(ys, sds)]
+    ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+    return line
+
+
+def bars(ax, labels, column_rows, column, title, ylabel, low=None, high=None):
+    means, errs = [], [[], []]
+    for rows in column_rows:
+        m, s = mean_std([number(r.get(column, "")) for r in rows])
+        means.append(m)
+        if low and high:
+            lo = mean_std([number(r.get(low, "")) for r in rows])[0]
+            hi = mean_std([number(r.get(high, "")) for r in rows])[0]
+            errs[0].append(max(0.0, m - lo) if not math.isnan(lo) else 0.0)
+            errs[1].append(max(0.0, hi - m) if not math.isnan(hi) else 0.0)
+        else:
+            errs[0].append(s if not math.isnan(s) else 0.0)
+            errs[1].append(s if not math.isnan(s) else 0.0)
+    positions = range(len(labels))
+    ax.bar(positions, [0 if math.isnan(m) else m for m in means], yerr=errs, capsize=4, color="tab:blue", alpha=0.8)
+    ax.set_xticks(list(positions))
+    ax.set_xticklabels(labels, rotation=20, ha="right", fontsize=8)
+    ax.set(title=title, ylabel=ylabel)
+    for p, m in zip(positions, means):
+        if math.isnan(m):
+            ax.annotate("n/a", (p, 0), ha="center", va="bottom", fontsize=8)
+
+
+def currency_of(folder, group_rows):
+    """The currency the runs' prices are in (summary.json), or a neutral word."""
+    for rows in group_rows:
+        for r in rows:
+            try:
+                with open(os.path.join(folder, r["run"], "summary.json")) as f:
+                    s = json.load(f)
+            except (OSError, json.JSONDecodeError):
+                continue
+            return s.get("cost", {}).get("currency") or s.get("simulation", {}).get("currency") or "currency"
+    return "currency"
+
+
+def plot(folder, output):
+    manifest, groups = load_sweep(folder)
+    labels = [label for label, _ in groups]
+    group_rows = [rows for _, rows in groups]
+    timing_only = all(r.get("step_s", "") != "" for rows in group_rows for r in rows)
+    currency = currency_of(folder, group_rows)
+    if timing_only:
+        fig, axes = plt.subplots(1, 3, figsize=(15, 4.6))
+        bars(axes[0], labels, group_rows, "step_s", "Step time", "seconds per step")
+        bars(axes[1], labels, group_rows, "exposed_communication_s_per_step", "Exposed communication per step", "seconds")
+        bars(axes[2], labels, group_rows, "cost_per_unit_low", "Cost per unit (low to high price)", f"{currency} per unit",
+             "cost_per_unit_low", "cost_per_unit_high")
+    else:
+        fig, axes = plt.subplots(2, 3, figsize=(16, 9))
+        axes = [a for row in axes for a in row]
+        finals = []
+        for label, rows in groups:
+            metrics = [load_metrics(folder, r["run"]) for r in rows]
+            metrics = [m for m in metrics if m]
+            if not metrics:
+                continue
+            xs, ys, sds = curve(metrics, "sim_time_s", "test_accuracy")
+            finals.append(max(xs) if xs else 0.0)
+            draw_curve(axes[0], xs, ys, sds, label, 100)
+            draw_curve(axes[1], *curve(metrics, "epoch", "test_accuracy"), label, 100)
+            line = draw_curve(axes[2], *curve(metrics, "sim_time_s", "test_loss"), label)
+            for r, m in zip(rows, metrics):
+                if r["status"] == "diverged":
+                    last = [p for p in m if not math.isnan(p["test_loss"])][-1]
+                    axes[2].plot([last["sim_time_s"]], [last["test_loss"]], "x", color=line.get_color(), markersize=10)
+            draw_curve(axes[3], *curve(metrics, "sim_time_s", "bytes_sent"), label, 1e-9)
+        positive = [f for f in finals if f > 0]
+        if positive and max(positive) > 10 * min(positive):
+            for ax in (axes[0], axes[2], axes[3]):
+                ax.set_xscale("log")
+        axes[2].set_yscale("log")
+        axes[0].set(xlabel="simulated time (s)", ylabel="test accuracy (%)", title="Accuracy vs simulated time")
+        axes[1].set(xlabel="epoch", ylabel="test accuracy (%)", title="Accuracy vs epochs")
+        axes[2].set(xlabel="simulated time (s)", ylabel="test loss (log)", title="Test loss (x: diverged)")
+        axes[3].set(xlabel="simulated time (s)", ylabel="GB sent, all workers", title="Bytes vs simulated time")
+        for ax in axes[:4]:
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+        has_target = any(r.get("time_to_target_s", "") != "" for rows in group_rows for r in rows)
+        if has_target:
+            bars(axes[4], labels, group_rows, "time_to_target_s", "Time to target accuracy", "simulated seconds")
+        else:
+            bars(axes[4], labels, group_rows, "simulated_time_s", "Simulated time of the run", "simulated seconds")
+        cost = "cost_to_target" if has_target else "cost_mid"
+        bars(axes[5], labels, group_rows, cost, "Cost" + (" to target" if has_target else " of the run") +
+             " (mid price, range of regions)", currency, None if has_target else "cost_low",
+             None if has_target else "cost_high")
+    seeds = next((len(v["values"]) for v in manifest.get("vary", []) if v["key"] == "run.seed"), 0)
+    fig.suptitle(f"{manifest.get('scenario', folder)}: {sum(len(r) for r in group_rows)} runs"
+                 + (f", mean ± std over {seeds} seeds" if seeds > 1 else ""))
+    fig.tight_layout()
+    fig.savefig(output, dpi=110)
+    plt.close(fig)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sweep", help="a folder written by dtsim sweep")
+    parser.add_argument("-o", "--output", help="image to write (default SWEEP/sweep.png)")
+    args = parser.parse_args(argv)
+    output = args.output or os.path.join(args.sweep, "sweep.png")
+    try:
+        plot(args.sweep, output)
+    except (SweepError, KeyError, ValueError) as e:
+        print(f"plot_sweep: error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,72 @@
+#!/usr/bin/python3
+"""Checks that report.py writes one self-contained HTML page for a run and for a sweep, with the headline
+numbers, the plots embedded as PNG data and the command that reproduces the folder, and says so when a run
+did not complete."""
+import base64
+import os
+import re
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+import test_plot_sweep  # noqa: E402
+
+METRICS = "step,epoch,sim_time_s,lr,train_loss,test_loss,test_accuracy,bytes_sent\n0,0,0,0.1,,2.3,0.1,0\n10,1,0.5,0.1,0.6,0.5,0.8,1000\n"
+
+
+def embedded_pngs(page):
+    return [base64.b64decode(m) for m in re.findall(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", page)]
+
+
+class ReportTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_a_run(self):
+        run = os.path.join(self.tmp.name, "run")
+        os.makedirs(run)
+        with open(os.path.join(run, "metrics.csv"), "w") as f:
+            f.write(METRICS)
+        with open(os.path.join(run, "summary.json"), "w") as f:
+            f.write('{"status": "interrupted", "status_reason": "SIGINT", "final_test_accuracy": 0.8, '
+                    '"scenario_file": "scenarios/x.ini", "platform": "star", '
+                    '"cost": {"mid": 2, "low": 1, "high": 3, "currency": "CNY"}}')
+        self.assertEqual(report.main([run]), 0)
+        with open(os.path.join(run, "report.html")) as f:
+            page = f.read()
+        pngs = embedded_pngs(page)
+        self.assertEqual(len(pngs), 1)
+        self.assertEqual(pngs[0][:8], b"\x89PNG\r\n\x1a\n")
+        self.assertIn("did not complete: interrupted", page)
+        self.assertIn("2 CNY (range 1 to 3)", page)
+        self.assertIn("dtsim run scenarios/x.ini --out " + run, page)
+
+    def test_a_sweep(self):
+        case = test_plot_sweep.PlotSweepTest("test_draws_a_sweep_with_numerics")
+        case.dir = os.path.join(self.tmp.name, "sweep")
+        case.make_sweep()
+        with open(os.path.join(case.dir, "summary.csv"), "w") as f:
+            f.write("fabric.profile,runs,statuses,final_test_accuracy_mean,final_test_accuracy_std,"
+                    "final_test_accuracy_min,final_test_accuracy_max\n"
+                    "a,2,completed:2,0.8,0,0.8,0.8\nb,2,completed:1 diverged:1,0.8,0,0.8,0.8\n")
+        out = os.path.join(self.tmp.name, "r.html")
+        self.assertEqual(report.main([case.dir, "-o", out]), 0)
+        with open(out) as f:
+            page = f.read()
+        self.assertEqual(len(embedded_pngs(page)), 1)
+        self.assertIn("<th>final_test_accuracy_mean</th>", page)
+        self.assertNotIn("final_test_accuracy_min", page)
+        self.assertIn("Some runs did not complete", page)
+        self.assertIn("dtsim sweep s.ini --vary fabric.profile=a,b --seeds 2 --out " + case.dir, page)
+
+    def test_not_a_run_is_an_error(self):
+        self.assertEqual(report.main([os.path.join(self.tmp.name, "absent")]), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,154 @@
+#include "sim/app/sweep_compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "sim/scenario/errors.hpp"
+#include "sim/scenario/keys.hpp"
+
+namespace dtsim::sim {
+namespace {
+
+// What compare shows first, when the runs have it: accuracy, then time, then money and energy, then traffic.
+const std::vector<std::string>& preferred_columns() {
+  static const std::vector<std::string> columns = {
+      "final_test_accuracy", "time_to_target_s", "cost_to_target", "simulated_time_s", "communication_s", "idle_s",
+      "step_s", "exposed_communication_s_per_step", "scaling_efficiency", "tokens_per_second", "samples_per_second",
+      "cost_mid", "cost_per_unit_low", "energy_kwh", "energy_kwh_per_unit", "bytes_sent", "mean_staleness",
+      "compression_ratio"};
+  return columns;
+}
+
+// Headers a reader understands without the docs; a cost column carries its range.
+std::string header_of(const std::string& column) {
+  static const std::map<std::string, std::string> names = {
+      {"final_test_accuracy", "final accuracy"}, {"best_test_accuracy", "best accuracy"},
+      {"time_to_target_s", "time to target (s)"}, {"cost_to_target", "cost to target"},
+      {"simulated_time_s", "simulated time (s)"}, {"communication_s", "communication (s)"}, {"idle_s", "idle (s)"},
+      {"compute_s", "compute (s)"}, {"step_s", "step (s)"}, {"exposed_communication_s_per_step", "exposed comm. per step (s)"},
+      {"scaling_efficiency", "scaling efficiency"}, {"tokens_per_second", "tokens/s"}, {"samples_per_second", "samples/s"},
+      {"cost_mid", "cost [low-high]"}, {"cost_per_unit_low", "cost per unit [low-high]"}, {"energy_kwh", "energy (kWh)"},
+      {"energy_kwh_per_unit", "energy per unit (kWh)"}, {"bytes_sent", "bytes sent"}, {"mean_staleness", "mean staleness"},
+      {"compression_ratio", "compression ratio"}};
+  const auto it = names.find(column);
+  return it == names.end() ? column : it->second;
+}
+
+std::string g4(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+struct Stats {
+  size_t n = 0;
+  double mean = 0, std = 0;
+};
+
+Stats stats_of(const std::vector<const RunRow*>& members, const std::string& column) {
+  std::vector<double> values;
+  for (const RunRow* row : members)
+    if (const auto it = row->numbers.find(column); it != row->numbers.end()) values.push_back(it->second);
+  Stats s;
+  s.n = values.size();
+  if (values.empty()) return s;
+  for (const double v : values) s.mean += v;
+  s.mean /= static_cast<double>(s.n);
+  if (s.n > 1) {
+    double squares = 0;
+    for (const double v : values) squares += (v - s.mean) * (v - s.mean);
+    s.std = std::sqrt(squares / static_cast<double>(s.n - 1));
+  }
+  return s;
+}
+
+std::string cell(const std::vector<const RunRow*>& members, const std::string& column) {
+  const Stats s = stats_of(members, column);
+  if (s.n == 0) return "-";
+  std::string text = g4(s.mean);
+  if (s.n > 1) text += " ± " + g4(s.std);
+  // A price is a range (the regions' lowest and highest rates): shown beside the mid price.
+  const auto range = [&](const std::string& low, const std::string& high) {
+    const Stats l = stats_of(members, low), h = stats_of(members, high);
+    return l.n && h.n ? " [" + g4(l.mean) + "-" + g4(h.mean) + "]" : std::string();
+  };
+  if (column == "cost_mid") text += range("cost_low", "cost_high");
+  if (column == "cost_per_unit_low") {
+    const Stats h = stats_of(members, "cost_per_unit_high");
+    text = g4(s.mean) + (h.n ? "-" + g4(h.mean) : "");
+  }
+  return text;
+}
+
+// Display width: UTF-8 continuation bytes take no column.
+size_t width_of(const std::string& text) {
+  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+}  // namespace
+
+std::vector<std::string> default_compare_columns(const std::vector<RunRow>& rows) {
+  std::vector<std::string> out;
+  for (const std::string& column : preferred_columns())
+    if (std::any_of(rows.begin(), rows.end(), [&](const RunRow& r) { return r.numbers.count(column) > 0; }))
+      out.push_back(column);
+  return out;
+}
+
+std::string comparison_table(const SweepPlan& plan, const std::vector<RunRow>& rows,
+                             const std::vector<std::string>& columns) {
+  for (const std::string& column : columns) {
+    const auto& known = headline_columns();
+    if (std::find(known.begin(), known.end(), column) == known.end()) {
+      const std::string near = suggest_among(column, known);
+      throw InputError("command line", "--columns", "'" + column + "' is not a column of results.csv",
+                       near.empty() ? "see docs/sweeps.md for the columns" : "did you mean '" + near + "'?");
+    }
+  }
+  const std::vector<std::string> keys = plan.group_keys();
+  std::vector<std::vector<std::string>> table;
+  std::vector<std::string> header = keys;
+  header.push_back("runs");
+  for (const std::string& column : columns) header.push_back(header_of(column));
+  table.push_back(header);
+
+  std::vector<std::vector<std::string>> group_values;
+  std::vector<std::vector<const RunRow*>> members;
+  for (const RunRow& row : rows) {
+    std::vector<std::string> values;
+    for (const std::string& key : keys) values.push_back(*row.run->value_of(key));
+    const auto it = std::find(group_values.begin(), group_values.end(), values);
+    if (it == group_values.end()) {
+      group_values.push_back(values);
+      members.push_back({&row});
+    } else {
+      members[static_cast<size_t>(it - group_values.begin())].push_back(&row);
+    }
+  }
+  for (size_t g = 0; g < group_values.size(); ++g) {
+    std::vector<std::string> line = group_values[g];
+    size_t with_result = 0;
+    for (const RunRow* row : members[g]) with_result += run_is_done(*row) ? 1 : 0;
+    line.push_back(with_result == members[g].size() ? std::to_string(with_result)
+                                                    : std::to_string(with_result) + " of " + std::to_string(members[g].size()));
+    for (const std::string& column : columns) line.push_back(cell(members[g], column));
+    table.push_back(line);
+  }
+  std::vector<size_t> widths(header.size(), 0);
+  for (const auto& line : table)
+    for (size_t c = 0; c < line.size(); ++c) widths[c] = std::max(widths[c], width_of(line[c]));
+  std::string out;
+  for (const auto& line : table) {
+    std::string text;
+    for (size_t c = 0; c < line.size(); ++c) {
+      text += line[c];
+      if (c + 1 < line.size()) text += std::string(widths[c] - width_of(line[c]) + 2, ' ');
+    }
+    out += text + "\n";
+  }
+  return out;
+}
+
+}  // namespace dtsim::sim
