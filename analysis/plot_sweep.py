@@ -148,31 +148,43 @@ def plot(folder, output):
     else:
         fig, axes = plt.subplots(2, 3, figsize=(16, 9))
         axes = [a for row in axes for a in row]
-        finals = []
+        # Each group's curves first: whether the time axes turn logarithmic depends on all of them.
+        drawn = []
         for label, rows in groups:
             metrics = [load_metrics(folder, r["run"]) for r in rows]
-            metrics = [m for m in metrics if m]
-            if not metrics:
-                continue
-            xs, ys, sds = curve(metrics, "sim_time_s", "test_accuracy")
-            finals.append(max(xs) if xs else 0.0)
-            draw_curve(axes[0], xs, ys, sds, label, 100)
+            pairs = [(r, m) for r, m in zip(rows, metrics) if m]
+            if pairs:
+                drawn.append((label, pairs))
+        finals = [max(curve([m for _, m in pairs], "sim_time_s", "test_accuracy")[0]) for _, pairs in drawn]
+        positive = [f for f in finals if f > 0]
+        log_time = bool(positive) and max(positive) > 10 * min(positive)
+
+        def timed(xs, ys, sds):
+            # A log axis cannot show t = 0 (the evaluation before training): leave that point out.
+            if not log_time:
+                return xs, ys, sds
+            keep = [i for i, x in enumerate(xs) if x > 0]
+            return [xs[i] for i in keep], [ys[i] for i in keep], [sds[i] for i in keep]
+
+        for label, pairs in drawn:
+            metrics = [m for _, m in pairs]
+            draw_curve(axes[0], *timed(*curve(metrics, "sim_time_s", "test_accuracy")), label, 100)
             draw_curve(axes[1], *curve(metrics, "epoch", "test_accuracy"), label, 100)
-            line = draw_curve(axes[2], *curve(metrics, "sim_time_s", "test_loss"), label)
-            for r, m in zip(rows, metrics):
+            line = draw_curve(axes[2], *timed(*curve(metrics, "sim_time_s", "test_loss")), label)
+            for r, m in pairs:
                 if r["status"] == "diverged":
                     last = [p for p in m if not math.isnan(p["test_loss"])][-1]
                     axes[2].plot([last["sim_time_s"]], [last["test_loss"]], "x", color=line.get_color(), markersize=10)
-            draw_curve(axes[3], *curve(metrics, "sim_time_s", "bytes_sent"), label, 1e-9)
-        positive = [f for f in finals if f > 0]
-        if positive and max(positive) > 10 * min(positive):
+            draw_curve(axes[3], *timed(*curve(metrics, "sim_time_s", "bytes_sent")), label, 1e-9)
+        time_label = "simulated time (s, log; t = 0 not shown)" if log_time else "simulated time (s)"
+        if log_time:
             for ax in (axes[0], axes[2], axes[3]):
                 ax.set_xscale("log")
         axes[2].set_yscale("log")
-        axes[0].set(xlabel="simulated time (s)", ylabel="test accuracy (%)", title="Accuracy vs simulated time")
+        axes[0].set(xlabel=time_label, ylabel="test accuracy (%)", title="Accuracy vs simulated time")
         axes[1].set(xlabel="epoch", ylabel="test accuracy (%)", title="Accuracy vs epochs")
-        axes[2].set(xlabel="simulated time (s)", ylabel="test loss (log)", title="Test loss (x: diverged)")
-        axes[3].set(xlabel="simulated time (s)", ylabel="GB sent, all workers", title="Bytes vs simulated time")
+        axes[2].set(xlabel=time_label, ylabel="test loss (log)", title="Test loss (x: a diverged run's last point)")
+        axes[3].set(xlabel=time_label, ylabel="GB sent, all workers", title="Bytes vs simulated time")
         for ax in axes[:4]:
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7)
