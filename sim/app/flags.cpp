@@ -2,10 +2,29 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "sim/scenario/errors.hpp"
 
 namespace dtsim::sim {
+
+boost::program_options::variables_map parse_command_flags(int argc, char** argv,
+                                                          boost::program_options::options_description named,
+                                                          const char* positional_name, const std::string& command) {
+  namespace po = boost::program_options;
+  named.add_options()(positional_name, po::value<std::vector<std::string>>());
+  po::positional_options_description positional;
+  positional.add(positional_name, -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(named).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError("command line", "", e.what(), "run 'dtsim " + command + " --help'");
+  }
+  return vm;
+}
 
 long whole_number_flag(const boost::program_options::variables_map& vm, const char* flag, long fallback, long lowest,
                        long highest) {

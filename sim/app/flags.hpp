@@ -6,6 +6,12 @@
 
 namespace dtsim::sim {
 
+// argv (argv[0] the command's name) parsed with `named`, every positional argument collected under
+// `positional_name`; a bad flag is an InputError that points at 'dtsim <command> --help'.
+boost::program_options::variables_map parse_command_flags(int argc, char** argv,
+                                                          boost::program_options::options_description named,
+                                                          const char* positional_name, const std::string& command);
+
 // The whole number given to --`flag` (as text in `vm`), or `fallback` when absent; an InputError naming the flag
 // unless it is a whole number from `lowest` to `highest`.
 long whole_number_flag(const boost::program_options::variables_map& vm, const char* flag, long fallback, long lowest,

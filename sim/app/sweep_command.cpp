@@ -87,16 +87,8 @@ SweepFlags parse_sweep_flags(int argc, char** argv) {
       "jobs", po::value<std::string>())("out", po::value<std::string>())(
       "set", po::value<std::vector<std::string>>()->composing())("strict", po::bool_switch())(
       "quiet", po::bool_switch())("help,h", po::bool_switch())("slurm", po::value<std::string>())(
-      "task", po::value<std::string>())("scenario", po::value<std::vector<std::string>>());
-  po::positional_options_description positional;
-  positional.add("scenario", -1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(opts).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError("command line", "", e.what(), "run 'dtsim sweep --help'");
-  }
+      "task", po::value<std::string>());
+  const po::variables_map vm = parse_command_flags(argc, argv, opts, "scenario", "sweep");
   SweepFlags f;
   f.help = vm["help"].as<bool>();
   if (f.help) return f;
@@ -398,17 +390,8 @@ int command_collect(int argc, char** argv) {
 
 int command_compare(int argc, char** argv) {
   po::options_description opts;
-  opts.add_options()("columns", po::value<std::string>())("help,h", po::bool_switch())(
-      "dir", po::value<std::vector<std::string>>());
-  po::positional_options_description positional;
-  positional.add("dir", -1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(opts).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError("command line", "", e.what(), "run 'dtsim sweep --help'");
-  }
+  opts.add_options()("columns", po::value<std::string>())("help,h", po::bool_switch());
+  const po::variables_map vm = parse_command_flags(argc, argv, opts, "dir", "sweep");
   if (vm["help"].as<bool>()) {
     std::fputs(kSweepHelp, stdout);
     return 0;

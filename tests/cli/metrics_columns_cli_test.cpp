@@ -54,7 +54,8 @@ class MetricsColumns : public ::testing::Test {
 TEST_F(MetricsColumns, AsyncRowsCarryTheStalenessSinceThePreviousRow) {
   const auto o = dtsim::testing::run_dtsim("run " + kQuickstart + " --out " + out_.string() +
                                            " --set training.strategy=async-ps --set training.max_steps=20" +
-                                           " --set training.epochs=1 --set eval.per_epoch=40 --set stragglers.slow_workers=0:0.25");
+                                           " --set training.epochs=1 --set eval.per_epoch=40 --set stragglers.slow_workers=0:0.25" +
+                                           " --set training.lr=0.01 --set training.momentum=0");
   ASSERT_EQ(o.exit_code, 0) << o.output;
   const auto rows = rows_of(out_ / "metrics.csv");
   ASSERT_GE(rows.size(), 4u);
