@@ -102,10 +102,11 @@ TEST_P(CompressedUploads, CostTheEncodingsBytes) {
   EXPECT_DOUBLE_EQ(c["compression_ratio"].get<double>(), 64.0);
   EXPECT_TRUE(c["downloads"].is_null());
   // metrics.csv: the start has no compression cells; every later row has k uploads' worth.
-  // (The last column, nonfinite, is empty: every value is finite.)
-  EXPECT_EQ(o.rows.front().substr(o.rows.front().size() - 4), ",,,,");
-  ASSERT_EQ(o.rows.back().back(), ',') << o.rows.back();
-  const std::string last = o.rows.back().substr(0, o.rows.back().size() - 1);
+  // (The last three columns, staleness_mean, staleness_max and nonfinite, are empty: no staleness outside
+  // async-ps, and every value is finite.)
+  EXPECT_EQ(o.rows.front().substr(o.rows.front().size() - 6), ",,,,,,");
+  ASSERT_EQ(o.rows.back().substr(o.rows.back().size() - 3), ",,,") << o.rows.back();
+  const std::string last = o.rows.back().substr(0, o.rows.back().size() - 3);
   EXPECT_EQ(last.substr(last.rfind(',', last.rfind(',') - 1)), ",15625.0,64.0000") << last;
   std::printf("upload per client: dense %.0f B in %.3f ms, topk 1%% %.0f B in %.3f ms (%d clients at once)\n",
               kVector, 1e3 * transfer(k, kVector), kTopK, 1e3 * transfer(k, kTopK), k);

@@ -76,15 +76,18 @@ void set_topk(RunConfig& c, double ratio, bool error_feedback) {
 }
 
 // The last `n` cells of a metrics.csv row before its final column (nonfinite, which must be empty here).
-std::vector<std::string> last_cells(const std::string& row, size_t n) {
+// A metrics.csv row's compression cells: compression_error, wire_bytes_per_worker, compression_ratio (columns 9
+// to 11 of 14; the flag column last must be empty).
+std::vector<std::string> compression_cells(const std::string& row) {
   std::vector<std::string> cells;
   std::stringstream ss(row);
   std::string cell;
   while (std::getline(ss, cell, ',')) cells.push_back(cell);
   if (row.back() == ',') cells.push_back("");
+  EXPECT_EQ(cells.size(), 14u) << row;
+  if (cells.size() != 14u) return {"?", "?", "?"};
   EXPECT_EQ(cells.back(), "") << "a non-finite value in " << row;
-  cells.pop_back();
-  return {cells.end() - static_cast<long>(n), cells.end()};
+  return {cells.begin() + 8, cells.begin() + 11};
 }
 
 TEST(CompressedParameterServer, PushesCostTheEncodingsBytesPerShard) {
@@ -114,18 +117,18 @@ TEST(CompressedParameterServer, PushesCostTheEncodingsBytesPerShard) {
 
   // metrics.csv: every row after the start has the error in [0, 1], the bytes of a push and the ratio.
   ASSERT_GE(topk.o.rows.size(), 2u);
-  EXPECT_EQ(last_cells(topk.o.rows.front(), 3), (std::vector<std::string>{"", "", ""})) << "nothing compressed yet";
+  EXPECT_EQ(compression_cells(topk.o.rows.front()), (std::vector<std::string>{"", "", ""})) << "nothing compressed yet";
   char ratio[32];
   std::snprintf(ratio, sizeof ratio, "%.4f", 4.0 * kParams / wire);
   for (size_t i = 1; i < topk.o.rows.size(); ++i) {
-    const std::vector<std::string> cells = last_cells(topk.o.rows[i], 3);
+    const std::vector<std::string> cells = compression_cells(topk.o.rows[i]);
     const double error = std::stod(cells[0]);
     EXPECT_GT(error, 0.0) << topk.o.rows[i];
     EXPECT_LE(error, 1.0) << topk.o.rows[i];
     EXPECT_EQ(cells[1], "3054.0") << topk.o.rows[i];
     EXPECT_EQ(cells[2], ratio) << topk.o.rows[i];
   }
-  for (const std::string& row : dense.o.rows) EXPECT_EQ(last_cells(row, 3), (std::vector<std::string>{"", "", ""}));
+  for (const std::string& row : dense.o.rows) EXPECT_EQ(compression_cells(row), (std::vector<std::string>{"", "", ""}));
 
   // start_step counts each worker's own gradients from 0: steps 0 and 1 of both workers travel dense.
   in.config.compression.settings.start_step = 2;
@@ -143,7 +146,7 @@ TEST(CompressedParameterServer, Fp16HalvesEveryPush) {
   EXPECT_EQ(fp16.bytes, dense.bytes - gradients * 2 * kParams);
   EXPECT_EQ(fp16.o.details["compression"]["wire_bytes"].get<uint64_t>(), gradients * 2 * kParams);
   EXPECT_DOUBLE_EQ(fp16.o.details["compression"]["compression_ratio"].get<double>(), 2.0);
-  EXPECT_EQ(last_cells(fp16.o.rows.back(), 3)[2], "2.0000");
+  EXPECT_EQ(compression_cells(fp16.o.rows.back())[2], "2.0000");
 }
 
 // One worker on a 100 MB/s fabric without latency: a transfer of S bytes takes S/B whichever shards it is split

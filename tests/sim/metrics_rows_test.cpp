@@ -30,7 +30,7 @@ EvalPoint point() {
 }
 
 TEST(MetricsRows, AFiniteRowHasAnEmptyFlagColumn) {
-  EXPECT_EQ(MetricsLog::csv_row(point()), "12,0.5000,0.25,0.1,1.500000,2.000000,0.750000,4096,,,,");
+  EXPECT_EQ(MetricsLog::csv_row(point()), "12,0.5000,0.25,0.1,1.500000,2.000000,0.750000,4096,,,,,,");
   EXPECT_EQ(MetricsLog::csv_header().substr(MetricsLog::csv_header().rfind(',') + 1), "nonfinite");
 }
 
@@ -39,14 +39,14 @@ TEST(MetricsRows, NonFiniteValuesAreEmptyCellsNamedInTheFlagColumn) {
   p.train_loss = kNaN;
   p.test_loss = kInf;
   p.test_accuracy = -kInf;
-  EXPECT_EQ(MetricsLog::csv_row(p), "12,0.5000,0.25,0.1,,,,4096,,,,train_loss|test_loss|test_accuracy");
+  EXPECT_EQ(MetricsLog::csv_row(p), "12,0.5000,0.25,0.1,,,,4096,,,,,,train_loss|test_loss|test_accuracy");
 }
 
 TEST(MetricsRows, NoTrainingLossYetIsEmptyButNotFlagged) {
   EvalPoint p = point();
   p.train_loss = kNaN;
   p.train_loss_measured = false;
-  EXPECT_EQ(MetricsLog::csv_row(p), "12,0.5000,0.25,0.1,,2.000000,0.750000,4096,,,,");
+  EXPECT_EQ(MetricsLog::csv_row(p), "12,0.5000,0.25,0.1,,2.000000,0.750000,4096,,,,,,");
 }
 
 TEST(MetricsRows, CompressionCellsAreFlaggedOneByOne) {
@@ -54,8 +54,17 @@ TEST(MetricsRows, CompressionCellsAreFlaggedOneByOne) {
   p.compression_error = 0.25;
   p.wire_bytes_per_worker = kInf;
   p.compression_ratio = 8.0;
-  EXPECT_EQ(MetricsLog::csv_row(p), "12,0.5000,0.25,0.1,1.500000,2.000000,0.750000,4096,0.250000,,8.0000,"
+  EXPECT_EQ(MetricsLog::csv_row(p), "12,0.5000,0.25,0.1,1.500000,2.000000,0.750000,4096,0.250000,,8.0000,,,"
                                     "wire_bytes_per_worker");
+}
+
+TEST(MetricsRows, StalenessCellsFollowTheCompressionCells) {
+  EvalPoint p = point();
+  p.staleness_mean = 2.5;
+  p.staleness_max = 7;
+  EXPECT_EQ(MetricsLog::csv_row(p), "12,0.5000,0.25,0.1,1.500000,2.000000,0.750000,4096,,,,2.5000,7,");
+  p.staleness_max = kInf;
+  EXPECT_EQ(MetricsLog::csv_row(p), "12,0.5000,0.25,0.1,1.500000,2.000000,0.750000,4096,,,,2.5000,,staleness_max");
 }
 
 TEST(DivergenceRule, NonFiniteLossesAlwaysDiverge) {
