@@ -176,6 +176,7 @@ int exit_status_of_signal(int signal) { return 128 + signal; }
 void finish_run(RunFolder& folder, const RunInputs& inputs, const RunResult& result, double wall) {
   const bool finished = result.status == RunStatus::Completed || result.status == RunStatus::Diverged;
   if (!finished) fs::rename(folder.staged("metrics.csv"), folder.staged("metrics.partial.csv"));
+  if (!result.trace_json.empty()) write_file_atomically(folder.staging(), "trace.json", result.trace_json);
   write_file_atomically(folder.staging(), "summary.json", make_summary(inputs, result, wall).dump(2) + "\n");
   if (result.status == RunStatus::Completed && inputs.config.save_model) write_model(folder.staging(), result.final_params);
   folder.publish();

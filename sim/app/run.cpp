@@ -134,8 +134,11 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   HeterogeneityRuntime heterogeneity = apply_heterogeneity(*engine, platform, cfg);
 
   const ComputeCost compute(cfg, objective, inputs.proxy ? &*inputs.proxy : nullptr);
+  std::unique_ptr<TraceLog> trace = cfg.trace ? std::make_unique<TraceLog>(cfg.trace_steps) : nullptr;
   const TrainingContext ctx{inputs,       platform, objective, ops, metrics, heterogeneity, resolved_compression(inputs),
-                            compute};
+                            compute,      trace.get()};
+  // What the run's timeline holds so far, for whichever result is returned.
+  const auto trace_text = [&trace] { return trace ? trace->json() : std::string(); };
   std::unique_ptr<TrainingStrategy> strategy = make_strategy(ctx);
   connect_engine_callbacks();
   g_deadlocked = false;
@@ -169,24 +172,33 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
     (void)strategy.release();
     int down = 0;
     for (int w = 0; w < cfg.workers; ++w) down += heterogeneity.faults().reachable(w, now) ? 0 : 1;
-    if (down == cfg.workers)
-      return result_so_far(inputs, metrics, RunStatus::Failed,
-                           "every worker had failed by simulated time " + format_seconds(now) +
-                               " ([faults]); no worker was left to continue the training",
-                           now);
+    if (down == cfg.workers) {
+      RunResult failed = result_so_far(inputs, metrics, RunStatus::Failed,
+                                       "every worker had failed by simulated time " + format_seconds(now) +
+                                           " ([faults]); no worker was left to continue the training",
+                                       now);
+      failed.trace_json = trace_text();
+      (void)trace.release();  // the strategy, kept alive above, may still point at it
+      return failed;
+    }
     throw std::runtime_error(abnormal_end + " (a dtsim bug; please report it with the scenario)");
   }
-  if (g_stop_signal != 0)
-    return result_so_far(inputs, metrics, RunStatus::Interrupted,
-                         "stopped by signal " + std::to_string(g_stop_signal) + " at simulated time " +
-                             format_seconds(sg4::Engine::get_clock()),
-                         sg4::Engine::get_clock());
+  if (g_stop_signal != 0) {
+    RunResult stopped = result_so_far(inputs, metrics, RunStatus::Interrupted,
+                                      "stopped by signal " + std::to_string(g_stop_signal) + " at simulated time " +
+                                          format_seconds(sg4::Engine::get_clock()),
+                                      sg4::Engine::get_clock());
+    stopped.trace_json = trace_text();
+    return stopped;
+  }
   if (metrics.divergence() && cfg.stop_on_divergence) {
     const Divergence& d = *metrics.divergence();
-    return result_so_far(inputs, metrics, RunStatus::Diverged,
-                         d.cause + " at step " + std::to_string(d.step) + " (simulated time " +
-                             format_seconds(d.sim_time_s) + "); the run stopped there",
-                         sg4::Engine::get_clock());
+    RunResult diverged = result_so_far(inputs, metrics, RunStatus::Diverged,
+                                       d.cause + " at step " + std::to_string(d.step) + " (simulated time " +
+                                           format_seconds(d.sim_time_s) + "); the run stopped there",
+                                       sg4::Engine::get_clock());
+    diverged.trace_json = trace_text();
+    return diverged;
   }
   StrategyOutcome outcome = strategy->outcome();
 
@@ -206,6 +218,7 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   r.precision = outcome.precision;
   r.strategy_details = std::move(outcome.details);
   r.final_params = std::move(outcome.final_params);
+  r.trace_json = trace_text();
   if (const auto& d = metrics.divergence()) {  // eval.stop_on_divergence = false: it ran on regardless
     r.status = RunStatus::Diverged;
     r.divergence = d;

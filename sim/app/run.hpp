@@ -35,6 +35,7 @@ struct RunResult {
   PrecisionOutcome precision;
   nlohmann::json strategy_details = nlohmann::json::object();
   std::vector<float> final_params;
+  std::string trace_json;  // trace.json with output.trace (also for a run that ended early), else empty
 
   // How the run ended (completed unless it diverged or was stopped); status_reason says why.
   RunStatus status = RunStatus::Completed;

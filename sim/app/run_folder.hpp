@@ -24,7 +24,7 @@ class RunFolder {
   std::string staged(const std::string& name) const;  // staging()/name
 
   // Moves every file of the staging folder into --out. The files an earlier run left there that this run does
-  // not replace (dtsim's own outputs only: summary.json, metrics*.csv, model.bin) are removed first, so that
+  // not replace (dtsim's own outputs only: summary.json, metrics*.csv, model.bin, trace.json) are removed first, so that
   // nothing of two runs is mixed; summary.json moves last. Then removes the staging folder.
   void publish();
 

@@ -205,6 +205,15 @@ std::string workload_settings(const std::string& key, const RunConfig& c) {
   return "has no effect in a timing-only run of a workload (workload.name = " + c.workload.name + ")";
 }
 
+// output.trace records the synchronous strategies' steps; output.trace_steps only with it.
+std::string trace_settings(const std::string& key, const RunConfig& c) {
+  if (key == "output.trace_steps" && !c.trace) return "has no effect without output.trace = true";
+  if ((key == "output.trace" || key == "output.trace_steps") && c.trace && !strategy_descriptor(c.strategy).synchronous_group)
+    return std::string("has no effect with training.strategy = ") + to_string(c.strategy) +
+           " (trace.json records sync and local SGD only)";
+  return "";
+}
+
 // run.model_seed, run.data_seed, run.heterogeneity_seed: each matters where its stream draws something.
 std::string seed_streams(const std::string& key, const RunConfig& c) {
   const bool timing_only = c.workload.active() && !c.workload.proxy;
@@ -219,7 +228,7 @@ std::string seed_streams(const std::string& key, const RunConfig& c) {
 
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> all = [] {
-    std::vector<Rule> r = {seed_streams, workload_settings,     strategy_sections,     compression_settings, fl_algorithm_settings,
+    std::vector<Rule> r = {seed_streams, workload_settings, trace_settings,     strategy_sections,     compression_settings, fl_algorithm_settings,
                            architecture_settings, topology_settings,    collective_settings,
                            hierarchical_without_nodes, pcie_switch_settings};
     for (Rule& n : numerics_rules()) r.push_back(std::move(n));

@@ -52,6 +52,8 @@ RunConfig make_run_config(const Scenario& s) {
   c.stop_on_divergence = s.boolean("eval.stop_on_divergence");
   c.divergence_factor = s.real("eval.divergence_factor");
   c.save_model = s.boolean("output.save_model");
+  c.trace = s.boolean("output.trace");
+  c.trace_steps = s.integer("output.trace_steps");
 
   // Every other section, read once by the module that declares its keys. Some readers need a value of an
   // earlier section (the worker count, the seed), which they are given typed.
@@ -111,6 +113,10 @@ void add_output_keys(std::vector<KeySpec>& keys) {
            "Divergence: a step's training loss above this many times max(1, the first step's loss); NaN or "
            "infinite losses always count"),
       boolean("output.save_model", "false", "Write the final parameters to model.bin (float32, little-endian)"),
+      boolean("output.trace", "false",
+              "Write trace.json, a timeline in Chrome's trace-event format (Perfetto): per worker, each step's "
+              "compute, wait for the slowest peer and exchange (sync and local SGD)"),
+      integer("output.trace_steps", "100", between(1, 1e9), "Steps that trace.json records, from the first (keeps long runs' files small)"),
   };
   keys.insert(keys.end(), mine.begin(), mine.end());
 }

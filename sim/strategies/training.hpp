@@ -15,6 +15,7 @@
 #include "models/objective.hpp"
 #include "sim/config/run_config.hpp"
 #include "sim/world/heterogeneity.hpp"
+#include "sim/strategies/trace_log.hpp"
 #include "sim/strategies/metrics.hpp"
 #include "sim/world/platform.hpp"
 #include "sim/config/run_inputs.hpp"
@@ -31,6 +32,7 @@ struct TrainingContext {
   HeterogeneityRuntime& heterogeneity;  // non-const: strategies register fault listeners
   models::CompressionSettings compression;  // resolved once (resolved_compression in config/run_inputs)
   const ComputeCost& compute;               // what each worker's forward, backward and update cost
+  TraceLog* trace = nullptr;                // output.trace: the timeline strategies add spans to (or none)
 
   const RunConfig& config() const { return inputs.config; }
 };

@@ -45,6 +45,8 @@ SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
 void SyncDataParallel::spawn() {
   // The starting point, before any training.
   recorder_.record(0, evaluated_params(), replicas_[0]->numerics().activations, replicas_[0]->lr(0), 0);
+  if (ctx_.trace)
+    for (int r = 0; r < ctx_.config().workers; ++r) ctx_.trace->name_track(r, "worker " + std::to_string(r));
   launch(0);
 }
 
@@ -196,7 +198,8 @@ void SyncDataParallel::synchronous_step(int rank, int slot, int64_t step, double
   // no worker can have started the next step.
   if (applied_steps_ == step) apply_gradient_average(step);
   account_wait(w);
-  update(w, rank, multiplier);
+  trace_exchange(rank, w, start, step, "allreduce");
+  update(w, rank, multiplier, step);
   if (param_gather_) gather_weights(w, rank);
 }
 
@@ -215,11 +218,20 @@ double SyncDataParallel::bucket_work(int rank, int b) const {
   return work;
 }
 
-void SyncDataParallel::update(Worker& w, int rank, double multiplier) {
+void SyncDataParallel::update(Worker& w, int rank, double multiplier, int64_t step) {
   // Every replica applies the averaged gradient itself, as DDP's optimizer step does on each GPU.
   const double start = sg4::Engine::get_clock();
   sg4::this_actor::execute(ctx_.compute.update(rank) * multiplier);
   w.time.compute += sg4::Engine::get_clock() - start;
+  if (ctx_.trace) ctx_.trace->span(rank, "update", "compute", start, sg4::Engine::get_clock(), step);
+}
+
+void SyncDataParallel::trace_exchange(int rank, const Worker& w, double start, int64_t step, const char* exchange) {
+  // The same three stretches account_wait charges: computing, waiting for the slowest peer, exchanging.
+  if (!ctx_.trace) return;
+  ctx_.trace->span(rank, "compute", "compute", start, w.compute_end, step);
+  ctx_.trace->span(rank, "wait for slowest", "idle", w.compute_end, last_ready_, step);
+  ctx_.trace->span(rank, exchange, "communication", std::max(last_ready_, w.compute_end), sg4::Engine::get_clock(), step);
 }
 
 void SyncDataParallel::local_step(int rank, int64_t step, double multiplier, double start) {
@@ -230,10 +242,14 @@ void SyncDataParallel::local_step(int rank, int64_t step, double multiplier, dou
   replica(rank).apply(w.grads.data(), step);
   w.loss_sum += w.batch_loss;
   ++w.loss_count;
-  if (!model_averaging_after(step)) return;
+  if (!model_averaging_after(step)) {
+    if (ctx_.trace) ctx_.trace->span(rank, "compute", "compute", start, w.compute_end, step);
+    return;
+  }
   param_allreduce_->run(rank, averaged_bytes());
   if (applied_steps_ <= step) apply_model_average(step);
   account_wait(w);
+  trace_exchange(rank, w, start, step, "model average");
 }
 
 void SyncDataParallel::account_wait(Worker& w) {

@@ -72,7 +72,9 @@ class SyncDataParallel final : public TrainingStrategy {
   double bucket_work(int rank, int bucket) const;  // backward work before the bucket is ready on rank's GPU
   double unit_forward(int rank, int unit) const;   // ZeRO-3: forward work of a unit's layers on rank's GPU
   void forward(Worker& w, int rank, int slot, int64_t step, double multiplier);
-  void update(Worker& w, int rank, double multiplier);  // the optimizer step on rank's replica (its shard: ZeRO)
+  void update(Worker& w, int rank, double multiplier, int64_t step);  // the optimizer step on rank's replica (its shard: ZeRO)
+  // trace.json: the step's compute, its wait for the slowest peer and its exchange (allreduce or model average).
+  void trace_exchange(int rank, const Worker& w, double start, int64_t step, const char* exchange);
   void gather_weights(Worker& w, int rank);             // ZeRO: all-gather the updated weights
   void record_if_due(int64_t applied, int64_t step);
   // Local SGD's model average: the replica at its wire width (in a proxy run, the workload's trained weights).

@@ -1,0 +1,111 @@
+// trace.json through the executable: a Chrome trace-event timeline whose spans add up, per category, to
+// summary.json's time breakdown (the same seconds, seen per step), one compute span per worker and step, tracks
+// whose spans never overlap, synchronous steps whose allreduce ends together on every worker, the step cap, and
+// the keys reported where they have no effect.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/cli/run_dtsim.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kQuickstart = std::string(DTSIM_SOURCE_DIR) + "/scenarios/quickstart.ini";
+const std::string kShort = " --set training.max_steps=8 --set training.epochs=1";
+
+class Trace : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    out_ = fs::temp_directory_path() / ("dtsim_trace_" + std::to_string(::getpid()));
+    fs::remove_all(out_);
+  }
+  void TearDown() override { fs::remove_all(out_); }
+  dtsim::testing::DtsimOutcome run(const std::string& sets, bool separate = false) {
+    return dtsim::testing::run_dtsim("run " + kQuickstart + " --quiet --out " + out_.string() + kShort + " " + sets, separate);
+  }
+  nlohmann::json file(const char* name) { return nlohmann::json::parse(std::ifstream(out_ / name)); }
+  std::vector<nlohmann::json> spans() {
+    std::vector<nlohmann::json> out;
+    const nlohmann::json trace = file("trace.json");  // kept: a range-for over a temporary's member would dangle
+    for (const auto& e : trace["traceEvents"])
+      if (e["ph"] == "X") out.push_back(e);
+    return out;
+  }
+  fs::path out_;
+};
+
+TEST_F(Trace, SpansAddUpToTheSummarysTimeBreakdown) {
+  const auto o = run("--set output.trace=true --set stragglers.slow_workers=0:0.5");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const nlohmann::json s = file("summary.json");
+  const std::vector<nlohmann::json> all = spans();
+  std::map<std::string, double> seconds;
+  std::map<int, std::vector<std::pair<double, double>>> tracks;
+  std::map<int64_t, std::set<double>> allreduce_ends;
+  int compute_spans = 0;
+  for (const auto& e : all) {
+    const double start = e["ts"].get<double>(), dur = e["dur"].get<double>();
+    EXPECT_GT(dur, 0.0);
+    seconds[e["cat"].get<std::string>()] += dur / 1e6;
+    tracks[e["tid"].get<int>()].push_back({start, start + dur});
+    if (e["name"] == "compute") ++compute_spans;
+    if (e["name"] == "allreduce") allreduce_ends[e["args"]["step"].get<int64_t>()].insert(start + dur);
+  }
+  const double workers = 8;
+  for (const char* category : {"compute", "idle", "communication"}) {
+    const double expected = s["time_breakdown_s"][category].get<double>();
+    EXPECT_NEAR(seconds[category] / workers, expected, 1e-9 * std::max(1.0, expected) + 1e-12) << category;
+  }
+  EXPECT_GT(seconds["idle"], 0.0) << "the fast workers wait for worker 0";
+  EXPECT_EQ(compute_spans, 8 * 8);
+  EXPECT_EQ(tracks.size(), 8u);
+  for (auto& [track, intervals] : tracks) {
+    std::sort(intervals.begin(), intervals.end());
+    for (size_t i = 1; i < intervals.size(); ++i)
+      EXPECT_LE(intervals[i - 1].second, intervals[i].first + 1e-6) << "track " << track << " overlaps itself";
+  }
+  ASSERT_EQ(allreduce_ends.size(), 8u);
+  for (const auto& [step, ends] : allreduce_ends)
+    EXPECT_LT(*ends.rbegin() - *ends.begin(), 1e-6) << "step " << step << ": every worker leaves the allreduce together";
+  // Track names for the viewer.
+  int named = 0;
+  const nlohmann::json trace = file("trace.json");
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name") ++named;
+  EXPECT_EQ(named, 8);
+}
+
+TEST_F(Trace, RecordsOnlyTheFirstTraceSteps) {
+  ASSERT_EQ(run("--set output.trace=true --set output.trace_steps=3").exit_code, 0);
+  int compute = 0;
+  int64_t last_step = -1;
+  for (const auto& e : spans()) {
+    compute += e["name"] == "compute" ? 1 : 0;
+    last_step = std::max(last_step, e["args"]["step"].get<int64_t>());
+  }
+  EXPECT_EQ(compute, 3 * 8);
+  EXPECT_EQ(last_step, 2);
+}
+
+TEST_F(Trace, IsWrittenOnlyWhenAskedAndReportedWhereItHasNoEffect) {
+  ASSERT_EQ(run("").exit_code, 0);
+  EXPECT_FALSE(fs::exists(out_ / "trace.json"));
+  const auto unused = run("--set output.trace_steps=5", true);
+  EXPECT_EQ(unused.exit_code, 0);
+  EXPECT_NE(unused.err.find("output.trace_steps: has no effect without output.trace = true"), std::string::npos) << unused.err;
+  const auto async = run("--set output.trace=true --set training.strategy=async-ps --set training.lr=0.01 --strict", true);
+  EXPECT_EQ(async.exit_code, 2);
+  EXPECT_NE(async.err.find("output.trace: has no effect with training.strategy = async-ps"), std::string::npos) << async.err;
+}
+
+}  // namespace
