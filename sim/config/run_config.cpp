@@ -115,7 +115,7 @@ void add_output_keys(std::vector<KeySpec>& keys) {
       boolean("output.save_model", "false", "Write the final parameters to model.bin (float32, little-endian)"),
       boolean("output.trace", "false",
               "Write trace.json, a timeline in Chrome's trace-event format (Perfetto): per worker, each step's "
-              "compute, wait for the slowest peer and exchange (sync and local SGD)"),
+              "compute, wait for the slowest peer and exchange (sync, local SGD), or compute, push and pull (async-ps)"),
       integer("output.trace_steps", "100", between(1, 1e9), "Steps that trace.json records, from the first (keeps long runs' files small)"),
   };
   keys.insert(keys.end(), mine.begin(), mine.end());

@@ -85,6 +85,34 @@ TEST_F(Trace, SpansAddUpToTheSummarysTimeBreakdown) {
   EXPECT_EQ(named, 8);
 }
 
+TEST_F(Trace, AsyncWorkersComputePushAndPullOnTheirOwnClock) {
+  const auto o = run("--set output.trace=true --set training.strategy=async-ps --set training.lr=0.01 "
+                     "--set training.momentum=0 --set stragglers.slow_workers=0:0.25");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const nlohmann::json s = file("summary.json");
+  std::map<std::string, double> seconds;
+  std::map<int, int> computes;
+  std::map<int, double> compute_seconds;
+  for (const auto& e : spans()) {
+    seconds[e["cat"].get<std::string>()] += e["dur"].get<double>() / 1e6;
+    if (e["name"] != "compute") continue;
+    ++computes[e["tid"].get<int>()];
+    compute_seconds[e["tid"].get<int>()] += e["dur"].get<double>();
+  }
+  // Without a staleness bound no pull is held: compute and communication are the summary's, idle is nil.
+  for (const char* category : {"compute", "communication"}) {
+    const double expected = s["time_breakdown_s"][category].get<double>();
+    EXPECT_NEAR(seconds[category] / 8, expected, 1e-9 * std::max(1.0, expected)) << category;
+  }
+  // Worker 0 runs at a quarter of the speed: each of its gradients takes 4 times as long.
+  ASSERT_EQ(computes.size(), 8u);
+  for (int w = 1; w < 8; ++w)
+    EXPECT_NEAR((compute_seconds[0] / computes[0]) / (compute_seconds[w] / computes[w]), 4.0, 1e-6) << w;
+  int64_t gradients = 0;
+  for (const auto& [w, n] : computes) gradients += n;
+  EXPECT_EQ(gradients, s["strategy"]["gradients_applied"].get<int64_t>()) << "every gradient computed was applied";
+}
+
 TEST_F(Trace, RecordsOnlyTheFirstTraceSteps) {
   ASSERT_EQ(run("--set output.trace=true --set output.trace_steps=3").exit_code, 0);
   int compute = 0;
@@ -103,9 +131,10 @@ TEST_F(Trace, IsWrittenOnlyWhenAskedAndReportedWhereItHasNoEffect) {
   const auto unused = run("--set output.trace_steps=5", true);
   EXPECT_EQ(unused.exit_code, 0);
   EXPECT_NE(unused.err.find("output.trace_steps: has no effect without output.trace = true"), std::string::npos) << unused.err;
-  const auto async = run("--set output.trace=true --set training.strategy=async-ps --set training.lr=0.01 --strict", true);
-  EXPECT_EQ(async.exit_code, 2);
-  EXPECT_NE(async.err.find("output.trace: has no effect with training.strategy = async-ps"), std::string::npos) << async.err;
+  const auto federated = run("--set output.trace=true --set training.strategy=federated --strict", true);
+  EXPECT_EQ(federated.exit_code, 2);
+  EXPECT_NE(federated.err.find("output.trace: has no effect with training.strategy = federated"), std::string::npos)
+      << federated.err;
 }
 
 }  // namespace

@@ -88,6 +88,8 @@ AsyncParameterServer::AsyncParameterServer(const TrainingContext& ctx)
 void AsyncParameterServer::spawn() {
   last_lr_ = shards_[0]->params().lr(0);
   record(0);  // the starting point
+  if (ctx_.trace)
+    for (int w = 0; w < ctx_.config().workers; ++w) ctx_.trace->name_track(w, "worker " + std::to_string(w));
   for (int s = 0; s < config_.servers; ++s)
     sg4::Actor::create("ps-shard" + std::to_string(s), ctx_.platform.servers[static_cast<size_t>(s)],
                        [this, s] { failure_.guard([&] { shards_[static_cast<size_t>(s)]->serve(); }); });
@@ -122,6 +124,7 @@ void AsyncParameterServer::worker(int rank) {
     // The servers apply the update; their compute is not modelled.
     sg4::this_actor::execute(ctx_.compute.gradient(rank) * stragglers.compute_multiplier(rank, data_step));
     me.time.compute += sg4::Engine::get_clock() - start;
+    if (ctx_.trace) ctx_.trace->span(rank, "compute", "compute", start, sg4::Engine::get_clock(), data_step);
 
     const uint64_t next = me.next_computation++;
     const bool more = job_.take_ticket(rank, next);
@@ -160,6 +163,8 @@ AsyncParameterServer::Parts AsyncParameterServer::fetch(int rank, uint64_t compu
     }
   }
   me.time.communication += sg4::Engine::get_clock() - start;
+  // Under a staleness bound the pull includes the time a shard held it (summary.json counts that as idle).
+  if (ctx_.trace) ctx_.trace->span(rank, "pull", "communication", start, sg4::Engine::get_clock(), me.next_data_step);
   return parts;
 }
 
@@ -238,6 +243,7 @@ void AsyncParameterServer::push(int rank, uint64_t computation, std::vector<gpu:
   }
   channel_.push(rank, payloads);
   me.time.communication += sg4::Engine::get_clock() - start;
+  if (ctx_.trace) ctx_.trace->span(rank, "push", "communication", start, sg4::Engine::get_clock(), me.next_data_step - 1);
   job_.ticket_spent(rank, computation);
   if (!more) me.said_goodbye = true;
 }
