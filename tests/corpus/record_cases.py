@@ -262,6 +262,21 @@ CASES += [
     case("pcie_switch_splits_a_nic", "collective --ranks 16 --gpus-per-node 8 --set cluster.intra_node_fabric=nvlink3-nvswitch"
          " --set cluster.nics_per_node=2 --set cluster.pcie_switch=pcie4-x16 --set cluster.gpus_per_pcie_switch=2"),
     case("strict_with_pcie_key_alone", "run " + QUICK + " --strict --set cluster.gpus_per_pcie_switch=4"),
+    # dtsim sweep, collect and compare: refused before any run starts or any file is written.
+    case("sweep_vary_without_values", "sweep " + QUICK + " --vary training.lr --out {dir}/sw"),
+    case("sweep_vary_empty_value", "sweep " + QUICK + " --vary training.lr=0.1,,0.2 --out {dir}/sw"),
+    case("sweep_vary_unknown_key", "sweep " + QUICK + " --vary training.lrr=0.1,0.2 --out {dir}/sw"),
+    case("sweep_vary_bad_value", "sweep " + QUICK + " --vary training.lr=0.1,-1 --out {dir}/sw"),
+    case("sweep_vary_repeated_value", "sweep " + QUICK + " --vary training.lr=0.1,0.1 --out {dir}/sw"),
+    case("sweep_vary_without_effect", "sweep " + QUICK + " --vary ps.servers=1,2 --out {dir}/sw"),
+    case("sweep_seeds_and_vary_seed", "sweep " + QUICK + " --seeds 2 --vary run.seed=1,2 --out {dir}/sw"),
+    case("sweep_set_and_vary", "sweep " + QUICK + " --vary training.lr=0.1,0.2 --set training.lr=0.3 --out {dir}/sw"),
+    case("sweep_nothing_varied", "sweep " + QUICK + " --out {dir}/sw"),
+    case("sweep_bad_jobs", "sweep " + QUICK + " --seeds 2 --jobs 0 --out {dir}/sw"),
+    case("sweep_folder_collision", "sweep " + QUICK + " --vary data.dataset=a/b,a_b --out {dir}/sw"),
+    case("sweep_task_with_slurm", "sweep " + QUICK + " --seeds 2 --task 0 --slurm {dir}/a.sh --out {dir}/sw"),
+    case("collect_not_a_sweep", "collect {dir}"),
+    case("compare_not_a_sweep", "compare {dir}"),
     # dtsim workload: flags and catalog files.
     case("workload_unknown", "workload llama-8b"),
     case("workload_bad_zero", "workload llama-7b --zero 5"),
