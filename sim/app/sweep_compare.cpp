@@ -42,41 +42,19 @@ std::string g4(double v) {
   return buf;
 }
 
-struct Stats {
-  size_t n = 0;
-  double mean = 0, std = 0;
-};
-
-Stats stats_of(const std::vector<const RunRow*>& members, const std::string& column) {
-  std::vector<double> values;
-  for (const RunRow* row : members)
-    if (const auto it = row->numbers.find(column); it != row->numbers.end()) values.push_back(it->second);
-  Stats s;
-  s.n = values.size();
-  if (values.empty()) return s;
-  for (const double v : values) s.mean += v;
-  s.mean /= static_cast<double>(s.n);
-  if (s.n > 1) {
-    double squares = 0;
-    for (const double v : values) squares += (v - s.mean) * (v - s.mean);
-    s.std = std::sqrt(squares / static_cast<double>(s.n - 1));
-  }
-  return s;
-}
-
 std::string cell(const std::vector<const RunRow*>& members, const std::string& column) {
-  const Stats s = stats_of(members, column);
+  const ColumnStats s = column_stats(members, column);
   if (s.n == 0) return "-";
   std::string text = g4(s.mean);
   if (s.n > 1) text += " ± " + g4(s.std);
   // A price is a range (the regions' lowest and highest rates): shown beside the mid price.
   const auto range = [&](const std::string& low, const std::string& high) {
-    const Stats l = stats_of(members, low), h = stats_of(members, high);
+    const ColumnStats l = column_stats(members, low), h = column_stats(members, high);
     return l.n && h.n ? " [" + g4(l.mean) + "-" + g4(h.mean) + "]" : std::string();
   };
   if (column == "cost_mid") text += range("cost_low", "cost_high");
   if (column == "cost_per_unit_low") {
-    const Stats h = stats_of(members, "cost_per_unit_high");
+    const ColumnStats h = column_stats(members, "cost_per_unit_high");
     text = g4(s.mean) + (h.n ? "-" + g4(h.mean) : "");
   }
   return text;
@@ -114,26 +92,13 @@ std::string comparison_table(const SweepPlan& plan, const std::vector<RunRow>& r
   for (const std::string& column : columns) header.push_back(header_of(column));
   table.push_back(header);
 
-  std::vector<std::vector<std::string>> group_values;
-  std::vector<std::vector<const RunRow*>> members;
-  for (const RunRow& row : rows) {
-    std::vector<std::string> values;
-    for (const std::string& key : keys) values.push_back(*row.run->value_of(key));
-    const auto it = std::find(group_values.begin(), group_values.end(), values);
-    if (it == group_values.end()) {
-      group_values.push_back(values);
-      members.push_back({&row});
-    } else {
-      members[static_cast<size_t>(it - group_values.begin())].push_back(&row);
-    }
-  }
-  for (size_t g = 0; g < group_values.size(); ++g) {
-    std::vector<std::string> line = group_values[g];
+  for (const RunGroup& group : group_over_seeds(plan, rows)) {
+    std::vector<std::string> line = group.values;
     size_t with_result = 0;
-    for (const RunRow* row : members[g]) with_result += run_is_done(*row) ? 1 : 0;
-    line.push_back(with_result == members[g].size() ? std::to_string(with_result)
-                                                    : std::to_string(with_result) + " of " + std::to_string(members[g].size()));
-    for (const std::string& column : columns) line.push_back(cell(members[g], column));
+    for (const RunRow* row : group.runs) with_result += run_is_done(*row) ? 1 : 0;
+    line.push_back(with_result == group.runs.size() ? std::to_string(with_result)
+                                                    : std::to_string(with_result) + " of " + std::to_string(group.runs.size()));
+    for (const std::string& column : columns) line.push_back(cell(group.runs, column));
     table.push_back(line);
   }
   std::vector<size_t> widths(header.size(), 0);

@@ -172,54 +172,61 @@ std::string results_csv(const SweepPlan& plan, const std::vector<RunRow>& rows) 
   return out;
 }
 
+std::vector<RunGroup> group_over_seeds(const SweepPlan& plan, const std::vector<RunRow>& rows) {
+  const std::vector<std::string> keys = plan.group_keys();
+  std::vector<RunGroup> groups;
+  for (const RunRow& row : rows) {
+    std::vector<std::string> values;
+    for (const std::string& key : keys) values.push_back(*row.run->value_of(key));
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const RunGroup& g) { return g.values == values; });
+    if (it == groups.end()) it = groups.insert(groups.end(), RunGroup{values, {}});
+    it->runs.push_back(&row);
+  }
+  return groups;
+}
+
+ColumnStats column_stats(const std::vector<const RunRow*>& runs, const std::string& column) {
+  std::vector<double> values;
+  for (const RunRow* row : runs)
+    if (const auto it = row->numbers.find(column); it != row->numbers.end()) values.push_back(it->second);
+  ColumnStats s;
+  s.n = values.size();
+  if (values.empty()) return s;
+  for (const double v : values) s.mean += v;
+  s.mean /= static_cast<double>(s.n);
+  double squares = 0.0;
+  for (const double v : values) squares += (v - s.mean) * (v - s.mean);
+  s.std = s.n > 1 ? std::sqrt(squares / static_cast<double>(s.n - 1)) : 0.0;
+  s.min = *std::min_element(values.begin(), values.end());
+  s.max = *std::max_element(values.begin(), values.end());
+  return s;
+}
+
 std::string summary_csv(const SweepPlan& plan, const std::vector<RunRow>& rows) {
-  const std::vector<std::string> group_keys = plan.group_keys();
   const std::vector<std::string> columns = present_columns(rows);
-  std::vector<std::string> header = group_keys;
+  std::vector<std::string> header = plan.group_keys();
   header.insert(header.end(), {"runs", "statuses"});
   for (const std::string& column : columns)
     for (const char* stat : {"_mean", "_std", "_min", "_max"}) header.push_back(column + stat);
   std::string out = csv_line(header);
-
-  // Groups in the order their first run appears.
-  std::vector<std::vector<std::string>> group_values;
-  std::vector<std::vector<const RunRow*>> members;
-  for (const RunRow& row : rows) {
-    std::vector<std::string> values;
-    for (const std::string& key : group_keys) values.push_back(*row.run->value_of(key));
-    size_t g = 0;
-    while (g < group_values.size() && group_values[g] != values) ++g;
-    if (g == group_values.size()) {
-      group_values.push_back(values);
-      members.emplace_back();
-    }
-    members[g].push_back(&row);
-  }
-  for (size_t g = 0; g < group_values.size(); ++g) {
-    std::vector<std::string> fields = group_values[g];
-    fields.push_back(std::to_string(members[g].size()));
+  for (const RunGroup& group : group_over_seeds(plan, rows)) {
+    std::vector<std::string> fields = group.values;
+    fields.push_back(std::to_string(group.runs.size()));
     std::map<std::string, int> statuses;
-    for (const RunRow* row : members[g]) ++statuses[row->status];
+    for (const RunRow* row : group.runs) ++statuses[row->status];
     std::string described;
     for (const auto& [status, count] : statuses) described += (described.empty() ? "" : " ") + status + ":" + std::to_string(count);
     fields.push_back(described);
     for (const std::string& column : columns) {
-      std::vector<double> values;
-      for (const RunRow* row : members[g])
-        if (const auto it = row->numbers.find(column); it != row->numbers.end()) values.push_back(it->second);
-      if (values.empty()) {
+      const ColumnStats s = column_stats(group.runs, column);
+      if (s.n == 0) {
         fields.insert(fields.end(), 4, "");
         continue;
       }
-      double sum = 0.0;
-      for (const double v : values) sum += v;
-      const double mean = sum / static_cast<double>(values.size());
-      double squares = 0.0;
-      for (const double v : values) squares += (v - mean) * (v - mean);
-      fields.push_back(number_text(mean));
-      fields.push_back(values.size() < 2 ? "" : number_text(std::sqrt(squares / static_cast<double>(values.size() - 1))));
-      fields.push_back(number_text(*std::min_element(values.begin(), values.end())));
-      fields.push_back(number_text(*std::max_element(values.begin(), values.end())));
+      fields.push_back(number_text(s.mean));
+      fields.push_back(s.n < 2 ? "" : number_text(s.std));
+      fields.push_back(number_text(s.min));
+      fields.push_back(number_text(s.max));
     }
     out += csv_line(fields);
   }

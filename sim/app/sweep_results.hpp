@@ -29,6 +29,21 @@ std::vector<RunRow> read_run_rows(const std::string& sweep_dir, const SweepPlan&
 // The headline columns, in the order the tables print them; a table keeps those that some run has.
 const std::vector<std::string>& headline_columns();
 
+// The runs that share their values of the varied keys other than run.seed, in the order their first run appears.
+struct RunGroup {
+  std::vector<std::string> values;  // of SweepPlan::group_keys()
+  std::vector<const RunRow*> runs;
+};
+std::vector<RunGroup> group_over_seeds(const SweepPlan& plan, const std::vector<RunRow>& rows);
+
+// One headline column over some runs: those that have it, their mean, sample standard deviation (n - 1; 0
+// for one value), min and max.
+struct ColumnStats {
+  size_t n = 0;
+  double mean = 0.0, std = 0.0, min = 0.0, max = 0.0;
+};
+ColumnStats column_stats(const std::vector<const RunRow*>& runs, const std::string& column);
+
 std::string results_csv(const SweepPlan& plan, const std::vector<RunRow>& rows);
 // One row per combination of the varied keys other than run.seed: runs, their statuses, then for each
 // headline number <name>_mean, _std (sample standard deviation, empty for fewer than two values), _min and
