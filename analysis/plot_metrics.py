@@ -65,12 +65,29 @@ def main(argv):
         if names.count(label) > 1:  # the same scenario run twice: tell the curves apart by folder
             label = f"{label} [{path}]"
         t = [r["sim_time_s"] for r in rows]
-        axes[0].plot(t, [100 * r["test_accuracy"] for r in rows], marker=".", label=label)
+        line = axes[0].plot(t, [100 * r["test_accuracy"] for r in rows], marker=".", label=label)[0]
         axes[1].plot([r["epoch"] for r in rows], [100 * r["test_accuracy"] for r in rows], marker=".", label=label)
         axes[2].plot(t, [r["test_loss"] for r in rows], marker=".", label=label)
+        if "(diverged)" in label:  # where it ended, on every panel
+            for ax, x, y in ((axes[0], t, "test_accuracy"), (axes[1], [r["epoch"] for r in rows], "test_accuracy"),
+                             (axes[2], t, "test_loss")):
+                scale = 100 if y == "test_accuracy" else 1
+                ax.plot([x[-1]], [scale * rows[-1][y]], marker="X", markersize=11, color=line.get_color())
     axes[0].set(xlabel="simulated time (s)", ylabel="test accuracy (%)", title="Accuracy vs simulated time")
     axes[1].set(xlabel="epoch", ylabel="test accuracy (%)", title="Accuracy vs epochs")
     axes[2].set(xlabel="simulated time (s)", ylabel="test loss", title="Test loss vs simulated time")
+    # Runs whose lengths differ by orders of magnitude (a fast fabric next to a slow one) get a log time axis,
+    # so that the fast one is not squashed against the y-axis; a loss spanning decades (a diverged run) a log
+    # loss axis.
+    ends = [rows[-1]["sim_time_s"] for _, _, rows in runs if rows[-1]["sim_time_s"] > 0]
+    if ends and max(ends) / min(ends) >= 30:
+        for ax in (axes[0], axes[2]):
+            ax.set_xscale("log")
+            ax.set_xlabel("simulated time (s, log scale)")
+    losses = [r["test_loss"] for _, _, rows in runs for r in rows if r["test_loss"] == r["test_loss"]]
+    if losses and min(losses) > 0 and max(losses) / min(losses) >= 30:
+        axes[2].set_yscale("log")
+        axes[2].set_ylabel("test loss (log scale)")
     for ax in axes:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)

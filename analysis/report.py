@@ -21,6 +21,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plot_metrics  # noqa: E402
+import plot_run  # noqa: E402
 import plot_sweep  # noqa: E402
 
 STYLE = """body{font-family:sans-serif;max-width:1200px;margin:2em auto;color:#222}
@@ -86,6 +87,20 @@ def run_section(folder):
     if has_metrics and "final_test_accuracy" in s:
         uri = png_data(lambda p: plot_metrics.main([folder, "-o", p]))
         parts.append(f"<h2>Accuracy and loss</h2><img alt='accuracy and loss' src='{uri}'>")
+    uri = png_data(lambda p: plot_run.draw(folder, p))
+    parts.append("<h2>Where the time and the bytes went</h2><p>Per worker: compute, communication and idle time; "
+                 "bytes against time; the busiest links (links.csv); staleness (asynchronous runs); the learning "
+                 f"rate.</p><img alt='time, bytes, links and staleness' src='{uri}'>")
+    links_path = os.path.join(folder, "links.csv")
+    if os.path.exists(links_path):
+        with open(links_path, newline="") as f:
+            links = [r for r in csv.DictReader(f) if r.get("mean_utilisation", "") != ""]
+        links.sort(key=lambda r: (-float(r["mean_utilisation"]), r["link"]))
+        rows = [(r["link"], short(float(r["bytes"]) / 1e6), f"{100 * float(r['mean_utilisation']):.1f}",
+                 f"{100 * float(r['peak_utilisation']):.1f}") for r in links[:8]]
+        parts.append("<h2>Busiest links</h2><p>From links.csv (every link is there); the peak is the busiest "
+                     f"window of {short(float(links[0]['peak_window_s']) * 1e6) if links else '?'} µs.</p>")
+        parts.append(table(["link", "MB carried", "mean utilisation (%)", "peak utilisation (%)"], rows))
     command = "dtsim run " + (scenario_file or "SCENARIO.ini") + " --out " + folder
     parts.append("<h2>Reproduce</h2><pre>" + html.escape(command) + "</pre>")
     parts.append("<p>Keys given with <code>--set</code> are not in this command: the resolved scenario, every key "

@@ -40,11 +40,35 @@ class ReportTest(unittest.TestCase):
         with open(os.path.join(run, "report.html")) as f:
             page = f.read()
         pngs = embedded_pngs(page)
-        self.assertEqual(len(pngs), 1)
-        self.assertEqual(pngs[0][:8], b"\x89PNG\r\n\x1a\n")
+        self.assertEqual(len(pngs), 2)  # accuracy and loss; time, bytes, links and staleness
+        for png in pngs:
+            self.assertEqual(png[:8], b"\x89PNG\r\n\x1a\n")
+        self.assertNotIn("Busiest links</h2>", page)  # no links.csv in this folder
         self.assertIn("did not complete: interrupted", page)
         self.assertIn("2 CNY (range 1 to 3)", page)
         self.assertIn("dtsim run scenarios/x.ini --out " + run, page)
+
+    def test_a_run_with_links(self):
+        run = os.path.join(self.tmp.name, "run")
+        os.makedirs(run)
+        with open(os.path.join(run, "metrics.csv"), "w") as f:
+            f.write(METRICS)
+        with open(os.path.join(run, "summary.json"), "w") as f:
+            f.write('{"status": "completed", "final_test_accuracy": 0.8}')
+        with open(os.path.join(run, "links.csv"), "w") as f:
+            f.write("link,sharing,bandwidth_Bps,transfers,bytes,injected_bytes,wire_bytes,mean_utilisation,"
+                    "peak_utilisation,peak_window_s\n"
+                    "node0.switch,fatpipe,3e+11,4,4000000,0,4000000,,,1e-06\n"
+                    "nic-a_UP,shared,1e9,2,2000000,2000000,2000000,0.1,0.5,1e-06\n"
+                    "nic-b_DOWN,shared,1e9,2,3000000,0,3000000,0.25,0.75,1e-06\n")
+        self.assertEqual(report.main([run]), 0)
+        with open(os.path.join(run, "report.html")) as f:
+            page = f.read()
+        self.assertIn("Busiest links</h2>", page)
+        # Busiest first (by mean utilisation), the fatpipe (no utilisation) left out.
+        self.assertLess(page.index("<td>nic-b_DOWN</td>"), page.index("<td>nic-a_UP</td>"))
+        self.assertNotIn("<td>node0.switch</td>", page)
+        self.assertIn("<td>25.0</td><td>75.0</td>", page)
 
     def test_a_sweep(self):
         case = test_plot_sweep.PlotSweepTest("test_draws_a_sweep_with_numerics")

@@ -15,6 +15,14 @@ HETERO=(--set stragglers.slow_fraction=0.25 --set stragglers.slow_factor=0.3333 
 echo "== Step 1a: sync against async-ps on heterogeneous GPUs"
 "$DTSIM" sweep $Q --vary training.strategy=sync,async-ps "${HETERO[@]}" --seeds 2 --quiet --out "$OUT/step1a"
 "$DTSIM" compare "$OUT/step1a" --columns final_test_accuracy,simulated_time_s,idle_s,mean_staleness,cost_mid
+echo "busiest links (links.csv, seed 1):"
+for run in "$OUT"/step1a/*run.seed=1*/; do
+  /usr/bin/python3 -c "import json, sys
+s = json.load(open(sys.argv[1] + 'summary.json'))
+b = s['busiest_link']
+print(f\"  {sys.argv[1]}: {b['link']}, mean {100 * b['mean_utilisation']:.1f} %, peak {100 * b['peak_utilisation']:.1f} %\")" "$run"
+  /usr/bin/python3 analysis/plot_run.py "$run" -o "$run/run.png" > /dev/null
+done
 
 echo "== Step 1b: bounding staleness and a staleness-aware rate"
 "$DTSIM" sweep $Q --set training.strategy=async-ps --vary ps.staleness_bound=-1,2 --vary ps.staleness_lr=none,inverse \
@@ -38,4 +46,4 @@ echo "== Step 3: a 8 x larger batch with linear and square-root learning-rate sc
 "$DTSIM" compare "$OUT/step3" --columns final_test_accuracy,simulated_time_s,steps,cost_mid
 
 for d in step1a step1b step2a step2b step3; do /usr/bin/python3 analysis/plot_sweep.py "$OUT/$d" > /dev/null; done
-echo "plots: $OUT/step*/sweep.png"
+echo "plots: $OUT/step*/sweep.png, $OUT/step1a/*/run.png"

@@ -12,6 +12,7 @@
 
 #include "sim/app/collective_command.hpp"
 #include "sim/app/keys_command.hpp"
+#include "sim/app/live_progress.hpp"
 #include "sim/scenario/errors.hpp"
 #include "sim/app/outputs.hpp"
 #include "sim/app/profiles_command.hpp"
@@ -177,6 +178,7 @@ void finish_run(RunFolder& folder, const RunInputs& inputs, const RunResult& res
   const bool finished = result.status == RunStatus::Completed || result.status == RunStatus::Diverged;
   if (!finished) fs::rename(folder.staged("metrics.csv"), folder.staged("metrics.partial.csv"));
   if (!result.trace_json.empty()) write_file_atomically(folder.staging(), "trace.json", result.trace_json);
+  if (!result.links_csv.empty()) write_file_atomically(folder.staging(), "links.csv", result.links_csv);
   write_file_atomically(folder.staging(), "summary.json", make_summary(inputs, result, wall).dump(2) + "\n");
   if (result.status == RunStatus::Completed && inputs.config.save_model) write_model(folder.staging(), result.final_params);
   folder.publish();
@@ -194,7 +196,9 @@ int command_run_workload(const CommandLine& cl, const Scenario& scenario, const 
   }
   const std::string text = run_workload(run, folder.staging(), wall);
   folder.publish();
-  if (!cl.quiet) std::printf("%s  outputs      %s/{metrics.csv,summary.json}\n", text.c_str(), folder.out().c_str());
+  if (!cl.quiet)
+    std::printf("%s  outputs      %s/{metrics.csv,summary.json%s}\n", text.c_str(), folder.out().c_str(),
+                run.config.links ? ",links.csv" : "");
   return kExitOk;
 }
 
@@ -221,22 +225,27 @@ int command_run(const CommandLine& cl) {
     std::fflush(stdout);
   }
   const char* step_word = strategy_descriptor(inputs.config.strategy).row_step;
-  MetricsLog metrics(folder.staged("metrics.csv"), [&cl, step_word](const EvalPoint& p) {
+  LiveProgress live(!cl.quiet && terminal_wants_live(), step_word);
+  MetricsLog metrics(folder.staged("metrics.csv"), [&cl, &live, step_word](const EvalPoint& p) {
     if (!cl.quiet) {
+      live.clear();  // the progress line takes the live line's place; the next step draws it below
       std::printf("%s\n", progress_line(p, step_word).c_str());
       std::fflush(stdout);
     }
   });
+  metrics.observe_steps([&live](int64_t step, int64_t total, double sim_time_s) { live.step(step, total, sim_time_s); });
   RunResult result;
   try {
     result = run_training(inputs, metrics, backend);
   } catch (const std::exception& e) {
     // The rows measured so far and a summary saying what happened; then the error itself (exit 1 or 2).
     // (The simulated time is the last row's: the engine may be gone.)
+    live.clear();
     const double reached = metrics.points().empty() ? 0.0 : metrics.points().back().sim_time_s;
     finish_run(folder, inputs, result_so_far(inputs, metrics, RunStatus::Failed, e.what(), reached), wall());
     throw;
   }
+  live.clear();
   finish_run(folder, inputs, result, wall());
   if (result.status != RunStatus::Completed)
     std::fprintf(stderr, "dtsim: run %s: %s\n", to_string(result.status), result.status_reason.c_str());

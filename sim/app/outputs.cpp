@@ -41,6 +41,15 @@ std::vector<size_t> shard_sizes(const models::Partition& p) {
 
 const char* dtsim_version() { return DTSIM_VERSION; }
 
+nlohmann::json link_json(const LinkTraffic::LinkRow& link) {
+  return {{"link", link.link},
+          {"bandwidth_Bps", link.bandwidth_Bps},
+          {"bytes", link.bytes},
+          {"mean_utilisation", link.mean_utilisation},
+          {"peak_utilisation", link.peak_utilisation},
+          {"peak_window_s", link.window_s}};
+}
+
 nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double wall_time_s) {
   const RunConfig& c = inputs.config;
   const WorkerTime mean = r.mean_time();
@@ -58,7 +67,14 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
   s["simulated_time_s"] = r.simulated_time_s;
   s["wall_time_s"] = wall_time_s;
   s["time_breakdown_s"] = {{"compute", mean.compute}, {"communication", mean.communication}, {"idle", mean.idle}};
+  // The same per worker (rank order): who computed, who waited.
+  nlohmann::json per_worker = nlohmann::json::array();
+  for (const WorkerTime& t : r.worker_time)
+    per_worker.push_back({{"compute", t.compute}, {"communication", t.communication}, {"idle", t.idle}});
+  s["worker_time_s"] = per_worker;
   s["bytes_sent"] = r.bytes_sent;
+  if (r.busiest_link)
+    s["busiest_link"] = link_json(*r.busiest_link);
   s["steps"] = r.steps;
   // Epochs of training data consumed: federated learning counts its clients' local epochs itself (its steps
   // are rounds); the others consume one global batch per step.
@@ -217,10 +233,19 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
   else if (in.config.target_accuracy > 0)
     o << "  target " << percent(in.config.target_accuracy) << "      not reached\n";
   o << "  bytes sent            " << format_quantity(static_cast<double>(r.bytes_sent), Dimension::Bytes) << "\n";
+  if (r.busiest_link)
+    o << "  busiest link          " << r.busiest_link->link << ": " << percent(r.busiest_link->mean_utilisation)
+      << " busy on average, " << percent(r.busiest_link->peak_utilisation) << " in its busiest "
+      << seconds(r.busiest_link->window_s) << " (links.csv)\n";
   o << "  wall time             " << format("%.1f s", wall_time_s) << "\n";
   const bool finished = r.status == RunStatus::Completed || r.status == RunStatus::Diverged;
-  if (!out_dir.empty())
-    o << "  outputs               " << out_dir << (finished ? "/{metrics.csv,summary.json}\n" : "/{metrics.partial.csv,summary.json}\n");
+  if (!out_dir.empty()) {
+    std::string files = finished ? "metrics.csv,summary.json" : "metrics.partial.csv,summary.json";
+    if (!r.links_csv.empty()) files += ",links.csv";
+    if (!r.trace_json.empty()) files += ",trace.json";
+    if (r.status == RunStatus::Completed && in.config.save_model) files += ",model.bin";
+    o << "  outputs               " << out_dir << "/{" << files << "}\n";
+  }
   return o.str();
 }
 

@@ -10,6 +10,8 @@ namespace dtsim::sim {
 
 const char* dtsim_version();
 
+// summary.json's busiest_link: the link with the highest mean utilisation (links.csv has them all).
+nlohmann::json link_json(const LinkTraffic::LinkRow& link);
 nlohmann::json make_summary(const RunInputs& inputs, const RunResult& result, double wall_time_s);
 
 // Writes `content` to dir/name through a temporary file and a rename, so a reader never sees half a file.

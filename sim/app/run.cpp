@@ -11,6 +11,7 @@
 #include "sim/scenario/errors.hpp"
 #include "sim/world/build_platform.hpp"
 #include "sim/world/heterogeneity.hpp"
+#include "sim/world/link_traffic.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/strategies/training.hpp"
 
@@ -54,6 +55,18 @@ void connect_engine_callbacks() {
   sg4::Engine::on_deadlock_cb([] { g_deadlocked = true; });
 }
 
+// trace.json's link counters: the utilisation of the links that carried the most bytes, per links.csv window.
+void add_link_counters(TraceLog& trace, const LinkTraffic& traffic) {
+  constexpr size_t kLinksTraced = 8;
+  for (const LinkTraffic::Series& s : traffic.busiest_series(kLinksTraced)) {
+    const std::string name = "link " + s.link + " utilisation";
+    for (size_t k = 0; k < s.utilisation.size(); ++k)
+      trace.counter_until_last_span(name, static_cast<double>(k) * traffic.window_s(), s.utilisation[k]);
+    // The window after the last busy one: the line drops to zero rather than holding its last value.
+    trace.counter_until_last_span(name, static_cast<double>(s.utilisation.size()) * traffic.window_s(), 0.0);
+  }
+}
+
 std::string format_seconds(double s) {
   char text[32];
   std::snprintf(text, sizeof text, "%.6g s", s);
@@ -77,6 +90,19 @@ RunResult result_so_far(const RunInputs& inputs, const MetricsLog& metrics, RunS
     r.bytes_sent = r.points.back().bytes_sent;
   }
   return r;
+}
+
+// A run that ended early (diverged, interrupted): its steps, bytes and time breakdown as the strategy counted
+// them when it stopped, rather than as of the last evaluation row. When the strategy cannot say (it had
+// failed), the rows' figures stay.
+static void take_progress(const TrainingStrategy& strategy, RunResult& r) {
+  try {
+    StrategyOutcome outcome = strategy.outcome();
+    r.steps = outcome.steps;
+    r.bytes_sent = outcome.bytes_sent;
+    r.worker_time = std::move(outcome.worker_time);
+  } catch (const std::exception&) {
+  }
 }
 
 void request_stop(int signal) { g_stop_signal = signal; }
@@ -137,8 +163,17 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   std::unique_ptr<TraceLog> trace = cfg.trace ? std::make_unique<TraceLog>(cfg.trace_steps) : nullptr;
   const TrainingContext ctx{inputs,       platform, objective, ops, metrics, heterogeneity, resolved_compression(inputs),
                             compute,      trace.get()};
-  // What the run's timeline holds so far, for whichever result is returned.
-  const auto trace_text = [&trace] { return trace ? trace->json() : std::string(); };
+  // links.csv's ledger: collectives and strategies record the transfers they deliver into the active one.
+  std::unique_ptr<LinkTraffic> traffic = cfg.links ? std::make_unique<LinkTraffic>() : nullptr;
+  const LinkTraffic::Scope traffic_scope(traffic.get());
+  // What the run's timeline and ledger hold so far, for whichever result is returned. The timeline gains the
+  // busiest links' utilisation as counter tracks.
+  const auto trace_text = [&trace, &traffic] {
+    if (!trace) return std::string();
+    if (traffic) add_link_counters(*trace, *traffic);
+    return trace->json();
+  };
+  const auto links_text = [&traffic] { return traffic ? traffic->csv(sg4::Engine::get_clock()) : std::string(); };
   std::unique_ptr<TrainingStrategy> strategy = make_strategy(ctx);
   connect_engine_callbacks();
   g_deadlocked = false;
@@ -178,6 +213,7 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
                                            " ([faults]); no worker was left to continue the training",
                                        now);
       failed.trace_json = trace_text();
+      failed.links_csv = links_text();
       (void)trace.release();  // the strategy, kept alive above, may still point at it
       return failed;
     }
@@ -188,7 +224,10 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
                                       "stopped by signal " + std::to_string(g_stop_signal) + " at simulated time " +
                                           format_seconds(sg4::Engine::get_clock()),
                                       sg4::Engine::get_clock());
+    take_progress(*strategy, stopped);
     stopped.trace_json = trace_text();
+    stopped.links_csv = links_text();
+    if (traffic) stopped.busiest_link = traffic->busiest(stopped.simulated_time_s);
     return stopped;
   }
   if (metrics.divergence() && cfg.stop_on_divergence) {
@@ -197,7 +236,11 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
                                        d.cause + " at step " + std::to_string(d.step) + " (simulated time " +
                                            format_seconds(d.sim_time_s) + "); the run stopped there",
                                        sg4::Engine::get_clock());
+    // The rows stop at the last evaluation; the strategy knows how far training got (steps, bytes, time).
+    take_progress(*strategy, diverged);
     diverged.trace_json = trace_text();
+    diverged.links_csv = links_text();
+    if (traffic) diverged.busiest_link = traffic->busiest(diverged.simulated_time_s);
     return diverged;
   }
   StrategyOutcome outcome = strategy->outcome();
@@ -219,6 +262,8 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   r.strategy_details = std::move(outcome.details);
   r.final_params = std::move(outcome.final_params);
   r.trace_json = trace_text();
+  r.links_csv = links_text();
+  if (traffic) r.busiest_link = traffic->busiest(r.simulated_time_s);
   if (const auto& d = metrics.divergence()) {  // eval.stop_on_divergence = false: it ran on regardless
     r.status = RunStatus::Diverged;
     r.divergence = d;

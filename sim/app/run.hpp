@@ -13,6 +13,7 @@
 #include "models/objective.hpp"
 #include "sim/config/run_inputs.hpp"
 #include "sim/strategies/metrics.hpp"
+#include "sim/world/link_traffic.hpp"
 
 namespace dtsim::sim {
 
@@ -35,6 +36,8 @@ struct RunResult {
   PrecisionOutcome precision;
   nlohmann::json strategy_details = nlohmann::json::object();
   std::vector<float> final_params;
+  std::optional<LinkTraffic::LinkRow> busiest_link;  // with output.links: the link with the highest mean utilisation
+  std::string links_csv;   // links.csv with output.links (also for a run that ended early), else empty
   std::string trace_json;  // trace.json with output.trace (also for a run that ended early), else empty
 
   // How the run ended (completed unless it diverged or was stopped); status_reason says why.

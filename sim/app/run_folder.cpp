@@ -46,7 +46,8 @@ std::string describe_holder(int fd) {
 }  // namespace
 
 const std::vector<std::string>& RunFolder::output_names() {
-  static const std::vector<std::string> names = {"metrics.csv", "metrics.partial.csv", "model.bin", "summary.json", "trace.json"};
+  static const std::vector<std::string> names = {"links.csv",  "metrics.csv",  "metrics.partial.csv",
+                                                 "model.bin", "summary.json", "trace.json"};
   return names;
 }
 

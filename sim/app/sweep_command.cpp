@@ -40,6 +40,7 @@ const char* const kSweepHelp =
     "                   [--out DIR] [--set section.key=value]... [--strict] [--quiet] [--slurm FILE]\n"
     "       dtsim collect DIR\n"
     "       dtsim compare DIR [--columns name,name,...]\n"
+    "       dtsim compare RUN_DIR RUN_DIR... [--columns name,name,...]\n"
     "\n"
     "Runs the scenario once for every combination of the --vary values (the Cartesian product; --seeds N adds\n"
     "run.seed = 1..N), each as its own 'dtsim run' process, at most --jobs at a time, into DIR/<key=value,...>/,\n"
@@ -51,7 +52,8 @@ const char* const kSweepHelp =
     "others again (interrupted, or never finished); DIR/sweep.json records the sweep, and a different sweep into\n"
     "the same DIR is refused. Ctrl-C (or SIGTERM) stops every run, which keeps what it measured as interrupted.\n"
     "'dtsim collect DIR' rebuilds both tables from the run folders; 'dtsim compare DIR' prints the groups side by\n"
-    "side (mean ± std over seeds; --columns picks results.csv columns, e.g. final_test_accuracy,cost_mid).\n"
+    "side (mean ± std over seeds; --columns picks results.csv columns, e.g. final_test_accuracy,cost_mid);\n"
+    "given the folders of separate 'dtsim run's instead, it prints one row per folder.\n"
     "\n"
     "  --vary K=V1,V2,...  a scenario key and its values, comma-separated (repeatable; the last changes fastest)\n"
     "  --seeds N           run.seed = 1, 2, ..., N (or vary run.seed yourself)\n"
@@ -388,6 +390,26 @@ int command_collect(int argc, char** argv) {
   return 0;
 }
 
+// Separate run folders as a plan of their own: one run per folder, told apart by its path (the "run" column).
+static SweepPlan plan_of_run_folders(const std::vector<std::string>& dirs) {
+  SweepPlan plan;
+  plan.scenario = "(run folders)";
+  plan.varied.push_back({"run", dirs, "folder"});
+  for (const std::string& dir : dirs) {
+    if (fs::exists(fs::path(dir) / "sweep.json"))
+      throw InputError(dir, "", "is a sweep folder; compare it on its own", "dtsim compare " + dir);
+    if (!fs::exists(fs::path(dir) / "summary.json")) {
+      if (dirs.size() == 1)
+        throw InputError(dir, "", "holds neither sweep.json nor summary.json: not a folder that dtsim sweep or dtsim run wrote",
+                         "give a sweep's --out folder, or the --out folders of runs");
+      throw InputError(dir, "", "holds no summary.json (not a dtsim run folder, or a run that has not finished)",
+                       "give folders that dtsim run --out wrote");
+    }
+    plan.runs.push_back({dir, {{"run", dir}}});
+  }
+  return plan;
+}
+
 int command_compare(int argc, char** argv) {
   po::options_description opts;
   opts.add_options()("columns", po::value<std::string>())("help,h", po::bool_switch());
@@ -397,10 +419,13 @@ int command_compare(int argc, char** argv) {
     return 0;
   }
   const std::vector<std::string> dirs = vm.count("dir") ? vm["dir"].as<std::vector<std::string>>() : std::vector<std::string>{};
-  if (dirs.size() != 1)
-    throw InputError("command line", "", "'dtsim compare' takes one sweep folder", "e.g. dtsim compare out/sweep-quickstart");
-  const SweepPlan plan = read_sweep(dirs.front());
-  const std::vector<RunRow> rows = read_run_rows(dirs.front(), plan);
+  if (dirs.empty())
+    throw InputError("command line", "", "'dtsim compare' needs a sweep folder or run folders",
+                     "e.g. dtsim compare out/sweep-quickstart, or dtsim compare out/run-a out/run-b");
+  // One sweep folder, or run folders made by separate `dtsim run`s (each its own row).
+  const bool one_sweep = dirs.size() == 1 && fs::exists(fs::path(dirs.front()) / "sweep.json");
+  const SweepPlan plan = one_sweep ? read_sweep(dirs.front()) : plan_of_run_folders(dirs);
+  const std::vector<RunRow> rows = read_run_rows(one_sweep ? dirs.front() : "", plan);
   std::vector<std::string> columns;
   if (vm.count("columns")) {
     const std::string list = vm["columns"].as<std::string>();
@@ -413,9 +438,12 @@ int command_compare(int argc, char** argv) {
     columns = default_compare_columns(rows);
   }
   const VariedKey* seeds = varied_key(plan, "run.seed");
-  std::printf("%s: %zu runs of %s%s\n\n", dirs.front().c_str(), rows.size(), plan.scenario.c_str(),
-              seeds ? (", each number the mean ± sample std over " + std::to_string(seeds->values.size()) + " seeds").c_str()
-                    : "");
+  if (one_sweep)
+    std::printf("%s: %zu runs of %s%s\n\n", dirs.front().c_str(), rows.size(), plan.scenario.c_str(),
+                seeds ? (", each number the mean ± sample std over " + std::to_string(seeds->values.size()) + " seeds").c_str()
+                      : "");
+  else
+    std::printf("%zu run folders\n\n", rows.size());
   std::fputs(comparison_table(plan, rows, columns).c_str(), stdout);
   return 0;
 }

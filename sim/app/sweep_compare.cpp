@@ -16,8 +16,8 @@ const std::vector<std::string>& preferred_columns() {
   static const std::vector<std::string> columns = {
       "final_test_accuracy", "time_to_target_s", "cost_to_target", "simulated_time_s", "communication_s", "idle_s",
       "step_s", "exposed_communication_s_per_step", "scaling_efficiency", "tokens_per_second", "samples_per_second",
-      "cost_mid", "cost_per_unit_low", "energy_kwh", "energy_kwh_per_unit", "bytes_sent", "mean_staleness",
-      "compression_ratio"};
+      "cost_mid", "cost_per_unit_low", "energy_kwh", "energy_kwh_per_unit", "bytes_sent", "busiest_link_utilisation",
+      "mean_staleness", "compression_ratio"};
   return columns;
 }
 
@@ -31,6 +31,8 @@ std::string header_of(const std::string& column) {
       {"scaling_efficiency", "scaling efficiency"}, {"tokens_per_second", "tokens/s"}, {"samples_per_second", "samples/s"},
       {"cost_mid", "cost [low-high]"}, {"cost_per_unit_low", "cost per unit [low-high]"}, {"energy_kwh", "energy (kWh)"},
       {"energy_kwh_per_unit", "energy per unit (kWh)"}, {"bytes_sent", "bytes sent"}, {"mean_staleness", "mean staleness"},
+      {"busiest_link_utilisation", "busiest link (mean util.)"},
+      {"busiest_link_peak_utilisation", "busiest link (peak util.)"},
       {"compression_ratio", "compression ratio"}};
   const auto it = names.find(column);
   return it == names.end() ? column : it->second;

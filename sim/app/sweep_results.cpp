@@ -48,6 +48,8 @@ const std::vector<HeadlineSource>& headline_sources() {
       {"idle_s", {"/time_breakdown_s/idle"}},
       {"bytes_sent", {"/bytes_sent", "/simulation/bytes_sent"}},
       {"mean_staleness", {"/mean_staleness"}},
+      {"busiest_link_utilisation", {"/busiest_link/mean_utilisation"}},
+      {"busiest_link_peak_utilisation", {"/busiest_link/peak_utilisation"}},
       {"compression_ratio", {"/compression/compression_ratio"}},
       {"gpu_hours", {"/cost/gpu_hours"}},
       {"cost_low", {"/cost/low"}},

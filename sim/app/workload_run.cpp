@@ -15,6 +15,7 @@
 #include "sim/scenario/errors.hpp"
 #include "sim/scenario/keys.hpp"
 #include "sim/scenario/units.hpp"
+#include "sim/world/link_traffic.hpp"
 
 namespace dtsim::sim {
 
@@ -45,8 +46,11 @@ std::string run_workload(const WorkloadRun& run, const std::string& staging, con
   const RunConfig& c = run.config;
   const models::DeviceRates peak{c.gpu.peak(workload_math(c.workload.precision)), c.gpu.memory_bandwidth,
                                  c.gpu.launch_overhead};
+  LinkTraffic traffic;  // links.csv's ledger (output.links)
+  const LinkTraffic::Scope traffic_scope(c.links ? &traffic : nullptr);
   const SimulationSummary r =
       summarize_steps(run.workload, run.setup, peak, simulate_workload_steps(run.workload, run.setup, peak, c, c.workload.steps));
+  if (c.links) write_file_atomically(staging, "links.csv", traffic.csv(r.sim.end_s));
 
   // metrics.csv: when each step ended on every worker.
   std::string rows = "step,sim_time_s\n";
@@ -73,6 +77,8 @@ std::string run_workload(const WorkloadRun& run, const std::string& staging, con
                          {"activations", run.memory.activations}, {"total", run.memory.total()},
                          {"gpu_memory", c.gpu.memory}, {"fits", run.fits}};
   s["simulation"] = simulation_json(r, c.workload.steps);
+  if (c.links)
+    if (const auto busiest = traffic.busiest(r.sim.end_s)) s["busiest_link"] = link_json(*busiest);
   s["simulated_time_s"] = r.sim.end_s;
   s["wall_time_s"] = wall_time();
   nlohmann::json ignored = nlohmann::json::array();

@@ -22,7 +22,8 @@ namespace {
 // own flags stand for ([workload]) and those with no meaning here (the run's name, the strategy).
 bool read_by_timing(const std::string& key) {
   const std::string section = key.substr(0, key.find('.'));
-  return read_by_workload_run(key, Strategy::Sync) && section != "workload" && section != "run" && section != "training";
+  return read_by_workload_run(key, Strategy::Sync) && section != "workload" && section != "run" && section != "training" &&
+         section != "output";
 }
 
 std::string fmt(const char* format, double v) {

@@ -11,6 +11,7 @@
 
 #include "sim/collectives/fluid_replay.hpp"
 #include "sim/collectives/protocol.hpp"
+#include "sim/world/link_traffic.hpp"
 #include "sim/world/platform.hpp"
 
 namespace dtsim::sim {
@@ -347,6 +348,10 @@ void PlannedCollective::run_aggregated(int rank, const Prepared& p) {
       sg4::Comm::wait_all(comms);
       for (const auto& it : tracked) in_flight_.erase(it);
       for (const Transfer& s : t.sends) bytes_sent_ += s.bytes;
+      if (LinkTraffic* traffic = LinkTraffic::active())
+        for (size_t i = 0; i < t.sends.size(); ++i)
+          traffic->record(comms[i], hosts_[rank], hosts_[group.members[t.sends[i].peer]], t.sends[i].bytes,
+                          static_cast<double>(wire_bytes(t.sends[i].bytes, p.costs.bandwidth_fraction)));
     }
     barrier().wait();
     if (p.until_replayed[ph]) {
@@ -377,8 +382,26 @@ void PlannedCollective::share_plans_with(Collective& sibling) {
 
 void PlannedCollective::run_analytic(int rank, const Prepared& p) {
   if (!stand_in_) barrier().wait();
-  if (rank == 0) bytes_sent_ += p.total_bytes;  // the bytes the algorithm would move
+  if (rank == 0) {
+    bytes_sent_ += p.total_bytes;  // the bytes the algorithm would move
+    if (LinkTraffic* traffic = LinkTraffic::active()) record_planned_traffic(*traffic, p);
+  }
   if (p.total_seconds > 0.0) sg4::this_actor::sleep_for(p.total_seconds);
+}
+
+// An analytic call moves no SimGrid flows; links.csv still shows the transfers its plan stands for, each
+// phase's spread over the phase's modelled time.
+void PlannedCollective::record_planned_traffic(LinkTraffic& traffic, const Prepared& p) const {
+  double t = sg4::Engine::get_clock() + p.costs.call_latency;
+  for (size_t ph = 0; ph < p.plan.phases.size(); ++ph) {
+    const double end = t + p.phase_seconds[ph];
+    for (const Group& group : p.plan.phases[ph].groups)
+      for (size_t pos = 0; pos < group.members.size(); ++pos)
+        for (const Transfer& s : group.schedule->totals(static_cast<int>(pos)).sends)
+          traffic.record(hosts_[group.members[pos]], hosts_[group.members[s.peer]], s.bytes,
+                         static_cast<double>(wire_bytes(s.bytes, p.costs.bandwidth_fraction)), t, end);
+    t = end;
+  }
 }
 
 sg4::Mailbox* PlannedCollective::mailbox(int to, int from, int group) {

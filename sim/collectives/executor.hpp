@@ -42,6 +42,8 @@
 
 namespace dtsim::sim {
 
+class LinkTraffic;
+
 class PlannedCollective final : public Collective {
  public:
   using PlanBuilder = std::function<Plan(uint64_t bytes)>;
@@ -109,6 +111,7 @@ class PlannedCollective final : public Collective {
   void run_lanes(int rank, const Group& group, int pos, const Prepared& p);
   void run_aggregated(int rank, const Prepared& p);
   void run_analytic(int rank, const Prepared& p);
+  void record_planned_traffic(LinkTraffic& traffic, const Prepared& p) const;
   // One per (receiver, sender, lane group): groups that share a pair of ranks must not take each other's
   // transfers (a pair meets at most once in a group's step, and both ends agree on the group).
   simgrid::s4u::Mailbox* mailbox(int to, int from, int group = 0);

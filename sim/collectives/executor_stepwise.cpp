@@ -3,6 +3,8 @@
 #include <list>
 
 #include "sim/collectives/executor.hpp"
+#include "sim/collectives/protocol.hpp"
+#include "sim/world/link_traffic.hpp"
 
 namespace dtsim::sim {
 namespace sg4 = simgrid::s4u;
@@ -62,6 +64,7 @@ void PlannedCollective::run_steps(int rank, const Prepared& p) {
     for (int i = 0; i < steps; ++i) {
       const Step s = schedule.step(seat.pos, i);
       sg4::CommPtr send;
+      uint64_t send_wire = 0;
       std::list<sg4::CommPtr>::iterator tracked;
       // With a protocol, the receiver has the data the protocol's hop wait after SimGrid delivers it:
       // max(route, hop latency) + wire bytes / bandwidth in all; the sender too, unless the schedule is
@@ -69,8 +72,8 @@ void PlannedCollective::run_steps(int rank, const Prepared& p) {
       double done = 0.0;
       if (s.send.active()) {
         const int to = group.members[s.send.peer];
-        send = mailbox(to, rank)->put_async(
-            &step_token, modelled ? wire_bytes(s.send.bytes, p.costs.bandwidth_fraction) : s.send.bytes);
+        send_wire = modelled ? wire_bytes(s.send.bytes, p.costs.bandwidth_fraction) : s.send.bytes;
+        send = mailbox(to, rank)->put_async(&step_token, send_wire);
         tracked = in_flight_.insert(in_flight_.end(), send);
       }
       if (s.recv.active()) {
@@ -84,6 +87,9 @@ void PlannedCollective::run_steps(int rank, const Prepared& p) {
         send->wait();
         in_flight_.erase(tracked);
         bytes_sent_ += s.send.bytes;
+        if (LinkTraffic* traffic = LinkTraffic::active())
+          traffic->record(send, hosts_[rank], hosts_[group.members[s.send.peer]], s.send.bytes,
+                          static_cast<double>(send_wire));
         if (modelled && !eager)
           done = std::max(done, send->get_finish_time() + hop_extra(rank, group.members[s.send.peer], p.costs));
       }
@@ -124,6 +130,9 @@ void PlannedCollective::run_lanes(int rank, const Group& group, int pos, const P
     int group;
     double extra;  // the protocol's wait after delivery
     std::list<sg4::CommPtr>::iterator tracked;
+    int to = -1;           // a send's receiver (−1 for a receive)
+    uint64_t payload = 0;  // a send's payload and wire bytes, for links.csv
+    uint64_t wire = 0;
   };
   std::vector<InFlight> flying;
   std::vector<sg4::CommPtr> comms;  // the comms of `flying`, in the same order, for wait_any
@@ -135,8 +144,8 @@ void PlannedCollective::run_lanes(int rank, const Group& group, int pos, const P
     LaneGroup& grp = groups[g];
     grp.posted = true;
     grp.sending = 0;
-    const auto add = [&](const sg4::CommPtr& c, double extra) {
-      flying.push_back({c, g, extra, in_flight_.insert(in_flight_.end(), c)});
+    const auto add = [&](const sg4::CommPtr& c, double extra, int to = -1, uint64_t payload = 0, uint64_t wire = 0) {
+      flying.push_back({c, g, extra, in_flight_.insert(in_flight_.end(), c), to, payload, wire});
       comms.push_back(c);
       ++grp.pending;
     };
@@ -144,9 +153,9 @@ void PlannedCollective::run_lanes(int rank, const Group& group, int pos, const P
       const Step s = schedule.lane_step(pos, grp.step, lane);
       if (s.send.active()) {
         const int to = group.members[s.send.peer];
-        add(mailbox(to, rank, g)->put_async(
-                &step_token, modelled ? wire_bytes(s.send.bytes, p.costs.bandwidth_fraction) : s.send.bytes),
-            modelled && !eager ? hop_extra(rank, to, p.costs) : 0.0);
+        const uint64_t wire = modelled ? wire_bytes(s.send.bytes, p.costs.bandwidth_fraction) : s.send.bytes;
+        add(mailbox(to, rank, g)->put_async(&step_token, wire), modelled && !eager ? hop_extra(rank, to, p.costs) : 0.0,
+            to, s.send.bytes, wire);
         grp.sending += s.send.bytes;
       }
       if (s.recv.active()) {
@@ -190,6 +199,9 @@ void PlannedCollective::run_lanes(int rank, const Group& group, int pos, const P
     flying.erase(flying.begin() + done);
     comms.erase(comms.begin() + done);
     LaneGroup& grp = groups[static_cast<size_t>(finished.group)];
+    if (LinkTraffic* traffic = LinkTraffic::active(); traffic != nullptr && finished.to >= 0)
+      traffic->record(finished.comm, hosts_[rank], hosts_[finished.to], finished.payload,
+                      static_cast<double>(finished.wire));
     // A receive may complete after its data arrived (the send did not wait for it): the protocol's wait
     // runs from the delivery.
     grp.post_at = std::max({grp.post_at, sg4::Engine::get_clock(), finished.comm->get_finish_time() + finished.extra});

@@ -6,13 +6,15 @@
 #include <stdexcept>
 
 #include "sim/collectives/closed_form.hpp"
+#include "sim/world/link_traffic.hpp"
 #include "sim/world/platform.hpp"
 
 namespace dtsim::sim {
 namespace sg4 = simgrid::s4u;
 
 ShardedServerChannel::ShardedServerChannel(const Platform& platform, int shards, std::string name)
-    : shards_(shards), workers_(platform.num_workers()), name_(std::move(name)), inboxes_(shards) {
+    : shards_(shards), workers_(platform.num_workers()), name_(std::move(name)), inboxes_(shards),
+      shard_hosts_(shards, nullptr) {
   if (shards < 1) throw std::invalid_argument("a parameter server needs at least one shard");
 }
 
@@ -32,7 +34,7 @@ sg4::Mailbox* ShardedServerChannel::pull_mailbox(int shard, int worker) {
 
 ShardedServerChannel::Envelope* ShardedServerChannel::new_envelope(int worker, int shard, ShardPayload payload) {
   const uint64_t id = next_envelope_++;
-  auto e = std::make_unique<Envelope>(Envelope{id, worker, shard, payload});
+  auto e = std::make_unique<Envelope>(Envelope{id, worker, shard, payload, sg4::this_actor::get_host()});
   Envelope* raw = e.get();
   in_flight_.emplace(id, std::move(e));
   return raw;
@@ -44,6 +46,13 @@ ShardPayload ShardedServerChannel::open_envelope(Envelope* e) {
   return payload;
 }
 
+ShardPayload ShardedServerChannel::open_delivered(Envelope* e, const sg4::CommPtr& comm) {
+  if (LinkTraffic* traffic = LinkTraffic::active())
+    traffic->record(comm, e->from, sg4::this_actor::get_host(), e->payload.bytes,
+                    static_cast<double>(e->payload.bytes));
+  return open_envelope(e);
+}
+
 void ShardedServerChannel::push(int worker, const std::vector<ShardPayload>& payloads) {
   if (static_cast<int>(payloads.size()) != shards_)
     throw std::invalid_argument("push: " + std::to_string(payloads.size()) + " payloads for " +
@@ -53,11 +62,19 @@ void ShardedServerChannel::push(int worker, const std::vector<ShardPayload>& pay
     sends.push_back(push_mailbox(s)->put_async(new_envelope(worker, s, payloads[s]), payloads[s].bytes));
   sg4::Comm::wait_all(sends);
   for (const ShardPayload& p : payloads) bytes_sent_ += p.bytes;
+  if (LinkTraffic* traffic = LinkTraffic::active())
+    for (int s = 0; s < shards_; ++s)
+      traffic->record(sends[s], sg4::this_actor::get_host(), shard_hosts_[s], payloads[s].bytes,
+                      static_cast<double>(payloads[s].bytes));
 }
 
 void ShardedServerChannel::push_to(int worker, int shard, ShardPayload payload) {
-  push_mailbox(shard)->put(new_envelope(worker, shard, payload), payload.bytes);
+  const sg4::CommPtr send = push_mailbox(shard)->put_async(new_envelope(worker, shard, payload), payload.bytes);
+  send->wait();
   bytes_sent_ += payload.bytes;
+  if (LinkTraffic* traffic = LinkTraffic::active())
+    traffic->record(send, sg4::this_actor::get_host(), shard_hosts_[shard], payload.bytes,
+                    static_cast<double>(payload.bytes));
 }
 
 std::vector<ShardPayload> ShardedServerChannel::pull(int worker) {
@@ -67,14 +84,17 @@ std::vector<ShardPayload> ShardedServerChannel::pull(int worker) {
   sg4::Comm::wait_all(gets);
   std::vector<ShardPayload> parts(shards_);
   for (int s = 0; s < shards_; ++s) {
-    parts[s] = open_envelope(received[s]);
+    parts[s] = open_delivered(received[s], gets[s]);
     bytes_sent_ += parts[s].bytes;
   }
   return parts;
 }
 
 ShardPayload ShardedServerChannel::pull_from(int worker, int shard) {
-  const ShardPayload part = open_envelope(pull_mailbox(shard, worker)->get<Envelope>());
+  Envelope* e = nullptr;
+  const sg4::CommPtr get = pull_mailbox(shard, worker)->get_async<Envelope>(&e);
+  get->wait();
+  const ShardPayload part = open_delivered(e, get);
   bytes_sent_ += part.bytes;
   return part;
 }
@@ -87,6 +107,8 @@ void ShardedServerChannel::post_receive(Inbox& inbox, int shard, int slot) {
 
 ShardedServerChannel::Inbox& ShardedServerChannel::start_serving(int shard) {
   Inbox& inbox = inboxes_.at(shard);
+  // A push completes only once its shard has started serving, so its sender finds the shard's host here.
+  shard_hosts_[shard] = sg4::this_actor::get_host();
   if (!inbox.started) {
     inbox.slots.assign(workers_, nullptr);
     for (int slot = 0; slot < workers_; ++slot) post_receive(inbox, shard, slot);

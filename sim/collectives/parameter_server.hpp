@@ -79,6 +79,7 @@ class ShardedServerChannel {
     int worker;
     int shard;
     ShardPayload payload;
+    const simgrid::s4u::Host* from;  // the sender's host (for links.csv, recorded where it is received)
   };
   // What a shard's serving actor keeps posted: one receive per worker. They are matched to pushes in posting
   // order and complete in arrival order.
@@ -99,11 +100,14 @@ class ShardedServerChannel {
   // (a host went down mid-transfer) is still freed, and never twice.
   Envelope* new_envelope(int worker, int shard, ShardPayload payload);
   ShardPayload open_envelope(Envelope* e);
+  // Opens a pull's envelope that `comm` delivered to this actor's host, counting the transfer in links.csv.
+  ShardPayload open_delivered(Envelope* e, const simgrid::s4u::CommPtr& comm);
 
   int shards_;
   int workers_;
   std::string name_;
   std::vector<Inbox> inboxes_;
+  std::vector<const simgrid::s4u::Host*> shard_hosts_;  // where each shard is served (set when it starts)
   std::map<uint64_t, std::unique_ptr<Envelope>> in_flight_;
   uint64_t next_envelope_ = 0;
   uint64_t bytes_sent_ = 0;

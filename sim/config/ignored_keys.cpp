@@ -205,12 +205,9 @@ std::string workload_settings(const std::string& key, const RunConfig& c) {
   return "has no effect in a timing-only run of a workload (workload.name = " + c.workload.name + ")";
 }
 
-// output.trace records the steps of every strategy but federated learning; output.trace_steps only with it.
+// output.trace records the steps (rounds) of every strategy; output.trace_steps only with it.
 std::string trace_settings(const std::string& key, const RunConfig& c) {
   if (key == "output.trace_steps" && !c.trace) return "has no effect without output.trace = true";
-  if ((key == "output.trace" || key == "output.trace_steps") && c.trace && c.strategy == Strategy::Federated)
-    return std::string("has no effect with training.strategy = ") + to_string(c.strategy) +
-           " (trace.json records sync, local SGD and async-ps)";
   return "";
 }
 

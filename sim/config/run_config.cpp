@@ -54,6 +54,7 @@ RunConfig make_run_config(const Scenario& s) {
   c.save_model = s.boolean("output.save_model");
   c.trace = s.boolean("output.trace");
   c.trace_steps = s.integer("output.trace_steps");
+  c.links = s.boolean("output.links");
 
   // Every other section, read once by the module that declares its keys. Some readers need a value of an
   // earlier section (the worker count, the seed), which they are given typed.
@@ -115,8 +116,12 @@ void add_output_keys(std::vector<KeySpec>& keys) {
       boolean("output.save_model", "false", "Write the final parameters to model.bin (float32, little-endian)"),
       boolean("output.trace", "false",
               "Write trace.json, a timeline in Chrome's trace-event format (Perfetto): per worker, each step's "
-              "compute, wait for the slowest peer and exchange (sync, local SGD), or compute, push and pull (async-ps)"),
+              "compute, wait for the slowest peer and exchange (sync, local SGD), compute, push and pull (async-ps), "
+              "or each round's download, local steps and upload (federated); link and staleness counters"),
       integer("output.trace_steps", "100", between(1, 1e9), "Steps that trace.json records, from the first (keeps long runs' files small)"),
+      boolean("output.links", "true",
+              "Write links.csv: per link of the platform, the bytes the run's transfers put on it and its mean and "
+              "peak utilisation"),
   };
   keys.insert(keys.end(), mine.begin(), mine.end());
 }

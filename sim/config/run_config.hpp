@@ -81,6 +81,7 @@ struct RunConfig {
   bool save_model = false;
   bool trace = false;          // output.trace: write trace.json
   int64_t trace_steps = 100;   // output.trace_steps: steps recorded in it
+  bool links = true;           // output.links: write links.csv
 
   nlohmann::json scenario_json;  // every key as resolved, for summary.json
 

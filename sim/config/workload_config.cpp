@@ -109,7 +109,7 @@ bool read_by_workload_run(const std::string& key, Strategy strategy) {
   // [faults] is read to be refused (run_checks.cpp); [stragglers] and [background] apply to every strategy.
   if (section == "cluster" || section == "fabric" || section == "gpu" || section == "network" ||
       section == "collective" || section == "stragglers" || section == "background" || section == "faults" ||
-      key == "run.name" || key == "training.strategy")
+      key == "run.name" || key == "training.strategy" || key == "output.links")
     return true;
   const auto among = [&](std::initializer_list<const char*> keys) {
     for (const char* k : keys)

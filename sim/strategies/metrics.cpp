@@ -65,7 +65,8 @@ void MetricsLog::diverged(int64_t step, double sim_time_s, const std::string& ca
   if (on_divergence_) on_divergence_(*divergence_);
 }
 
-void MetricsLog::check_train_loss(int64_t step, double sim_time_s, double loss) {
+void MetricsLog::check_train_loss(int64_t step, double sim_time_s, double loss, int64_t total_steps) {
+  if (step_observer_) step_observer_(step, total_steps, sim_time_s);
   const std::string cause = rule_.check_train_loss(loss);
   if (!cause.empty()) diverged(step, sim_time_s, cause);
 }

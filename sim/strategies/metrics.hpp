@@ -94,8 +94,11 @@ class MetricsLog {
   // Divergence watching: `rule` decides, `on_divergence` (when set) is called once, at the first divergence,
   // from the simulation actor that found it (the run stops it there unless eval.stop_on_divergence is false).
   void watch_divergence(DivergenceRule rule, std::function<void(const Divergence&)> on_divergence);
-  // A step's mean training loss, at simulated time `sim_time_s`, for the divergence rule.
-  void check_train_loss(int64_t step, double sim_time_s, double loss);
+  // A step's mean training loss, at simulated time `sim_time_s`, for the divergence rule; `total_steps` (in the
+  // same unit, 0 if unknown) goes with the step to the step observer (the live progress display).
+  void check_train_loss(int64_t step, double sim_time_s, double loss, int64_t total_steps = 0);
+  using StepObserver = std::function<void(int64_t step, int64_t total_steps, double sim_time_s)>;
+  void observe_steps(StepObserver observer) { step_observer_ = std::move(observer); }
   const std::optional<Divergence>& divergence() const { return divergence_; }
 
   static std::string csv_header();
@@ -106,6 +109,7 @@ class MetricsLog {
 
   std::ofstream csv_;
   std::function<void(const EvalPoint&)> observer_;
+  StepObserver step_observer_;
   std::vector<EvalPoint> points_;
   DivergenceRule rule_;
   std::function<void(const Divergence&)> on_divergence_;

@@ -14,7 +14,7 @@ TrainingRecorder::TrainingRecorder(const TrainingContext& ctx, int64_t interval,
 void TrainingRecorder::add_train_loss(double mean_loss, int64_t step) {
   loss_sum_ += mean_loss;
   ++loss_count_;
-  ctx_.metrics.check_train_loss(step, simgrid::s4u::Engine::get_clock(), mean_loss);
+  ctx_.metrics.check_train_loss(step, simgrid::s4u::Engine::get_clock(), mean_loss, total_steps_);
 }
 
 void TrainingRecorder::CompressionSums::add(const models::CompressionStats& s) {

@@ -20,7 +20,15 @@ class TraceLog {
   // A span of `track` from `start_s` to `end_s` (simulated seconds); zero-length spans are dropped.
   void span(int track, const char* name, const char* category, double start_s, double end_s, int64_t step);
 
+  // A counter track's value from `time_s` on (Perfetto draws each counter name as a track of its own); like
+  // spans, only while `step` is recorded. A value at the same time as the previous one replaces it.
+  void counter(const std::string& name, double time_s, double value, int64_t step);
+  // The same without a step, for series known only at the end (link utilisation): kept up to the last span's
+  // end, so the counters cover the recorded steps.
+  void counter_until_last_span(const std::string& name, double time_s, double value);
+
   size_t span_count() const { return spans_.size(); }
+  size_t counter_count() const { return counters_.size(); }
   // The JSON document: {"traceEvents": [...], "displayTimeUnit": "ms"}; times in microseconds.
   std::string json() const;
 
@@ -32,7 +40,14 @@ class TraceLog {
     double start_s, end_s;
     int64_t step;
   };
+  struct Counter {
+    std::string name;
+    double time_s;
+    double value;
+  };
   int64_t max_steps_;
+  double last_span_end_s_ = 0.0;
+  std::vector<Counter> counters_;
   std::vector<std::pair<int, std::string>> tracks_;
   std::vector<Span> spans_;
 };

@@ -329,4 +329,34 @@ TEST_F(Sweep, TimingOnlyWorkloadsCompareNetworks) {
   EXPECT_LT(num(results[0], "step_s"), num(results[1], "step_s"));
 }
 
+TEST_F(Sweep, CompareTakesSeparateRunFoldersOneRowEach) {
+  const std::string quickstart = std::string(DTSIM_SOURCE_DIR) + "/scenarios/quickstart.ini";
+  const fs::path a = dir_ / "hdr", b = dir_ / "ethernet";
+  ASSERT_EQ(run_dtsim("run " + quickstart + " --quiet --set training.max_steps=4 --out " + a.string()).exit_code, 0);
+  ASSERT_EQ(run_dtsim("run " + quickstart + " --quiet --set training.max_steps=4 --set fabric.profile=eth-25g-tcp --out " +
+                      b.string()).exit_code, 0);
+  const auto table = run_dtsim("compare " + a.string() + " " + b.string() +
+                               " --columns simulated_time_s,bytes_sent,busiest_link_utilisation");
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  const std::vector<std::string> lines = dtsim::testing::lines_of(table.output);
+  ASSERT_EQ(lines.size(), 5u) << table.output;  // title, blank, header, one row per folder
+  EXPECT_EQ(lines[0], "2 run folders");
+  EXPECT_EQ(lines[2].rfind("run", 0), 0u) << lines[2];
+  EXPECT_NE(lines[2].find("busiest link (mean util.)"), std::string::npos) << lines[2];
+  const auto g4 = [](double v) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+    return std::string(buf);
+  };
+  for (const auto& [line, folder] : {std::pair{lines[3], a}, std::pair{lines[4], b}}) {
+    const nlohmann::json s = nlohmann::json::parse(read_file(folder / "summary.json"));
+    EXPECT_EQ(line.rfind(folder.string(), 0), 0u) << line;
+    EXPECT_NE(line.find(g4(s["simulated_time_s"].get<double>())), std::string::npos) << line;
+    EXPECT_NE(line.find(g4(s["busiest_link"]["mean_utilisation"].get<double>())), std::string::npos) << line;
+  }
+  const auto not_a_run = run_dtsim("compare " + a.string() + " " + dir_.string(), true);
+  EXPECT_EQ(not_a_run.exit_code, 2);
+  EXPECT_NE(not_a_run.err.find("holds no summary.json"), std::string::npos) << not_a_run.err;
+}
+
 }  // namespace

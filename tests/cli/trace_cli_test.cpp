@@ -131,10 +131,41 @@ TEST_F(Trace, IsWrittenOnlyWhenAskedAndReportedWhereItHasNoEffect) {
   const auto unused = run("--set output.trace_steps=5", true);
   EXPECT_EQ(unused.exit_code, 0);
   EXPECT_NE(unused.err.find("output.trace_steps: has no effect without output.trace = true"), std::string::npos) << unused.err;
-  const auto federated = run("--set output.trace=true --set training.strategy=federated --strict", true);
-  EXPECT_EQ(federated.exit_code, 2);
-  EXPECT_NE(federated.err.find("output.trace: has no effect with training.strategy = federated"), std::string::npos)
-      << federated.err;
+}
+
+TEST_F(Trace, FederatedClientsDownloadTrainAndUploadEachRound) {
+  const auto o = dtsim::testing::run_dtsim("run " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/fedprox_synthetic.ini --quiet --out " +
+                                           out_.string() + " --set fl.rounds=3 --set output.trace=true --strict");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const nlohmann::json s = file("summary.json");
+  const int clients = s["workers"].get<int>();
+  std::map<std::string, double> seconds;
+  std::map<int64_t, int> aggregations;
+  std::map<std::pair<int, int64_t>, std::vector<std::string>> client_rounds;  // (client, round) -> span names in order
+  for (const auto& e : spans()) {
+    seconds[e["cat"].get<std::string>()] += e["dur"].get<double>() / 1e6;
+    const int track = e["tid"].get<int>();
+    const int64_t round = e["args"]["step"].get<int64_t>();
+    if (track == clients) {
+      EXPECT_EQ(e["name"], "aggregate");
+      ++aggregations[round];
+    } else {
+      client_rounds[{track, round}].push_back(e["name"].get<std::string>());
+    }
+  }
+  // Per category, the clients' spans are summary.json's time breakdown (a mean over clients).
+  for (const char* category : {"compute", "communication"}) {
+    const double expected = s["time_breakdown_s"][category].get<double>();
+    EXPECT_NEAR(seconds[category] / clients, expected, 1e-9 * std::max(1.0, expected)) << category;
+  }
+  EXPECT_EQ(aggregations.size(), 3u) << "one aggregation per round, on the server's track";
+  ASSERT_FALSE(client_rounds.empty());
+  for (const auto& [key, names] : client_rounds) {
+    EXPECT_EQ(names.front(), "download") << "client " << key.first << " round " << key.second;
+    if (names.size() > 1) {
+      EXPECT_EQ(names.back(), "upload") << "client " << key.first << " round " << key.second;
+    }
+  }
 }
 
 }  // namespace

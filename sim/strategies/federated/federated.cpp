@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
+
+#include "sim/world/link_traffic.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -66,6 +69,10 @@ FederatedLearning::FederatedLearning(const TrainingContext& ctx)
 
 void FederatedLearning::spawn() {
   record(0);  // the starting point
+  if (ctx_.trace != nullptr) {
+    for (int c = 0; c < ctx_.config().workers; ++c) ctx_.trace->name_track(c, "client " + std::to_string(c));
+    ctx_.trace->name_track(ctx_.config().workers, "server");
+  }
   sg4::Actor::create("fl-server", server_host_, [this] { failure_.guard([&] { server(); }); });
 }
 
@@ -140,20 +147,24 @@ void FederatedLearning::unmask(const std::vector<ClientRun*>& survivors, int ins
   // The server names the survivors to each of them, and each answers with its shares of the others' secrets;
   // a survivor that cannot answer any more is not needed (any t of the shares reconstruct a secret).
   for (const bool up : {false, true}) {
-    std::vector<sg4::CommPtr> comms;
+    std::vector<std::pair<sg4::CommPtr, sg4::Host*>> comms;  // and each one's client
     for (ClientRun* r : survivors) {
       sg4::Host* client = ctx_.platform.workers[r->work.client];
       if (!client->is_on()) continue;  // SimGrid 3.32 aborts on a transfer to or from a host that is off
       try {
-        comms.push_back(up ? sg4::Comm::sendto_async(client, server_host_, b.unmask_up)
-                           : sg4::Comm::sendto_async(server_host_, client, b.survivors_down));
+        comms.emplace_back(up ? sg4::Comm::sendto_async(client, server_host_, b.unmask_up)
+                              : sg4::Comm::sendto_async(server_host_, client, b.survivors_down),
+                           client);
       } catch (const simgrid::Exception&) {
       }
     }
-    for (const sg4::CommPtr& c : comms) {
+    const uint64_t bytes = up ? b.unmask_up : b.survivors_down;
+    for (const auto& [c, client] : comms) {
       try {
         c->wait();
-        report_.add_secagg_message(up, up ? b.unmask_up : b.survivors_down);
+        report_.add_secagg_message(up, bytes);
+        if (LinkTraffic* traffic = LinkTraffic::active())
+          traffic->record(c, up ? client : server_host_, up ? server_host_ : client, bytes, static_cast<double>(bytes));
       } catch (const simgrid::Exception&) {
       }
     }
@@ -169,6 +180,8 @@ void FederatedLearning::aggregate(const std::vector<ClientRun*>& survivors) {
   // Σ w_i·Δ_i and the final scale: two FLOPs per element of every uploaded vector.
   sg4::this_actor::execute(2.0 * static_cast<double>(wire_values_) * vectors_ * static_cast<double>(survivors.size()));
   report_.add_aggregation_time(sg4::Engine::get_clock() - start);
+  if (ctx_.trace != nullptr)
+    ctx_.trace->span(ctx_.config().workers, "aggregate", "server", start, sg4::Engine::get_clock(), rounds_done_);
 
   // `survivors` is in client-id order, whatever order their uploads arrived in.
   aggregator_.begin_round();
@@ -188,7 +201,8 @@ void FederatedLearning::aggregate(const std::vector<ClientRun*>& survivors) {
   }
   // The round's mean client loss against the divergence rule (its step is the round being completed).
   if (round_steps > 0)
-    ctx_.metrics.check_train_loss(rounds_done_ + 1, sg4::Engine::get_clock(), round_loss / static_cast<double>(round_steps));
+    ctx_.metrics.check_train_loss(rounds_done_ + 1, sg4::Engine::get_clock(), round_loss / static_cast<double>(round_steps),
+                                  fl_.rounds);
   aggregator_.finish(params_.master(), c_global_.empty() ? nullptr : c_global_.data());
   params_.assign(params_.master());  // refreshes the copy clients download (rounded under reduced precision)
   if (fl_.algorithm == models::FlAlgorithm::Scaffold) {

@@ -7,6 +7,7 @@
 
 #include "sim/strategies/federated/federated.hpp"
 #include "sim/strategies/federated/local_step_wait.hpp"
+#include "sim/world/link_traffic.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -20,14 +21,20 @@ bool FederatedLearning::transfer(ClientRun& run, sg4::Host* from, sg4::Host* to,
   WorkerTime& time = time_[run.work.client];
   const double start = now();
   bool ok = true;
+  sg4::CommPtr comm;
   try {
-    const sg4::CommPtr comm = sg4::Comm::sendto_async(from, to, bytes);
+    comm = sg4::Comm::sendto_async(from, to, bytes);
     run.current = comm;
     comm->wait();
   } catch (const simgrid::Exception&) {
     ok = false;  // cancelled by the server, or a link on the route went down
   }
   run.current = nullptr;
+  if (LinkTraffic* traffic = LinkTraffic::active(); traffic != nullptr && ok && !run.cancelled)
+    traffic->record(comm, from, to, bytes, static_cast<double>(bytes));
+  if (ctx_.trace != nullptr)
+    ctx_.trace->span(run.work.client, from == server_host_ ? "download" : "upload", "communication", start, now(),
+                     run.round);
   time.communication += now() - start;
   if (!ok && !run.cancelled) {
     run.failed = true;
@@ -50,6 +57,7 @@ bool FederatedLearning::compute(ClientRun& run, double seconds_at_peak) {
   }
   run.current = nullptr;
   time.compute += now() - start;
+  if (ctx_.trace != nullptr) ctx_.trace->span(run.work.client, "secure aggregation masks", "compute", start, now(), run.round);
   return ok && !run.cancelled;
 }
 
@@ -135,6 +143,7 @@ void FederatedLearning::client(ClientRun& run, double round_start, int instance_
     run.current = nullptr;
     time.compute += now() - step_start;
     run.compute_s += now() - step_start;
+    if (ctx_.trace != nullptr) ctx_.trace->span(c, "local step", "compute", step_start, now(), run.round);
     if (run.cancelled) return;
     if (!finished) break;
     run.local->apply_step();

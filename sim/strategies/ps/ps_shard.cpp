@@ -122,12 +122,22 @@ void ShardServer::accept_gradient(ShardRequest& request) {
     collect(request, reg.version);
 }
 
+// trace.json's staleness counter: each update's (mean) staleness, from shard 0 (every shard sees each
+// gradient, so one shard's count is the whole story).
+void ShardServer::trace_staleness(double staleness) const {
+  if (ctx_.trace == nullptr || index_ != 0) return;
+  // The trace records steps (global batches of gradients, as the workers' spans count them), not updates.
+  const int64_t step = version_ * config_.gradients_per_update / std::max(1, ctx_.config().workers);
+  ctx_.trace->counter("staleness (updates behind)", sg4::Engine::get_clock(), staleness, step);
+}
+
 void ShardServer::apply_one(ShardRequest& request, int64_t pulled_version) {
   const int64_t staleness = version_ - pulled_version;
   const double factor = lr_factor(staleness);
   const double lr = params_.lr(schedule_step());
   params_.apply_scaled(request.gradient.data(), request.loss_scale, schedule_step(), factor);
   job_.staleness.applied(request.worker, index_, staleness, factor);
+  trace_staleness(static_cast<double>(staleness));
   ++version_;
   ++gradients_applied_;
   hooks_.updated(*this, {request.batch_loss}, lr);
@@ -157,10 +167,13 @@ void ShardServer::apply_collected() {
   const double lr = params_.lr(schedule_step());
   params_.apply_scaled(collected_sum_.data(), 1.0, schedule_step(), factor);
   std::vector<double> losses;
+  double staleness_sum = 0.0;
   for (const Collected& c : collected_) {
     job_.staleness.applied(c.worker, index_, version_ - c.pulled_version, factor);
+    staleness_sum += static_cast<double>(version_ - c.pulled_version);
     losses.push_back(c.loss);
   }
+  trace_staleness(staleness_sum / static_cast<double>(n));
   collected_.clear();
   ++version_;
   gradients_applied_ += static_cast<int64_t>(n);

@@ -91,6 +91,7 @@ class ShardServer {
   void handle(const PushArrival& arrival);
   void accept_gradient(ShardRequest& request);
   void apply_one(ShardRequest& request, int64_t pulled_version);
+  void trace_staleness(double staleness) const;
   void collect(ShardRequest& request, int64_t pulled_version);
   void apply_collected();
   void serve_held();

@@ -8,15 +8,21 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "sim/strategies/federated/local_step_wait.hpp"
+#include "sim/world/link_traffic.hpp"
 
 namespace dtsim::sim {
 namespace sg4 = simgrid::s4u;
 namespace {
 
 double now() { return sg4::Engine::get_clock(); }
+
+void count_link_traffic(const sg4::CommPtr& c, const sg4::Host* from, const sg4::Host* to, uint64_t bytes) {
+  if (LinkTraffic* traffic = LinkTraffic::active()) traffic->record(c, from, to, bytes, static_cast<double>(bytes));
+}
 
 // SimGrid wakes a timed wait at start + (target − start), which can miss the target by an ulp: within this of
 // the deadline counts as having reached it (as federated learning's server counts it).
@@ -114,15 +120,18 @@ class FlTimingRun {
     const SecureAggregationBytes b = cost.bytes(instance_size, s, spec_.wire_values, spec_.vectors);
     sg4::Host* server = platform_.servers.front();
     for (const bool up : {false, true}) {
-      std::vector<sg4::CommPtr> comms;
+      std::vector<std::pair<sg4::CommPtr, sg4::Host*>> comms;  // and each one's client
       for (const Client* c : survivors) {
         sg4::Host* host = platform_.workers[static_cast<size_t>(c->work.client)];
-        comms.push_back(up ? sg4::Comm::sendto_async(host, server, b.unmask_up)
-                           : sg4::Comm::sendto_async(server, host, b.survivors_down));
+        comms.emplace_back(up ? sg4::Comm::sendto_async(host, server, b.unmask_up)
+                              : sg4::Comm::sendto_async(server, host, b.survivors_down),
+                           host);
       }
-      for (const sg4::CommPtr& c : comms) {
+      const uint64_t bytes = up ? b.unmask_up : b.survivors_down;
+      for (const auto& [c, host] : comms) {
         c->wait();
-        out_.timing.bytes_sent += up ? b.unmask_up : b.survivors_down;
+        out_.timing.bytes_sent += bytes;
+        count_link_traffic(c, up ? host : server, up ? server : host, bytes);
       }
     }
     const double seconds = cost.server_seconds(instance_size, s, spec_.wire_values, spec_.vectors);
@@ -216,12 +225,17 @@ class FlTimingRun {
     double& comm = out_.timing.exposed_s;
     double& compute = out_.timing.compute_s;
     const uint64_t download = spec_.download_bytes + setup.setup_down;
-    if (download > 0 && !wait(sg4::Comm::sendto_async(server, host, download), comm)) return;
-    out_.timing.bytes_sent += download;  // counted once delivered, as federated learning counts it
-    if (spec_.secure_aggregation) {  // the keys and shares of secure aggregation's setup
-      if (setup.setup_up > 0 && !wait(sg4::Comm::sendto_async(host, server, setup.setup_up), comm)) return;
-      out_.timing.bytes_sent += setup.setup_up;
-    }
+    // Each transfer is counted once delivered, as federated learning counts it.
+    const auto send = [&](sg4::Host* from, sg4::Host* to, uint64_t bytes) {
+      if (bytes == 0) return true;
+      const sg4::CommPtr c = sg4::Comm::sendto_async(from, to, bytes);
+      if (!wait(c, comm)) return false;
+      out_.timing.bytes_sent += bytes;
+      count_link_traffic(c, from, to, bytes);
+      return true;
+    };
+    if (!send(server, host, download)) return;
+    if (spec_.secure_aggregation && !send(host, server, setup.setup_up)) return;  // secure aggregation's keys and shares
     if (!me.reports) return;  // a protocol straggler that will be dropped: it never finishes its work
     const double cutoff = spec_.deadline_s > 0 && !spec_.drop_policy ? round_start + spec_.deadline_s : kNever;
     for (int64_t k = 0; k < me.work.local_steps && now() < cutoff; ++k) {
@@ -242,9 +256,7 @@ class FlTimingRun {
         const double seconds = spec_.secure_aggregation->client_seconds(instance_size, spec_.wire_values, spec_.vectors);
         if (!wait(sg4::this_actor::exec_async(seconds * host->get_speed()), compute)) return;
       }
-      const uint64_t upload = spec_.upload_bytes + setup.masked_extra;
-      if (upload > 0 && !wait(sg4::Comm::sendto_async(host, server, upload), comm)) return;
-      out_.timing.bytes_sent += upload;
+      if (!send(host, server, spec_.upload_bytes + setup.masked_extra)) return;
     }
     me.reported = true;
     me.report_time = now();
