@@ -60,6 +60,9 @@ std::vector<std::string> fl_algorithm_names();  // fedavg, fedprox, scaffold, fe
 //   SCAFFOLD (Karimireddy et al. 2020): grad += c − c_i         (server and client control variates)
 //   FedAvg, FedNova:                    nothing
 // c_global and c_local are only read for SCAFFOLD; `scratch` needs n values for FedProx and SCAFFOLD.
+// Adding SCAFFOLD's c − c_i to the gradient is its update without momentum; with momentum the federated
+// client (sim/strategies/federated/federated_local.hpp) applies it outside the momentum buffer instead, as the
+// reference implementations do.
 template <class T>
 void correct_local_gradient(gpu::Ops<T>& ops, FlAlgorithm algorithm, T* grad, const T* y, const T* x, size_t n,
                             double prox_mu, const T* c_global, const T* c_local, T* scratch);

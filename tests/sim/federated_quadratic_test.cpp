@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "gpu/cpu_ops.hpp"
 #include "models/objective.hpp"
@@ -26,7 +27,8 @@ namespace {
 
 constexpr int kRounds = 3000;
 
-RunInputs quadratic_run(models::FlAlgorithm algorithm, double mu, bool compensated = true) {
+RunInputs quadratic_run(models::FlAlgorithm algorithm, double mu, bool compensated = true, double momentum = 0.0,
+                        int rounds = kRounds) {
   RunInputs in;
   RunConfig& c = in.config;
   c.name = "fl-quadratic";
@@ -36,16 +38,16 @@ RunInputs quadratic_run(models::FlAlgorithm algorithm, double mu, bool compensat
   c.fabric = {"test-fabric", 25e9, 1e-6, 0.0, 1.0};
   c.strategy = Strategy::Federated;
   c.lr = 0.01;
-  c.momentum = 0.0;
+  c.momentum = momentum;
   c.batch_per_worker = 1;
   c.fl.algorithm = algorithm;
   c.fl.prox_mu = mu;
-  c.fl.rounds = kRounds;
+  c.fl.rounds = rounds;
   c.fl.clients_per_round = 2;
   c.fl.local_steps_by_client = {1, 10};
   c.fl.eval_every = 100;
   c.fl.server_compensation = compensated;
-  in.length = {1, kRounds};
+  in.length = {1, rounds};
   return in;
 }
 
@@ -55,9 +57,10 @@ struct QuadraticOutcome {
   double sim_time = 0.0;
 };
 
-QuadraticOutcome run_quadratic(models::FlAlgorithm algorithm, double mu, bool compensated = true) {
+QuadraticOutcome run_quadratic(models::FlAlgorithm algorithm, double mu, bool compensated = true, double momentum = 0.0,
+                               int rounds = kRounds) {
   const std::string bytes = dtsim::testing::run_in_child([&] {
-    const RunInputs in = quadratic_run(algorithm, mu, compensated);
+    const RunInputs in = quadratic_run(algorithm, mu, compensated, momentum, rounds);
     gpu::CpuOps<float> ops;
     models::QuadraticObjective objective(ops, {{0.0f}, {1.0f}}, {0.3f}, {0.5, 0.5});
     MetricsLog metrics;
@@ -115,6 +118,56 @@ TEST(FederatedQuadratic, FedNovaWithVanillaNormalisation) {
 }
 
 TEST(FederatedQuadratic, ScaffoldReachesTheTrueOptimum) { expect_fixed_point(models::FlAlgorithm::Scaffold, 0.0, 0.5); }
+
+// SCAFFOLD with momentum, written out from the algorithm as its reference implementations run it (Karimireddy et
+// al. 2020, option II; the correction outside the momentum buffer), in double: per round, each client starts at
+// y = x with v = 0 and takes τ_i steps v = β·v + ∇F_i(y), y −= η·v, y −= η·(c − c_i); then
+// c_i⁺ = c_i − c + (x − y)/(τ_i·η); the server moves x by the clients' mean Δ (weights ½) and c by Σ Δc_i / N.
+std::vector<double> scaffold_by_hand(double momentum, int rounds) {
+  const double eta = 0.01, e[2] = {0.0, 1.0};
+  const int tau[2] = {1, 10};
+  double x = 0.3, c = 0.0, ci[2] = {0.0, 0.0};
+  std::vector<double> xs;
+  for (int r = 0; r < rounds; ++r) {
+    double delta = 0.0, delta_c = 0.0, next_ci[2];
+    for (int i = 0; i < 2; ++i) {
+      double y = x, v = 0.0;
+      for (int k = 0; k < tau[i]; ++k) {
+        v = momentum * v + (y - e[i]);
+        y -= eta * v;
+        y -= eta * (c - ci[i]);
+      }
+      next_ci[i] = ci[i] - c + (x - y) / (tau[i] * eta);
+      delta += 0.5 * (y - x);
+      delta_c += next_ci[i] - ci[i];
+    }
+    x += delta;
+    c += delta_c / 2.0;
+    ci[0] = next_ci[0];
+    ci[1] = next_ci[1];
+    xs.push_back(x);
+  }
+  return xs;
+}
+
+TEST(FederatedQuadratic, ScaffoldWithMomentumMatchesTheAlgorithmWrittenOutByHand) {
+  // Momentum 0.9: the rounds after the first use c and c_i, whose correction must not go through the momentum
+  // buffer (it did, and ImageNet-style protocols diverged to NaN by round 3).
+  const std::vector<double> by_hand = scaffold_by_hand(0.9, 4);
+  for (int rounds = 1; rounds <= 4; ++rounds) {
+    const QuadraticOutcome o = run_quadratic(models::FlAlgorithm::Scaffold, 0.0, true, 0.9, rounds);
+    EXPECT_NEAR(o.x, by_hand[rounds - 1], 2e-6) << "after round " << rounds;
+  }
+  // Far from round one: the two still agree, and the iterate stays finite.
+  const QuadraticOutcome far = run_quadratic(models::FlAlgorithm::Scaffold, 0.0, true, 0.9, 200);
+  EXPECT_NEAR(far.x, scaffold_by_hand(0.9, 200).back(), 1e-5);
+}
+
+TEST(FederatedQuadratic, ScaffoldWithoutMomentumIsTheSameWrittenOutByHand) {
+  const std::vector<double> by_hand = scaffold_by_hand(0.0, 3);
+  for (int rounds = 1; rounds <= 3; ++rounds)
+    EXPECT_NEAR(run_quadratic(models::FlAlgorithm::Scaffold, 0.0, true, 0.0, rounds).x, by_hand[rounds - 1], 2e-6);
+}
 
 TEST(FederatedQuadratic, PlainFloatServerStallsShortOfTheFixedPoint) {
   // FedProx μ = 99: the server's step is −0.01·(x − ½); in float it vanishes once below ulp(½)/2 = 2.98e-8.

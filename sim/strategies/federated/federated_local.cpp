@@ -25,12 +25,15 @@ LocalTraining::LocalTraining(gpu::Ops<float>& ops, models::Objective<float>& obj
   }
   if (settings.algorithm == models::FlAlgorithm::Scaffold) {
     if (!c_global) throw std::logic_error("SCAFFOLD clients need the server's control variate");
-    scratch_ = gpu::Buffer<float>(ops, n_);
     if (!c_local_) {
       zero_control_ = gpu::Buffer<float>(ops, n_);
       ops.fill(zero_control_.data(), n_, 0.0f);
       c_local_ = zero_control_.data();
     }
+    // The correction c − c_i is the same for every step of the round.
+    correction_ = gpu::Buffer<float>(ops, n_);
+    ops.copy(correction_.data(), c_global, n_);
+    ops.axpy(-1.0f, c_local_, correction_.data(), n_);
   }
 }
 
@@ -41,9 +44,11 @@ double LocalTraining::compute_gradient(int64_t sample_step, const models::Numeri
   if (numerics.loss_scale != 1.0) ops_.scale(static_cast<float>(1.0 / numerics.loss_scale), grad_.data(), n_);
   if (settings_.weight_decay != 0.0)
     ops_.axpy(static_cast<float>(settings_.weight_decay), point_.data(), grad_.data(), n_);
-  float* scratch = scratch_.empty() ? nullptr : scratch_.data();
-  models::correct_displaced_gradient(ops_, settings_.algorithm, grad_.data(), displacement_.data(), n_,
-                                     settings_.prox_mu, c_global_, c_local_, scratch);
+  // SCAFFOLD's correction is applied in apply_step, outside the momentum buffer.
+  if (settings_.algorithm != models::FlAlgorithm::Scaffold)
+    models::correct_displaced_gradient(ops_, settings_.algorithm, grad_.data(), displacement_.data(), n_,
+                                       settings_.prox_mu, static_cast<const float*>(nullptr),
+                                       static_cast<const float*>(nullptr), static_cast<float*>(nullptr));
   return loss;
 }
 
@@ -55,13 +60,18 @@ void LocalTraining::apply_step() {
     direction = velocity_.data();
   }
   ops_.axpy(static_cast<float>(-settings_.lr), direction, displacement_.data(), n_);
+  // SCAFFOLD as its reference implementations run it with momentum: the optimizer steps on the plain gradient,
+  // then the iterate moves by −lr·(c − c_i). Inside the momentum buffer the constant correction would be
+  // amplified by 1/(1 − momentum) while c_i, estimated from the displacement, already carries that factor:
+  // the two feed each other from round to round and the run diverges (to NaN by round 3 at momentum 0.9).
+  if (!correction_.empty()) ops_.axpy(static_cast<float>(-settings_.lr), correction_.data(), displacement_.data(), n_);
 }
 
 void LocalTraining::finish(int64_t steps_done, gpu::NumberFormat wire_format) {
   point_ = {};
   grad_ = {};
   velocity_ = {};
-  scratch_ = {};
+  correction_ = {};
   if (settings_.algorithm == models::FlAlgorithm::Scaffold) {
     delta_c_ = gpu::Buffer<float>(ops_, n_);
     c_next_ = gpu::Buffer<float>(ops_, n_);

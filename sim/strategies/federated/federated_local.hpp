@@ -5,9 +5,11 @@
 //
 // The client keeps its iterate as y = x + d and updates the displacement d, which is also its update Δ = y − x
 // (see models/federated.hpp). One local step at y:
-//   g = ∇F_c(y) + weight_decay·y + correction (FedProx μ·d, SCAFFOLD c − c_i)
+//   g = ∇F_c(y) + weight_decay·y (+ FedProx's μ·d)
 //   v = momentum·v + g  (v starts at 0 every round; without momentum v = g)
 //   d −= lr·v
+//   d −= lr·(c − c_i)   (SCAFFOLD: outside the momentum buffer, as its reference implementations apply it;
+//                        without momentum the same as adding c − c_i to g)
 #pragma once
 
 #include <cstdint>
@@ -60,7 +62,7 @@ class LocalTraining {
   gpu::Buffer<float> point_;     // y = x + d, where the gradient is taken
   gpu::Buffer<float> grad_;
   gpu::Buffer<float> velocity_;  // momentum only
-  gpu::Buffer<float> scratch_;   // SCAFFOLD: c − c_i
+  gpu::Buffer<float> correction_;  // SCAFFOLD: c − c_i
   gpu::Buffer<float> zero_control_;  // c_i of a first-time SCAFFOLD client
   gpu::Buffer<float> delta_c_;
   gpu::Buffer<float> c_next_;
