@@ -123,14 +123,25 @@ std::unique_ptr<Network<T>> build_mlp(const NetworkSpec& spec, const char* name)
   return b.finish(std::string(name) + " " + widths(image.size(), spec.hidden, spec.classes) + activation_suffix(spec));
 }
 
+// `first_padding`: 2 keeps the first convolution's output the input's size (lenet), 0 does not (lenet-nopad).
 template <class T>
-std::unique_ptr<Network<T>> build_lenet(const NetworkSpec& spec, const char* name) {
+std::unique_ptr<Network<T>> build_lenet_padded(const NetworkSpec& spec, const char* name, int first_padding) {
   Builder<T> b(spec.activation);
-  ImageShape x = b.conv_block({spec.channels, spec.height, spec.width}, 6, 5, 2);
+  ImageShape x = b.conv_block({spec.channels, spec.height, spec.width}, 6, 5, first_padding);
   x = b.conv_block(x, 16, 5, 0);
   b.add(std::make_unique<Dense<T>>(b.dense_stack(x.size(), {120, 84}), spec.classes));
   return b.finish(std::string(name) + " " + geometry(spec) + "-" + std::to_string(spec.classes) +
                   activation_suffix(spec));
+}
+
+template <class T>
+std::unique_ptr<Network<T>> build_lenet(const NetworkSpec& spec, const char* name) {
+  return build_lenet_padded<T>(spec, name, 2);
+}
+
+template <class T>
+std::unique_ptr<Network<T>> build_lenet_nopad(const NetworkSpec& spec, const char* name) {
+  return build_lenet_padded<T>(spec, name, 0);
 }
 
 template <class T>
@@ -153,6 +164,7 @@ const std::vector<ArchitectureDescriptor>& architecture_registry() {
       {Architecture::Mlp, "mlp", true, false, &build_mlp<float>, &build_mlp<double>},
       {Architecture::LeNet, "lenet", false, true, &build_lenet<float>, &build_lenet<double>},
       {Architecture::Cnn, "cnn", false, true, &build_cnn<float>, &build_cnn<double>},
+      {Architecture::LeNetNoPad, "lenet-nopad", false, true, &build_lenet_nopad<float>, &build_lenet_nopad<double>},
   };
   return registry;
 }

@@ -87,7 +87,8 @@ void add_model_keys(std::vector<KeySpec>& keys) {
       // ---- model ------------------------------------------------------------------------------------------
       choice("model.arch", "mlp", models::architecture_names(),
              "Network: logreg = multinomial logistic regression, mlp = fully connected, lenet = LeNet-5 style "
-             "CNN, cnn = two 5x5 conv layers (32, 64) with pooling and FC 1024"),
+             "CNN (first conv padded, 61,706 parameters on 28x28), lenet-nopad = the same unpadded as in federated "
+             "benchmarks (44,426), cnn = two 5x5 conv layers (32, 64) with pooling and FC 1024"),
       int_list("model.hidden", "256,128", between(1, 1e6), "Hidden layer widths of the MLP, comma separated"),
       choice("model.activation", "relu", models::activation_names(), "Activation of the MLP's hidden layers"),
   };

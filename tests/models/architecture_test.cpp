@@ -120,6 +120,22 @@ TEST(Architectures, LeNetParameterCount) {
   EXPECT_EQ(make_network<float>(spec("lenet", 3, 32, 32, 10))->num_params(), colour);
 }
 
+TEST(Architectures, UnpaddedLeNetParameterCountIsTheFederatedBenchmarks) {
+  // 28×28 → conv 5×5 → 24×24 → pool → 12×12 → conv 5×5 → 8×8 → pool → 4×4: FC 256 → 120.
+  const size_t conv1 = 6 * 1 * 5 * 5 + 6, conv2 = 16 * 6 * 5 * 5 + 16;
+  const size_t fc1 = 16 * 4 * 4 * 120 + 120, fc2 = 120 * 84 + 84, fc3 = 84 * 10 + 10;
+  EXPECT_EQ(conv1 + conv2 + fc1 + fc2 + fc3, 44426u);
+  EXPECT_EQ(make_network<float>(spec("lenet-nopad", 1, 28, 28, 10))->num_params(), 44426u);
+  // 3×32×32 (CIFAR-10) → 28×28 → 14×14 → 10×10 → 5×5: the 62,006 of the benchmark's CIFAR-10 simple-cnn.
+  EXPECT_EQ(make_network<float>(spec("lenet-nopad", 3, 32, 32, 10))->num_params(),
+            (6 * 3 * 25 + 6) + conv2 + (16 * 5 * 5 * 120 + 120) + fc2 + fc3);
+  EXPECT_EQ(make_network<float>(spec("lenet-nopad", 3, 32, 32, 10))->num_params(), 62006u);
+}
+
+TEST(NetworkGradientCheck, UnpaddedLeNetSampledCoordinates) {
+  check_network(*make_network<double>(spec("lenet-nopad", 1, 28, 28, 10)), 2, 30, 55);
+}
+
 TEST(Architectures, FedAvgCnnParameterCount) {
   // 28×28 → conv 5×5 pad 2 → 28×28 → pool → 14×14 → conv 5×5 pad 2 → 14×14 → pool → 7×7.
   const size_t conv1 = 32 * 1 * 5 * 5 + 32, conv2 = 64 * 32 * 5 * 5 + 64;

@@ -167,7 +167,7 @@ TEST(FlAlgorithmRegistry, WhatEachAlgorithmReadsAndKeeps) {
 
 TEST(ArchitectureRegistry, OneDescriptorPerArchitectureInEnumOrder) {
   const std::vector<Architecture> all = {Architecture::LogReg, Architecture::Mlp, Architecture::LeNet,
-                                         Architecture::Cnn};
+                                         Architecture::Cnn, Architecture::LeNetNoPad};
   const std::vector<ArchitectureDescriptor>& registry = architecture_registry();
   ASSERT_EQ(registry.size(), all.size());
   for (size_t i = 0; i < all.size(); ++i) {
@@ -188,7 +188,7 @@ TEST(ArchitectureRegistry, HiddenWidthsAndImages) {
   for (const ArchitectureDescriptor& d : architecture_registry()) {
     const std::string name = d.name;
     EXPECT_EQ(d.takes_hidden, name == "mlp") << name;
-    EXPECT_EQ(d.needs_images, name == "lenet" || name == "cnn") << name;
+    EXPECT_EQ(d.needs_images, name == "lenet" || name == "lenet-nopad" || name == "cnn") << name;
   }
 }
 
