@@ -76,13 +76,21 @@ LrSchedule::LrSchedule(const LrScheduleSettings& settings) : settings_(settings)
     reject("base_lr must be > 0, got " + show(settings.base_lr));
   if (settings.warmup_steps < 0) reject("warmup_steps must be ≥ 0, got " + std::to_string(settings.warmup_steps));
   peak_lr_ = settings.base_lr * batch_scale(settings);
+  if (const auto& start = settings.warmup_start_lr)
+    if (!(*start >= 0.0 && *start <= peak_lr_))
+      reject("the warmup's start rate must be in [0, the peak " + show(peak_lr_) + "], got " + show(*start));
   validate_decay(settings, peak_lr_);
 }
 
 double LrSchedule::lr(int64_t step) const {
   if (step < 0) throw std::invalid_argument("lr schedule: step must be ≥ 0, got " + std::to_string(step));
   const LrScheduleSettings& s = settings_;
-  if (step < s.warmup_steps) return peak_lr_ * static_cast<double>(step + 1) / static_cast<double>(s.warmup_steps);
+  if (step < s.warmup_steps) {
+    if (s.warmup_start_lr)
+      return *s.warmup_start_lr +
+             (peak_lr_ - *s.warmup_start_lr) * static_cast<double>(step) / static_cast<double>(s.warmup_steps);
+    return peak_lr_ * static_cast<double>(step + 1) / static_cast<double>(s.warmup_steps);
+  }
   const int64_t since_warmup = step - s.warmup_steps;
   switch (s.decay) {
     case LrDecay::Constant: return peak_lr_;

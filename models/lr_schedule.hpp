@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct LrScheduleSettings {
   int global_batch = 0;   // batch size of this run; > 0 unless scaling is None
   LrScaling scaling = LrScaling::None;
   int64_t warmup_steps = 0;  // ≥ 0
+  // Where the warmup starts. Unset: at peak / warmup_steps (the ramp's first step, as below). Set: at this
+  // rate, in [0, peak], reached at step 0 (Goyal et al. 2017 start at the small-batch rate, base_lr).
+  std::optional<double> warmup_start_lr;
   LrDecay decay = LrDecay::Constant;
   int64_t step_every = 0;    // Step: > 0
   double step_gamma = 0.1;   // Step: in (0, 1]
@@ -54,7 +58,8 @@ class LrSchedule {
 
   // Learning rate of the optimizer step with 0-based index `step` (≥ 0). During the warmup
   // (step < warmup_steps) it ramps linearly, peak · (step + 1) / warmup_steps, so that the last warmup
-  // step reaches the peak (Goyal et al. 2017); the decay then runs from the peak.
+  // step reaches the peak; with warmup_start_lr = s set, s + (peak − s) · step / warmup_steps, so that step 0
+  // runs at s and step warmup_steps at the peak (Goyal et al. 2017). The decay then runs from the peak.
   double lr(int64_t step) const;
   // base_lr after batch scaling: the rate at the end of the warmup.
   double peak_lr() const { return peak_lr_; }

@@ -205,6 +205,13 @@ std::string workload_settings(const std::string& key, const RunConfig& c) {
   return "has no effect in a timing-only run of a workload (workload.name = " + c.workload.name + ")";
 }
 
+// training.warmup_start_lr shapes a warmup: without one it has nothing to start.
+std::string warmup_settings(const std::string& key, const RunConfig& c) {
+  if (key == "training.warmup_start_lr" && c.schedule.warmup_epochs <= 0 && c.schedule.warmup_steps <= 0)
+    return "has no effect without a warmup (training.warmup_epochs or training.warmup_steps)";
+  return "";
+}
+
 // output.trace records the steps (rounds) of every strategy; output.trace_steps only with it.
 std::string trace_settings(const std::string& key, const RunConfig& c) {
   if (key == "output.trace_steps" && !c.trace) return "has no effect without output.trace = true";
@@ -225,7 +232,7 @@ std::string seed_streams(const std::string& key, const RunConfig& c) {
 
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> all = [] {
-    std::vector<Rule> r = {seed_streams, workload_settings, trace_settings,     strategy_sections,     compression_settings, fl_algorithm_settings,
+    std::vector<Rule> r = {seed_streams, workload_settings, trace_settings, warmup_settings,     strategy_sections,     compression_settings, fl_algorithm_settings,
                            architecture_settings, topology_settings,    collective_settings,
                            hierarchical_without_nodes, pcie_switch_settings};
     for (Rule& n : numerics_rules()) r.push_back(std::move(n));

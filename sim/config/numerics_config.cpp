@@ -1,5 +1,8 @@
 #include "sim/config/numerics_config.hpp"
 
+#include <cmath>
+#include <cstdlib>
+
 #include "gpu/backend.hpp"
 #include "models/architectures.hpp"
 #include "models/mixed_precision.hpp"
@@ -9,6 +12,7 @@
 #include "sim/config/strategy.hpp"
 #include "sim/scenario/key_builders.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/text.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -31,6 +35,17 @@ ScheduleConfig make_schedule_config(const Scenario& s) {
   sch.warmup_steps = s.integer("training.warmup_steps");
   if (sch.warmup_epochs > 0 && sch.warmup_steps > 0)
     s.fail("training.warmup_steps", "both warmup_epochs and warmup_steps are set", "set only one of them");
+  const std::string start = trim(s.text("training.warmup_start_lr"));
+  if (start == "base") {
+    sch.warmup_start_base = true;
+  } else if (!start.empty()) {
+    char* end = nullptr;
+    const double v = std::strtod(start.c_str(), &end);
+    if (end == start.c_str() || *end != '\0' || !std::isfinite(v) || v < 0)
+      s.fail("training.warmup_start_lr", "'" + start + "' is neither a learning rate (a number >= 0) nor 'base'",
+             "e.g. training.warmup_start_lr = base (the unscaled training.lr, as Goyal et al.), or 0.01");
+    sch.warmup_start_lr = v;
+  }
   sch.decay = choice_value(models::lr_decay_table(), s, "training.decay");
   sch.decay_every_epochs = s.real("training.decay_every_epochs");
   sch.decay_gamma = s.real("training.decay_gamma");
@@ -123,6 +138,10 @@ void add_training_keys(std::vector<KeySpec>& keys) {
              "Scale the lr from base_batch to the global batch: linear (Goyal et al.) or sqrt"),
       real("training.warmup_epochs", "0", between(0, 1e6), "Linear warmup length in epochs (or use warmup_steps)"),
       integer("training.warmup_steps", "0", between(0, 1e15), "Linear warmup length in optimizer steps"),
+      text("training.warmup_start_lr", "",
+           "Rate of the warmup's first step: unset = peak / warmup steps; base = the unscaled training.lr (Goyal et "
+           "al.'s gradual warmup from the small-batch rate); or a rate in [0, the peak]",
+           true),
       choice("training.decay", "constant", models::lr_decay_names(), "LR decay after warmup"),
       real("training.decay_every_epochs", "30", positive(1e6), "Step decay: multiply by decay_gamma every N epochs"),
       real("training.decay_gamma", "0.1", fraction_open_closed(), "Step decay factor"),

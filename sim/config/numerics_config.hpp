@@ -3,6 +3,8 @@
 // the optimizer, schedule and precision settings in the small structs below.
 #pragma once
 
+#include <optional>
+
 #include <cstdint>
 
 #include "gpu/number_format.hpp"
@@ -28,6 +30,9 @@ struct ScheduleConfig {
   models::LrScaling scaling = models::LrScaling::None;
   double warmup_epochs = 0.0;
   int64_t warmup_steps = 0;
+  // training.warmup_start_lr: unset, "base" (the unscaled training.lr) or a rate.
+  bool warmup_start_base = false;
+  std::optional<double> warmup_start_lr;
   models::LrDecay decay = models::LrDecay::Constant;
   double decay_every_epochs = 30.0;
   double decay_gamma = 0.1;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <stdexcept>
 
@@ -65,6 +66,8 @@ models::LrScheduleSettings schedule_settings(const RunConfig& c, const RunLength
   s.base_batch = sc.base_batch > 0 ? sc.base_batch : s.global_batch;
   s.scaling = sc.scaling;
   s.warmup_steps = sc.warmup_steps > 0 ? sc.warmup_steps : epochs_to_steps(sc.warmup_epochs);
+  if (sc.warmup_start_base) s.warmup_start_lr = c.lr;
+  else s.warmup_start_lr = sc.warmup_start_lr;
   s.decay = sc.decay;
   s.step_every = std::max<int64_t>(1, epochs_to_steps(sc.decay_every_epochs));
   s.step_gamma = sc.decay_gamma;
@@ -91,6 +94,11 @@ models::PrecisionSettings precision_settings(const RunConfig& c) {
 
 namespace {
 
+std::string format_number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
 
 double optimizer_state_bytes(const RunConfig& c) {
   switch (c.optimizer.kind) {
@@ -173,8 +181,23 @@ void check_numerics(const RunConfig& c, const RunLength& length, const models::D
   } catch (const std::invalid_argument& e) {
     at.fail("training.optimizer", e.what());
   }
+  const models::LrScheduleSettings schedule_set = schedule_settings(c, length);
+  if (schedule_set.warmup_start_lr) {
+    models::LrScheduleSettings plain = schedule_set;
+    plain.warmup_start_lr.reset();
+    try {
+      const double peak = models::LrSchedule(plain).peak_lr();
+      if (*schedule_set.warmup_start_lr > peak)
+        at.fail("training.warmup_start_lr",
+                "a warmup that starts at " + format_number(*schedule_set.warmup_start_lr) + " would ramp down to its peak " +
+                    format_number(peak) + " (training.lr scaled to the global batch)",
+                "start at or below the peak, e.g. training.warmup_start_lr = base");
+    } catch (const std::invalid_argument&) {
+      // The schedule itself is refused below, at its own key.
+    }
+  }
   try {
-    const models::LrSchedule schedule(schedule_settings(c, length));
+    const models::LrSchedule schedule(schedule_set);
     (void)schedule;
   } catch (const std::invalid_argument& e) {
     at.fail("training.decay", e.what());

@@ -111,6 +111,8 @@ CASES += [
 # ---- rules across keys ------------------------------------------------------------------------------------
 CASES += [
     setcase("warmup_both", "training.warmup_epochs=1' --set 'training.warmup_steps=10"),
+    setcase("warmup_start_not_a_rate", "training.warmup_steps=10' --set 'training.warmup_start_lr=fast"),
+    setcase("warmup_start_above_peak", "training.warmup_steps=10' --set 'training.warmup_start_lr=5"),
     setcase("batch_too_large", "training.batch_per_worker=100000"),
     setcase("train_samples_above_dataset", "data.train_samples=100000000"),
     setcase("test_samples_above_dataset", "data.test_samples=100000000"),

@@ -1,6 +1,8 @@
 // Learning-rate schedules against their formulas, evaluated by hand at chosen steps.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include <cmath>
 #include <string>
 
@@ -53,6 +55,33 @@ TEST(LrSchedule, WarmupRampsLinearlyToThePeakOnItsLastStep) {
   EXPECT_DOUBLE_EQ(schedule.lr(4), 0.4);
   EXPECT_DOUBLE_EQ(schedule.lr(5), 0.4);
   EXPECT_DOUBLE_EQ(schedule.lr(100), 0.4);
+}
+
+TEST(LrSchedule, GradualWarmupStartsAtTheSmallBatchRate) {
+  // Goyal et al. 2017: from η at the first step to kη after the warmup, linearly (η = 0.1, k = 8, 5 steps).
+  LrScheduleSettings s = base(0.1);
+  s.global_batch = 2048;
+  s.scaling = LrScaling::Linear;  // peak 0.8
+  s.warmup_steps = 5;
+  s.warmup_start_lr = 0.1;
+  const LrSchedule schedule(s);
+  EXPECT_DOUBLE_EQ(schedule.lr(0), 0.1);
+  EXPECT_DOUBLE_EQ(schedule.lr(2), 0.1 + 0.7 * 2 / 5);
+  EXPECT_DOUBLE_EQ(schedule.lr(4), 0.1 + 0.7 * 4 / 5);
+  EXPECT_DOUBLE_EQ(schedule.lr(5), 0.8);
+  // From zero, the first step does not move the weights: the ramp is then exactly peak · step / warmup.
+  s.warmup_start_lr = 0.0;
+  EXPECT_DOUBLE_EQ(LrSchedule(s).lr(0), 0.0);
+  EXPECT_DOUBLE_EQ(LrSchedule(s).lr(1), 0.16);
+}
+
+TEST(LrSchedule, AWarmupMustStartBelowItsPeak) {
+  LrScheduleSettings s = base(0.1);
+  s.warmup_steps = 5;
+  s.warmup_start_lr = 0.2;
+  EXPECT_THROW(LrSchedule{s}, std::invalid_argument);
+  s.warmup_start_lr = -0.01;
+  EXPECT_THROW(LrSchedule{s}, std::invalid_argument);
 }
 
 TEST(LrSchedule, StepDecayCountsFromTheEndOfTheWarmup) {

@@ -32,6 +32,24 @@ TEST(IgnoredKeys, NothingIsReportedWhenEveryKeyApplies) {
   EXPECT_TRUE(ignored_in("[training]\nstrategy = async-ps\n[ps]\nservers = 2\n").empty());
 }
 
+TEST(IgnoredKeys, AWarmupStartWithoutAWarmup) {
+  EXPECT_EQ(reason_for(ignored_in("[training]\nwarmup_start_lr = base\n"), "training.warmup_start_lr"),
+            "has no effect without a warmup (training.warmup_epochs or training.warmup_steps)");
+  EXPECT_TRUE(ignored_in("[training]\nwarmup_steps = 10\nwarmup_start_lr = base\n").empty());
+  // Parsed: "base" takes the unscaled training.lr, a number is kept, anything else is refused at its line.
+  const RunConfig c = make_run_config(parse_scenario("w.ini", "[training]\nwarmup_steps = 10\nwarmup_start_lr = 0.02\n", {}));
+  ASSERT_TRUE(c.schedule.warmup_start_lr.has_value());
+  EXPECT_DOUBLE_EQ(*c.schedule.warmup_start_lr, 0.02);
+  EXPECT_TRUE(make_run_config(parse_scenario("w.ini", "[training]\nwarmup_start_lr = base\n", {})).schedule.warmup_start_base);
+  try {
+    (void)make_run_config(parse_scenario("w.ini", "[training]\nwarmup_steps = 10\nwarmup_start_lr = fast\n", {}));
+    FAIL() << "refused";
+  } catch (const std::exception& e) {
+    EXPECT_TRUE(has(e.what(), "training.warmup_start_lr")) << e.what();
+    EXPECT_TRUE(has(e.what(), "'fast' is neither a learning rate")) << e.what();
+  }
+}
+
 TEST(IgnoredKeys, PsKeysUnderSyncNameTheStrategyThatReadsThem) {
   const auto ignored = ignored_in("[training]\nstrategy = sync\n[ps]\nservers = 2\nstaleness_bound = 3\n");
   ASSERT_EQ(ignored.size(), 2u);
