@@ -27,15 +27,20 @@ class ReportTest(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def test_a_run(self):
+    def make_run(self, summary):
+        """A run folder with METRICS and `summary` as summary.json; returns its path."""
         run = os.path.join(self.tmp.name, "run")
         os.makedirs(run)
         with open(os.path.join(run, "metrics.csv"), "w") as f:
             f.write(METRICS)
         with open(os.path.join(run, "summary.json"), "w") as f:
-            f.write('{"status": "interrupted", "status_reason": "SIGINT", "final_test_accuracy": 0.8, '
-                    '"scenario_file": "scenarios/x.ini", "platform": "star", '
-                    '"cost": {"mid": 2, "low": 1, "high": 3, "currency": "CNY"}}')
+            f.write(summary)
+        return run
+
+    def test_a_run(self):
+        run = self.make_run('{"status": "interrupted", "status_reason": "SIGINT", "final_test_accuracy": 0.8, '
+                            '"scenario_file": "scenarios/x.ini", "platform": "star", '
+                            '"cost": {"mid": 2, "low": 1, "high": 3, "currency": "CNY"}}')
         self.assertEqual(report.main([run]), 0)
         with open(os.path.join(run, "report.html")) as f:
             page = f.read()
@@ -49,12 +54,7 @@ class ReportTest(unittest.TestCase):
         self.assertIn("dtsim run scenarios/x.ini --out " + run, page)
 
     def test_a_run_with_links(self):
-        run = os.path.join(self.tmp.name, "run")
-        os.makedirs(run)
-        with open(os.path.join(run, "metrics.csv"), "w") as f:
-            f.write(METRICS)
-        with open(os.path.join(run, "summary.json"), "w") as f:
-            f.write('{"status": "completed", "final_test_accuracy": 0.8}')
+        run = self.make_run('{"status": "completed", "final_test_accuracy": 0.8}')
         with open(os.path.join(run, "links.csv"), "w") as f:
             f.write("link,sharing,bandwidth_Bps,transfers,bytes,injected_bytes,wire_bytes,mean_utilisation,"
                     "peak_utilisation,peak_window_s\n"
