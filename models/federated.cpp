@@ -84,15 +84,9 @@ void scaffold_update_control(gpu::Ops<T>& ops, T* c_local, const T* c_global, co
 
 template <class T>
 void correct_displaced_gradient(gpu::Ops<T>& ops, FlAlgorithm algorithm, T* grad, const T* displacement, size_t n,
-                                double prox_mu, const T* c_global, const T* c_local, T* scratch) {
-  const FlAlgorithmDescriptor& d = fl_algorithm_descriptor(algorithm);
-  if (d.proximal_term && prox_mu != 0.0) {
+                                double prox_mu) {
+  if (fl_algorithm_descriptor(algorithm).proximal_term && prox_mu != 0.0)
     ops.axpy(static_cast<T>(prox_mu), displacement, grad, n);
-  } else if (d.control_variates) {
-    ops.copy(scratch, c_global, n);  // scratch = c − c_i
-    ops.axpy(T(-1), c_local, scratch, n);
-    ops.axpy(T(1), scratch, grad, n);
-  }
 }
 
 template <class T>
@@ -203,10 +197,9 @@ template void scaffold_update_control<float>(gpu::Ops<float>&, float*, const flo
                                              int64_t, double, float*);
 template void scaffold_update_control<double>(gpu::Ops<double>&, double*, const double*, const double*, const double*,
                                               size_t, int64_t, double, double*);
-template void correct_displaced_gradient<float>(gpu::Ops<float>&, FlAlgorithm, float*, const float*, size_t, double,
-                                               const float*, const float*, float*);
-template void correct_displaced_gradient<double>(gpu::Ops<double>&, FlAlgorithm, double*, const double*, size_t, double,
-                                                const double*, const double*, double*);
+template void correct_displaced_gradient<float>(gpu::Ops<float>&, FlAlgorithm, float*, const float*, size_t, double);
+template void correct_displaced_gradient<double>(gpu::Ops<double>&, FlAlgorithm, double*, const double*, size_t,
+                                                double);
 template void scaffold_control_from_displacement<float>(gpu::Ops<float>&, const float*, const float*, const float*,
                                                         size_t, int64_t, double, float*, float*);
 template void scaffold_control_from_displacement<double>(gpu::Ops<double>&, const double*, const double*,

@@ -73,15 +73,15 @@ template <class T>
 void scaffold_update_control(gpu::Ops<T>& ops, T* c_local, const T* c_global, const T* x, const T* y, size_t n,
                              int64_t local_steps, double lr, T* delta_c);
 
-// The same two rules for a client that keeps its iterate as y = x + d and holds the displacement d = y − x
-// itself: d is small, so it carries the update with far less rounding than y − x recomputed from two
-// floats near x (this is what lets float clients reach the quadratic's fixed points to 1e-6).
-//   FedProx:  grad += μ · d            SCAFFOLD: grad += c − c_i (as above)
+// The same for a client that keeps its iterate as y = x + d and holds the displacement d = y − x itself: d is
+// small, so it carries the update with far less rounding than y − x recomputed from two floats near x (this is
+// what lets float clients reach the quadratic's fixed points to 1e-6).
+//   FedProx:  grad += μ · d            (SCAFFOLD's c − c_i is applied by the client itself, outside momentum)
 //   SCAFFOLD option II: Δc_i = −c − d/(τη) written to delta_c; c_next = c_i + Δc_i (c_local is left as it is,
 //   so that the client can commit c_next only once the server has accepted its update).
 template <class T>
 void correct_displaced_gradient(gpu::Ops<T>& ops, FlAlgorithm algorithm, T* grad, const T* displacement, size_t n,
-                                double prox_mu, const T* c_global, const T* c_local, T* scratch);
+                                double prox_mu);
 template <class T>
 void scaffold_control_from_displacement(gpu::Ops<T>& ops, const T* c_local, const T* c_global, const T* displacement,
                                         size_t n, int64_t local_steps, double lr, T* delta_c, T* c_next);

@@ -44,11 +44,9 @@ double LocalTraining::compute_gradient(int64_t sample_step, const models::Numeri
   if (numerics.loss_scale != 1.0) ops_.scale(static_cast<float>(1.0 / numerics.loss_scale), grad_.data(), n_);
   if (settings_.weight_decay != 0.0)
     ops_.axpy(static_cast<float>(settings_.weight_decay), point_.data(), grad_.data(), n_);
-  // SCAFFOLD's correction is applied in apply_step, outside the momentum buffer.
-  if (settings_.algorithm != models::FlAlgorithm::Scaffold)
-    models::correct_displaced_gradient(ops_, settings_.algorithm, grad_.data(), displacement_.data(), n_,
-                                       settings_.prox_mu, static_cast<const float*>(nullptr),
-                                       static_cast<const float*>(nullptr), static_cast<float*>(nullptr));
+  // FedProx's proximal term; SCAFFOLD's correction is applied in apply_step, outside the momentum buffer.
+  models::correct_displaced_gradient(ops_, settings_.algorithm, grad_.data(), displacement_.data(), n_,
+                                     settings_.prox_mu);
   return loss;
 }
 
