@@ -58,7 +58,7 @@ sanitize: deps
 	@cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDTSIM_SANITIZE=ON -DDTSIM_CUDA=OFF \
 	  -DDTSIM_NATIVE=OFF > $(SANITIZE_DIR)/configure.log 2>&1 || { cat $(SANITIZE_DIR)/configure.log; exit 1; }
 	@cmake --build $(SANITIZE_DIR) -j $(JOBS)
-	cd $(SANITIZE_DIR) && $(SANITIZE_ENV) ctest --output-on-failure -j $(JOBS) -LE 'long|accuracy' \
+	cd $(SANITIZE_DIR) && $(SANITIZE_ENV) ctest --output-on-failure -j $(JOBS) -LE 'long|accuracy|validate' \
 	  -E 'Cli.QuickstartIsDeterministicAndReachesEightyFivePercent'
 
 clean:

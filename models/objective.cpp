@@ -9,7 +9,7 @@ namespace dtsim::models {
 
 NetworkObjective::NetworkObjective(std::unique_ptr<Network<float>> net, gpu::Ops<float>& ops, const Dataset& train,
                                    const Dataset& test, int workers, int batch_per_worker,
-                                   const std::optional<Partition>& partition, uint64_t seed)
+                                   const std::optional<Partition>& partition, uint64_t seed, bool cap_batch_at_shard)
     : net_(std::move(net)),
       costs_(network_workload(*net_, net_->description())),
       ops_(ops),
@@ -17,6 +17,7 @@ NetworkObjective::NetworkObjective(std::unique_ptr<Network<float>> net, gpu::Ops
       test_(test),
       workers_(workers),
       batch_(batch_per_worker),
+      cap_batch_at_shard_(cap_batch_at_shard),
       global_order_(train.num_samples, std::min(workers * batch_per_worker, train.num_samples), seed) {
   if (partition) {
     if (static_cast<int>(partition->shards.size()) != workers)
@@ -31,38 +32,45 @@ NetworkObjective::NetworkObjective(std::unique_ptr<Network<float>> net, gpu::Ops
   labels_.resize(batch_);
 }
 
+int NetworkObjective::batch(int worker) const {
+  if (shards_.empty() || !cap_batch_at_shard_) return batch_;
+  return static_cast<int>(std::min<size_t>(batch_, shards_.at(worker).shard_size()));
+}
+
 double NetworkObjective::gradient(int worker, int64_t step, const float* params, float* grads,
                                   const NumericsOptions& numerics) {
+  const int n = batch(worker);
   if (shards_.empty()) {
     const int32_t* slice = global_order_.batch(step, worker * batch_);
     std::copy(slice, slice + batch_, indices_.begin());
   } else {
-    shards_[worker].next(batch_, indices_.data());
+    shards_[worker].next(n, indices_.data());
   }
-  gather_batch(train_, indices_.data(), batch_, features_.data(), labels_.data());
+  gather_batch(train_, indices_.data(), n, features_.data(), labels_.data());
   const gpu::LossSums sums =
-      net_->loss_and_gradient(ops_, workspace_, params, features_.data(), labels_.data(), batch_, grads, numerics);
-  return sums.loss / batch_;
+      net_->loss_and_gradient(ops_, workspace_, params, features_.data(), labels_.data(), n, grads, numerics);
+  return sums.loss / n;
 }
 
-double NetworkObjective::flops_per_gradient(int) const {
-  return batch_ * (net_->forward_flops_per_sample() + net_->backward_flops_per_sample());
+double NetworkObjective::flops_per_gradient(int worker) const {
+  return batch(worker) * (net_->forward_flops_per_sample() + net_->backward_flops_per_sample());
 }
 
-double NetworkObjective::forward_flops(int) const { return batch_ * net_->forward_flops_per_sample(); }
+double NetworkObjective::forward_flops(int worker) const { return batch(worker) * net_->forward_flops_per_sample(); }
 
-std::vector<GradientSegment> NetworkObjective::gradient_segments(int) const {
+std::vector<GradientSegment> NetworkObjective::gradient_segments(int worker) const {
+  const int b = batch(worker);  // this worker's: a capped batch is smaller than the configured one
   // Backward visits the layers last to first; a layer's parameter gradient is ready once its own backward
   // has run, and the loss's and parameter-free layers' work is charged to the next layer that has some.
   std::vector<GradientSegment> segments;
-  double pending = batch_ * (net_->backward_flops_per_sample() - [&] {
+  double pending = b * (net_->backward_flops_per_sample() - [&] {
     double layers = 0;
     for (size_t i = 0; i < net_->num_layers(); ++i) layers += net_->layer(i).backward_flops(i > 0);
     return layers;
   }());  // the loss gradient
   for (size_t i = net_->num_layers(); i-- > 0;) {
     const Layer<float>& layer = net_->layer(i);
-    pending += batch_ * layer.backward_flops(i > 0);
+    pending += b * layer.backward_flops(i > 0);
     if (layer.param_count() == 0) continue;
     segments.push_back({net_->layer_param_offset(i), layer.param_count(), pending});
     pending = 0;

@@ -52,6 +52,8 @@ class Objective {
   // the per-layer roofline; null when the objective has none, and its FLOPs are then charged at the GPU's
   // sustained rate. Its trained layers are gradient_segments()' layers, in forward order.
   virtual const Workload* layer_costs() const { return nullptr; }
+  // Samples in the worker's mini-batch; 0 for an objective without mini-batches (the quadratic).
+  virtual int batch(int /*worker*/) const { return 0; }
   // How much a worker's data counts when results are weighted by sample count (federated averaging).
   virtual double sample_weight(int worker) const = 0;
   // Test loss and accuracy at `params`; costs no simulated time.
@@ -60,11 +62,14 @@ class Objective {
 
 // A network trained on a dataset. Worker w's samples for its step s are either slice w of global batch s of
 // one shared shuffled order (no partition: what centralised training with the whole global batch sees), or
-// the next mini-batch of w's own shard (a partition).
+// the next mini-batch of w's own shard (a partition). With `cap_batch_at_shard`, a worker whose shard is smaller
+// than the batch takes the whole shard as its batch (one full-batch step per pass) instead of continuing into
+// the next pass of its shard, which would repeat samples within the batch.
 class NetworkObjective final : public Objective<float> {
  public:
   NetworkObjective(std::unique_ptr<Network<float>> net, gpu::Ops<float>& ops, const Dataset& train, const Dataset& test,
-                   int workers, int batch_per_worker, const std::optional<Partition>& partition, uint64_t seed);
+                   int workers, int batch_per_worker, const std::optional<Partition>& partition, uint64_t seed,
+                   bool cap_batch_at_shard = false);
 
   std::string description() const override { return net_->description(); }
   size_t num_params() const override { return net_->num_params(); }
@@ -79,6 +84,7 @@ class NetworkObjective final : public Objective<float> {
   double sample_weight(int worker) const override;
   EvalResult evaluate(const float* params, NumberFormat activations) override;
   const Workload* layer_costs() const override { return &costs_; }
+  int batch(int worker) const override;
 
   const Network<float>& network() const { return *net_; }
   int batch_per_worker() const { return batch_; }
@@ -91,6 +97,7 @@ class NetworkObjective final : public Objective<float> {
   const Dataset& test_;
   int workers_;
   int batch_;
+  bool cap_batch_at_shard_;
   BatchSchedule global_order_;
   std::vector<ShardSampler> shards_;  // one per worker when partitioned
   Workspace<float> workspace_;        // shared: a gradient never yields mid-way

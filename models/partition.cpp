@@ -140,21 +140,53 @@ Partition partition_dirichlet(const std::vector<int32_t>& labels, int num_classe
   throw std::invalid_argument("Dirichlet partition: 1000 draws left some shard below min_shard_size");
 }
 
+namespace {
+
+// holders[c] = the clients holding label c, ascending, under the balanced rule.
+std::vector<std::vector<int>> balanced_holders(int num_classes, int clients, int k, uint64_t seed) {
+  std::vector<int32_t> cycle = iota_indices(num_classes);
+  Rng(seed, "partition-label-assignment").shuffle(cycle);
+  std::vector<std::vector<int>> holders(num_classes);
+  for (int i = 0; i < clients; ++i)
+    for (int j = 0; j < k; ++j) {
+      const int64_t position = (static_cast<int64_t>(i) * k + j) % num_classes;
+      holders[cycle[position]].push_back(i);
+    }
+  return holders;
+}
+
+// The same under NIID-Bench's rule: label i mod classes, then k − 1 other labels drawn without replacement
+// (a partial Fisher–Yates shuffle of the remaining labels, from the client's own stream).
+std::vector<std::vector<int>> random_holders(int num_classes, int clients, int k, uint64_t seed) {
+  std::vector<std::vector<int>> holders(num_classes);
+  for (int i = 0; i < clients; ++i) {
+    const int own = i % num_classes;
+    std::vector<int32_t> others;
+    for (int c = 0; c < num_classes; ++c)
+      if (c != own) others.push_back(c);
+    Rng rng(seed, "partition-label-draw", static_cast<uint64_t>(i));
+    holders[own].push_back(i);
+    for (int j = 0; j + 1 < k; ++j) {
+      const size_t pick = j + static_cast<size_t>(rng.below(others.size() - j));
+      std::swap(others[j], others[pick]);
+      holders[others[j]].push_back(i);
+    }
+  }
+  return holders;
+}
+
+}  // namespace
+
 Partition partition_labels_per_client(const std::vector<int32_t>& labels, int num_classes, int clients,
-                                      int labels_per_client, uint64_t seed) {
+                                      int labels_per_client, uint64_t seed, LabelAssignment assignment) {
   require_clients(clients);
   require_labels_in_range(labels, num_classes);
   if (labels_per_client < 1 || labels_per_client > num_classes)
     throw std::invalid_argument("labels per client must be between 1 and the number of classes");
 
-  std::vector<int32_t> cycle = iota_indices(num_classes);
-  Rng(seed, "partition-label-assignment").shuffle(cycle);
-  std::vector<std::vector<int>> holders(num_classes);
-  for (int i = 0; i < clients; ++i)
-    for (int j = 0; j < labels_per_client; ++j) {
-      const int64_t position = (static_cast<int64_t>(i) * labels_per_client + j) % num_classes;
-      holders[cycle[position]].push_back(i);
-    }
+  const std::vector<std::vector<int>> holders =
+      assignment == LabelAssignment::Balanced ? balanced_holders(num_classes, clients, labels_per_client, seed)
+                                              : random_holders(num_classes, clients, labels_per_client, seed);
 
   std::vector<std::vector<int32_t>> by_class = indices_by_class(labels, num_classes);
   std::vector<std::vector<int32_t>> shards(clients);

@@ -37,16 +37,23 @@ Partition partition_iid(int num_samples, int clients, uint64_t seed);
 Partition partition_dirichlet(const std::vector<int32_t>& labels, int num_classes, int clients, double alpha,
                               uint64_t seed, int min_shard_size = 0);
 
-// "#C = k" label-quantity skew (the pathological non-IID split of McMahan et al. 2017, made exact): every
-// client holds exactly k distinct labels. Assignment rule: labels are put in a seeded random order π and
-// client i holds π[(i·k + j) mod classes] for j = 0..k−1, i.e. the clients take consecutive blocks of k
-// around the shuffled cycle. Hence the labels of one client are distinct (k ≤ classes), every label is held
-// when clients·k ≥ classes, and holder counts differ by at most one between labels. Each label's samples
-// are shuffled and split evenly among its holders (in client order, the first ones get the extra sample).
-// Labels held by nobody (clients·k < classes) are dropped. std::invalid_argument when k < 1, k > classes, or
-// a held label has fewer samples than holders (some client would then not really hold it).
+// "#C = k" label-quantity skew: every client holds exactly k distinct labels, and each label's samples are
+// shuffled and split evenly among the clients holding it (in client order, the first ones get the extra
+// sample). Which client holds which labels follows one of two rules:
+// - Balanced (the pathological non-IID split of McMahan et al. 2017, made exact): labels are put in a seeded
+//   random order π and client i holds π[(i·k + j) mod classes] for j = 0..k−1 (consecutive blocks of k around
+//   the shuffled cycle). Holder counts differ by at most one between labels, so shards are nearly equal.
+// - Random (NIID-Bench, Li et al. 2022): client i holds label i mod classes and k−1 further labels drawn
+//   uniformly without replacement from the rest. Labels then have different numbers of holders, so a client
+//   whose labels are popular gets a small shard and shard sizes differ (by up to a few times at k = 2).
+// Labels held by nobody (possible when clients·k < classes, or by chance under Random with clients < classes)
+// are dropped. std::invalid_argument when k < 1, k > classes, or a held label has fewer samples than holders
+// (some client would then not really hold it).
+enum class LabelAssignment { Balanced, Random };
+
 Partition partition_labels_per_client(const std::vector<int32_t>& labels, int num_classes, int clients,
-                                      int labels_per_client, uint64_t seed);
+                                      int labels_per_client, uint64_t seed,
+                                      LabelAssignment assignment = LabelAssignment::Balanced);
 
 // Quantity skew: client k's share is w_k / Σw with w_k ~ lognormal(0, σ); labels are IID. Every client gets
 // one sample first, then the remaining num_samples − clients are apportioned by largest remainder (ties to

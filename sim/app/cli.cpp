@@ -17,6 +17,7 @@
 #include "sim/app/outputs.hpp"
 #include "sim/app/profiles_command.hpp"
 #include "sim/app/sweep_command.hpp"
+#include "sim/app/validate_command.hpp"
 #include "sim/app/workload_command.hpp"
 #include "sim/app/run.hpp"
 #include "sim/app/workload_run.hpp"
@@ -43,6 +44,7 @@ const char* const kUsage =
     "       dtsim sweep SCENARIO.ini --vary section.key=v1,v2,... [--seeds N] [--jobs N] [--out DIR] [--set ...]\n"
     "       dtsim collect DIR\n"
     "       dtsim compare DIR [--columns name,...]\n"
+    "       dtsim validate [--quick] [--seeds N] [--only NAME,...]\n"
     "       dtsim keys [--format text|markdown]\n"
     "       dtsim profiles [DIR]\n"
     "       dtsim collective [--profile P] [--topology T] [--ranks N] [--algorithm A] [--sizes MIN:MAX] [--op OP]\n"
@@ -55,6 +57,7 @@ const char* const kUsage =
     "  sweep   run the scenario over every combination of the --vary values and seeds (see dtsim sweep --help)\n"
     "  collect rebuild a sweep's results.csv and summary.csv from its run folders\n"
     "  compare print a sweep's groups side by side (mean ± std over seeds)\n"
+    "  validate  check the article's claims over seeds and print PASS or FAIL per claim (see dtsim validate --help)\n"
     "  keys    list every scenario key with its type, unit, default and meaning\n"
     "  profiles  list the GPU and fabric profiles in DIR (default: the profile folder) with their main numbers\n"
     "  collective  time one collective at doubling sizes, printed like nccl-tests (see dtsim collective --help)\n"
@@ -265,6 +268,7 @@ int dtsim_main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "sweep") return command_sweep(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "collect") return command_collect(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "compare") return command_compare(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "validate") return command_validate(argc - 1, argv + 1);
     const CommandLine cl = parse_command_line(argc, argv);
     if (cl.version) {
       std::printf("dtsim %s\n", dtsim_version());
@@ -278,7 +282,7 @@ int dtsim_main(int argc, char** argv) {
     if (cl.command == "check") return command_check(cl);
     if (cl.command == "keys") return command_keys(parse_keys_format(cl.format));
     if (cl.command == "profiles") return command_profiles(cl.scenario.empty() ? default_profile_dir() : cl.scenario);
-    const std::string near = suggest_among(cl.command, {"run", "check", "keys", "profiles", "collective", "workload", "sweep", "collect", "compare"});
+    const std::string near = suggest_among(cl.command, {"run", "check", "keys", "profiles", "collective", "workload", "sweep", "collect", "compare", "validate"});
     throw InputError("command line", "", "unknown command '" + cl.command + "'",
                      near.empty() ? "run 'dtsim --help'" : "did you mean '" + near + "'?");
   } catch (const InputError& e) {

@@ -25,6 +25,12 @@ const models::NameTable<PartitionKind>& partition_kind_table() {
   return table;
 }
 
+const models::NameTable<models::LabelAssignment>& label_assignment_table() {
+  static const models::NameTable<models::LabelAssignment> table{{models::LabelAssignment::Balanced, "balanced"},
+                                                                {models::LabelAssignment::Random, "random"}};
+  return table;
+}
+
 namespace {
 
 std::vector<int> parse_label_range(const std::string& text) {
@@ -87,6 +93,7 @@ DataConfig make_data_config(const Scenario& s) {
   d.partition = choice_value(partition_kind_table(), s, "data.partition");
   d.dirichlet_alpha = s.real("data.dirichlet_alpha");
   d.labels_per_worker = static_cast<int>(s.integer("data.labels_per_worker"));
+  d.labels_assignment = choice_value(label_assignment_table(), s, "data.labels_assignment");
   d.lognormal_sigma = s.real("data.lognormal_sigma");
   try {
     d.label_groups = parse_label_groups(s.text("data.label_groups"));
@@ -125,6 +132,10 @@ void add_data_keys(std::vector<KeySpec>& keys) {
              "worker), lognormal (quantity skew), groups (label groups), natural (synthetic devices)"),
       real("data.dirichlet_alpha", "0.5", positive(), "Dirichlet partition: concentration (small = skewed labels)"),
       integer("data.labels_per_worker", "2", between(1, 1000), "Labels partition: distinct labels per worker"),
+      choice("data.labels_assignment", "balanced", label_assignment_table().names(),
+             "Labels partition: which worker holds which labels. balanced = consecutive blocks of a shuffled "
+             "label cycle (every label held by about as many workers, near-equal shards); random = worker i "
+             "holds label i mod classes plus labels drawn at random (NIID-Bench's #C=k, uneven shards)"),
       real("data.lognormal_sigma", "1", at_least(0), "Lognormal partition: sigma of the shard-size distribution"),
       text("data.label_groups", "", "Groups partition: 'name:labels:workers' items separated by ';', e.g. "
            "'medical:0-4:4; finance:5-9:4' (label sets must be disjoint)", true),

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/name_table.hpp"
+#include "models/partition.hpp"
 
 namespace dtsim::sim {
 
@@ -18,6 +19,8 @@ inline const char* to_string(DatasetSource d) { return dataset_source_table().na
 enum class PartitionKind { None, Iid, Dirichlet, Labels, Lognormal, Groups, Natural };
 const models::NameTable<PartitionKind>& partition_kind_table();
 inline const char* to_string(PartitionKind p) { return partition_kind_table().name(p); }
+
+const models::NameTable<models::LabelAssignment>& label_assignment_table();
 
 // One named group of the label-group partition: which labels it owns and how many workers hold them.
 struct LabelGroup {
@@ -37,6 +40,7 @@ struct DataConfig {
   PartitionKind partition = PartitionKind::None;
   double dirichlet_alpha = 0.5;
   int labels_per_worker = 2;
+  models::LabelAssignment labels_assignment = models::LabelAssignment::Balanced;
   double lognormal_sigma = 1.0;
   std::vector<LabelGroup> label_groups;
 

@@ -21,7 +21,7 @@ models::Partition make_partition(const RunConfig& c, const models::Dataset& trai
                                          /*min_shard_size=*/1);
     case PartitionKind::Labels:
       return models::partition_labels_per_client(train.labels, train.num_classes, c.workers,
-                                                 c.data.labels_per_worker, c.data_seed());
+                                                 c.data.labels_per_worker, c.data_seed(), c.data.labels_assignment);
     case PartitionKind::Lognormal:
       return models::partition_lognormal_quantity(train.num_samples, c.workers, c.data.lognormal_sigma, c.data_seed());
     case PartitionKind::Groups: {

@@ -134,6 +134,7 @@ FlConfig make_fl_config(const Scenario& s, int workers) {
   c.local_epochs = static_cast<int>(s.integer("fl.local_epochs"));
   c.local_steps = s.integer("fl.local_steps");
   c.local_steps_by_client = s.int_list("fl.local_steps_by_client");
+  c.lr_decay = s.real("fl.lr_decay");
   c.server_lr = s.real("fl.server_lr");
   c.server_momentum = s.real("fl.server_momentum");
   c.server_compensation = s.boolean("fl.server_compensation");
@@ -184,6 +185,9 @@ void add_fl_keys(std::vector<KeySpec>& keys) {
       integer("fl.local_steps", "0", at_least(0), "tau local steps per round instead of epochs (wins when > 0)"),
       int_list("fl.local_steps_by_client", "", between(1, 1e12),
                "One local step count per client (overrides local_epochs and local_steps)"),
+      real("fl.lr_decay", "1", fraction_open_closed(),
+           "Clients' learning rate decay per round: round r (from 0) trains at training.lr * lr_decay^r, as "
+           "federated protocols decay the local rate (e.g. 0.99 or 0.998 per round); 1 = constant"),
       real("fl.server_lr", "1", positive(1e6), "Server learning rate: x += server_lr * (aggregated update)"),
       real("fl.server_momentum", "0", fraction_closed_open(), "Server momentum (FedAvgM): v = m*v + update"),
       boolean("fl.server_compensation", "true",

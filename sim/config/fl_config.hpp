@@ -57,6 +57,7 @@ struct FlConfig {
   int local_epochs = 1;
   int64_t local_steps = 0;             // > 0: a fixed number of local steps instead of epochs
   std::vector<int64_t> local_steps_by_client;  // one per client; overrides both
+  double lr_decay = 1.0;  // clients' local rate × lr_decay^round
   double server_lr = 1.0;
   double server_momentum = 0.0;
   bool server_compensation = true;     // Kahan-compensated server updates (models::ServerSettings::compensated)

@@ -183,8 +183,11 @@ std::vector<Rule> numerics_rules() {
       read_by("ps.staleness_threshold", "ps.staleness_lr", models::staleness_rule_table(), {S::Hinge}, staleness),
       read_by("data.dirichlet_alpha", "data.partition", parts, {P::Dirichlet}, partition),
       read_by("data.labels_per_worker", "data.partition", parts, {P::Labels}, partition),
+      read_by("data.labels_assignment", "data.partition", parts, {P::Labels}, partition),
       read_by("data.lognormal_sigma", "data.partition", parts, {P::Lognormal}, partition),
       read_by("data.label_groups", "data.partition", parts, {P::Groups}, partition),
+      read_by("training.cap_batch_at_shard", "data.partition", parts,
+              {P::Iid, P::Dirichlet, P::Labels, P::Lognormal, P::Groups, P::Natural}, partition),
   };
   return rules;
 }

@@ -77,6 +77,7 @@ void read_numerics_sections(const Scenario& s, RunConfig& c) {
 
   c.strategy = choice_value(strategy_table(), s, "training.strategy");
   c.batch_per_worker = static_cast<int>(s.integer("training.batch_per_worker"));
+  c.cap_batch_at_shard = s.boolean("training.cap_batch_at_shard");
   c.epochs = static_cast<int>(s.integer("training.epochs"));
   c.max_steps = s.integer("training.max_steps");
   c.lr = s.real("training.lr");
@@ -119,6 +120,11 @@ void add_training_keys(std::vector<KeySpec>& keys) {
              "SGD (model averaging every H steps); async-ps = asynchronous parameter server; federated = rounds "
              "of client training and server aggregation"),
       integer("training.batch_per_worker", "32", between(1, 1e6), "Mini-batch size on each worker"),
+      boolean("training.cap_batch_at_shard", "false",
+              "A worker whose data shard is smaller than its batch takes the whole shard as its batch (one "
+              "full-batch step per pass; compute is charged for the smaller batch) instead of wrapping into "
+              "its next pass, which repeats samples within a batch. A batch at least the largest shard makes "
+              "every step a full-batch step. Needs a data.partition"),
       integer("training.epochs", "3", between(1, 100000), "Passes over the training set"),
       integer("training.max_steps", "0", at_least(0), "Stop after this many optimizer steps; 0 = no limit"),
       choice("training.optimizer", "sgd", models::optimizer_kind_names(),

@@ -108,8 +108,8 @@ void check_federated(const RunConfig& c, const KeyOrigins& at) {
   const ScheduleConfig& sch = c.schedule;
   if (sch.decay != models::LrDecay::Constant || sch.warmup_epochs > 0 || sch.warmup_steps > 0 ||
       sch.scaling != models::LrScaling::None)
-    at.fail("training.decay", "federated clients use the constant rate training.lr (no schedule, warmup or scaling)",
-            "leave training.decay, warmup_* and lr_scaling at their defaults");
+    at.fail("training.decay", "federated clients use training.lr decayed per round by fl.lr_decay (no step schedule, warmup or scaling)",
+            "leave training.decay, warmup_* and lr_scaling at their defaults; set fl.lr_decay for a per-round decay");
 }
 
 void check_compression(const RunConfig& c, const KeyOrigins& at) {

@@ -65,6 +65,7 @@ struct RunConfig {
   CompressionConfig compression;  // every strategy (compression_config.hpp)
   WorkloadConfig workload;        // a timing-only run of a catalog workload (workload_config.hpp)
   int batch_per_worker = 32;
+  bool cap_batch_at_shard = false;  // a shard smaller than the batch is the batch (full-batch steps)
   int epochs = 1;
   int64_t max_steps = 0;  // 0 = no limit
   double lr = 0.05;

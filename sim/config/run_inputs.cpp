@@ -1,5 +1,8 @@
 #include "sim/config/run_inputs.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "gpu/cuda_device.hpp"
 #include "sim/config/data_setup.hpp"
 #include "sim/config/workload_config.hpp"
@@ -36,6 +39,16 @@ RunInputs prepare_run(const Scenario& scenario) {
   if (c.device == gpu::Device::Cuda) {
     const gpu::CudaStatus cuda = gpu::probe_cuda();
     if (!cuda.usable) at.fail("compute.device", "cannot use CUDA: " + cuda.reason, "use auto or cpu");
+  }
+  if (c.cap_batch_at_shard && data.partition && at.set_by_user("training.cap_batch_at_shard")) {
+    // Whether a cap applies depends on the shards, which exist only now.
+    size_t smallest = SIZE_MAX;
+    for (const auto& shard : data.partition->shards) smallest = std::min(smallest, shard.size());
+    if (smallest >= static_cast<size_t>(c.batch_per_worker))
+      in.ignored_keys.push_back({"training.cap_batch_at_shard",
+                                 "has no effect: the smallest shard holds " + std::to_string(smallest) +
+                                     " samples, at least the batch of " + std::to_string(c.batch_per_worker),
+                                 at.of("training.cap_batch_at_shard")});
   }
   in.train = std::move(data.train);
   in.test = std::move(data.test);

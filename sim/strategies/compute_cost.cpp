@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <stdexcept>
 #include <string>
 
@@ -14,11 +16,10 @@ ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>
                          const models::Workload* proxy) {
   const int workers = config.workers;
   const std::vector<topology::NodePlan> nodes = topology::plan_nodes(config.layout, workers, config.gpu, config.math);
-  // One work table per GPU kind: the ungrouped cluster's profile, or each node group's.
+  // A GPU kind: the ungrouped cluster's profile, or each node group's.
   const auto gpu_of_group = [&](int group) -> const GpuSpec& {
     return group < 0 ? config.gpu : config.layout.groups[static_cast<size_t>(group)].gpu;
   };
-  std::vector<int> table_of_group(config.layout.groups.size() + 1, -1);
   work_of_rank_.assign(static_cast<size_t>(workers), 0);
   const models::Workload* costs = proxy ? proxy : objective.layer_costs();
   const models::MemorySetup setup =
@@ -40,41 +41,48 @@ ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>
   } else {
     segments_ = objective.gradient_segments(0);
   }
-  for (const topology::NodePlan& node : nodes) {
-    int& table = table_of_group[static_cast<size_t>(node.group + 1)];
-    if (table < 0) {
-      const GpuSpec& gpu = gpu_of_group(node.group);
-      // Work = seconds × the host's nominal FLOP rate in the run's math mode, whatever mode the products are
-      // timed in, so that the host (slowed or not) takes the seconds the roofline says.
-      const double speed = node.gpu_speed;
-      Work w;
-      if (costs) {
-        const models::GradientTimeline t = models::gradient_timeline(*costs, setup, run_device_rates(gpu, math));
-        if (t.backward.size() != segments_.size())
-          throw std::logic_error("the per-layer costs have " + std::to_string(t.backward.size()) +
-                                 " trained layers for " + std::to_string(segments_.size()) + " gradient segments");
-        w.forward = t.forward * speed;
-        for (const double b : t.backward) w.backward.push_back(b * speed);
-        for (const double f : t.segment_forward) w.forward_segments.push_back(f * speed);
-        w.update = t.optimizer * speed;
-        w.tail = t.tail * speed;
-        w.tail_forward = t.tail_forward * speed;
-        if (segment_weight_bytes_.empty()) {  // the same layers on every GPU kind
-          for (const std::uint64_t p : t.segment_parameters)
-            segment_weight_bytes_.push_back(static_cast<double>(p) * setup.weight_bytes);
-          if (t.tail_parameters > 0 || t.tail_forward > 0 || t.tail > 0)
-            segment_weight_bytes_.push_back(static_cast<double>(t.tail_parameters) * setup.weight_bytes);
-        }
-      } else {
-        w.forward = objective.forward_flops(0);
-        for (const models::GradientSegment& s : segments_) w.backward.push_back(s.backward_flops);
+  // Work = seconds × the host's nominal FLOP rate in the run's math mode, whatever mode the products are
+  // timed in, so that the host (slowed or not) takes the seconds the roofline says.
+  const auto make_work = [&](const GpuSpec& gpu, double speed, int batch) {
+    Work w;
+    if (costs) {
+      models::MemorySetup rank_setup = setup;
+      if (batch > 0) rank_setup.micro_batch = batch;
+      const models::GradientTimeline t = models::gradient_timeline(*costs, rank_setup, run_device_rates(gpu, math));
+      if (t.backward.size() != segments_.size())
+        throw std::logic_error("the per-layer costs have " + std::to_string(t.backward.size()) +
+                               " trained layers for " + std::to_string(segments_.size()) + " gradient segments");
+      w.forward = t.forward * speed;
+      for (const double b : t.backward) w.backward.push_back(b * speed);
+      for (const double f : t.segment_forward) w.forward_segments.push_back(f * speed);
+      w.update = t.optimizer * speed;
+      w.tail = t.tail * speed;
+      w.tail_forward = t.tail_forward * speed;
+      if (segment_weight_bytes_.empty()) {  // the same layers on every GPU kind
+        for (const std::uint64_t p : t.segment_parameters)
+          segment_weight_bytes_.push_back(static_cast<double>(p) * setup.weight_bytes);
+        if (t.tail_parameters > 0 || t.tail_forward > 0 || t.tail > 0)
+          segment_weight_bytes_.push_back(static_cast<double>(t.tail_parameters) * setup.weight_bytes);
       }
-      w.backward_total = w.tail;
-      for (const double b : w.backward) w.backward_total += b;
-      table = static_cast<int>(works_.size());
-      works_.push_back(std::move(w));
+    } else {
+      w.forward = objective.forward_flops(0);
+      for (const models::GradientSegment& s : segments_) w.backward.push_back(s.backward_flops);
     }
-    for (int g = 0; g < node.gpus; ++g) work_of_rank_[static_cast<size_t>(node.first_rank + g)] = table;
+    w.backward_total = w.tail;
+    for (const double b : w.backward) w.backward_total += b;
+    return w;
+  };
+  // One work table per (GPU kind, mini-batch): ranks differ in batch only when training.cap_batch_at_shard
+  // caps it at small shards.
+  std::map<std::pair<int, int>, int> table_of;
+  for (const topology::NodePlan& node : nodes) {
+    for (int g = 0; g < node.gpus; ++g) {
+      const int rank = node.first_rank + g;
+      const int batch = proxy ? 0 : objective.batch(rank);
+      const auto [slot, fresh] = table_of.try_emplace({node.group, batch}, static_cast<int>(works_.size()));
+      if (fresh) works_.push_back(make_work(gpu_of_group(node.group), node.gpu_speed, batch));
+      work_of_rank_[static_cast<size_t>(rank)] = slot->second;
+    }
   }
 }
 

@@ -268,6 +268,77 @@ TEST(Partition, LabelsPerClientDropsUnheldLabelsAndRejectsImpossibleRequests) {
   EXPECT_THROW(partition_labels_per_client(balanced_labels(10), kClasses, 20, 5, 4), std::invalid_argument);
 }
 
+TEST(Partition, RandomLabelAssignmentHoldsOwnLabelPlusDistinctDrawsAndSplitsEachLabelEvenly) {
+  const std::vector<int32_t> labels = skewed_labels(20000);
+  for (const int k : {1, 2, 3, 10})
+    for (const int clients : {4, 10, 23}) {
+      SCOPED_TRACE("k " + std::to_string(k) + " clients " + std::to_string(clients));
+      const Partition p = partition_labels_per_client(labels, kClasses, clients, k, 5, LabelAssignment::Random);
+      const auto histograms = shard_label_histograms(p, labels, kClasses);
+      std::vector<int> holders(kClasses, 0);
+      for (int i = 0; i < clients; ++i) {
+        EXPECT_EQ(nonzero_labels(histograms[i]), k);
+        EXPECT_GT(histograms[i][i % kClasses], 0) << "client " << i << " lacks its own label";
+        for (int c = 0; c < kClasses; ++c) holders[c] += histograms[i][c] > 0 ? 1 : 0;
+      }
+      // Each label's n_c samples are split among its h_c holders in runs of ⌊n_c/h_c⌋ or one more.
+      const auto per_class = shard_label_histograms(Partition{{all_indices(20000)}, ""}, labels, kClasses)[0];
+      std::set<int32_t> held;
+      for (int c = 0; c < kClasses; ++c) {
+        if (holders[c] == 0) continue;
+        held.insert(c);
+        for (int i = 0; i < clients; ++i) {
+          if (histograms[i][c] == 0) continue;
+          EXPECT_GE(histograms[i][c], per_class[c] / holders[c]);
+          EXPECT_LE(histograms[i][c], per_class[c] / holders[c] + 1);
+        }
+      }
+      EXPECT_EQ(union_of(p), indices_with_labels(labels, held));
+      if (clients >= kClasses) {
+        EXPECT_EQ(held.size(), static_cast<size_t>(kClasses));  // i mod C covers every label
+      }
+      // Seeded: the same seed gives the same shards, another seed other ones.
+      EXPECT_EQ(partition_labels_per_client(labels, kClasses, clients, k, 5, LabelAssignment::Random).hash, p.hash);
+      if (k > 1 && k < kClasses) {  // k = 1 draws nothing: each held label goes whole to its one holder
+        EXPECT_NE(partition_labels_per_client(labels, kClasses, clients, k, 6, LabelAssignment::Random).hash, p.hash);
+      }
+    }
+}
+
+TEST(Partition, RandomLabelAssignmentDrawsHolderCountsAsNiidBenchDoes) {
+  // 10 clients, 10 labels, k = 2: label c has its own client plus each of the 9 others with probability 1/9,
+  // so P(c has exactly one holder) = (8/9)^9 = 0.3464 and P(three or more) = 1 − (8/9)^9 − 9·(1/9)(8/9)^8
+  // = 0.2639. Over 2000 seeds (20,000 labels, correlated only within a seed) the frequencies' standard
+  // errors are below 0.004; the tolerance is 0.02. The balanced rule gives every label exactly two holders.
+  const std::vector<int32_t> labels = balanced_labels(2000);
+  int one = 0, three_or_more = 0, total = 0;
+  for (uint64_t seed = 0; seed < 2000; ++seed) {
+    const auto histograms = shard_label_histograms(
+        partition_labels_per_client(labels, kClasses, 10, 2, seed, LabelAssignment::Random), labels, kClasses);
+    for (int c = 0; c < kClasses; ++c) {
+      int h = 0;
+      for (const auto& shard : histograms) h += shard[c] > 0 ? 1 : 0;
+      one += h == 1;
+      three_or_more += h >= 3;
+      ++total;
+    }
+  }
+  EXPECT_NEAR(static_cast<double>(one) / total, std::pow(8.0 / 9.0, 9), 0.02);
+  EXPECT_NEAR(static_cast<double>(three_or_more) / total, 1 - std::pow(8.0 / 9.0, 9) - std::pow(8.0 / 9.0, 8), 0.02);
+
+  // Uneven holder counts make uneven shards: a client's shard is the sum over its labels of 200 / holders.
+  const Partition random = partition_labels_per_client(labels, kClasses, 10, 2, 7, LabelAssignment::Random);
+  const Partition balanced = partition_labels_per_client(labels, kClasses, 10, 2, 7);
+  const auto size_range = [](const Partition& p) {
+    size_t lo = SIZE_MAX, hi = 0;
+    for (const auto& s : p.shards) lo = std::min(lo, s.size()), hi = std::max(hi, s.size());
+    return hi - lo;
+  };
+  EXPECT_EQ(size_range(balanced), 0u);
+  EXPECT_GT(size_range(random), 0u);
+  EXPECT_NE(random.hash, balanced.hash);
+}
+
 TEST(Partition, LognormalSizesSumToNAndTheirLogSpreadIsSigma) {
   // Shares are w_k/Σw with log w_k ~ N(0, σ²); with ~5000 samples per client the +1 floor and the rounding
   // move log sizes by < 1e-3, so the sample sd of log size estimates σ with standard error σ/√(2(K−1)).

@@ -28,7 +28,7 @@ namespace {
 constexpr int kRounds = 3000;
 
 RunInputs quadratic_run(models::FlAlgorithm algorithm, double mu, bool compensated = true, double momentum = 0.0,
-                        int rounds = kRounds) {
+                        int rounds = kRounds, double lr_decay = 1.0) {
   RunInputs in;
   RunConfig& c = in.config;
   c.name = "fl-quadratic";
@@ -47,6 +47,7 @@ RunInputs quadratic_run(models::FlAlgorithm algorithm, double mu, bool compensat
   c.fl.local_steps_by_client = {1, 10};
   c.fl.eval_every = 100;
   c.fl.server_compensation = compensated;
+  c.fl.lr_decay = lr_decay;
   in.length = {1, rounds};
   return in;
 }
@@ -58,9 +59,9 @@ struct QuadraticOutcome {
 };
 
 QuadraticOutcome run_quadratic(models::FlAlgorithm algorithm, double mu, bool compensated = true, double momentum = 0.0,
-                               int rounds = kRounds) {
+                               int rounds = kRounds, double lr_decay = 1.0) {
   const std::string bytes = dtsim::testing::run_in_child([&] {
-    const RunInputs in = quadratic_run(algorithm, mu, compensated, momentum, rounds);
+    const RunInputs in = quadratic_run(algorithm, mu, compensated, momentum, rounds, lr_decay);
     gpu::CpuOps<float> ops;
     models::QuadraticObjective objective(ops, {{0.0f}, {1.0f}}, {0.3f}, {0.5, 0.5});
     MetricsLog metrics;
@@ -167,6 +168,28 @@ TEST(FederatedQuadratic, ScaffoldWithoutMomentumIsTheSameWrittenOutByHand) {
   const std::vector<double> by_hand = scaffold_by_hand(0.0, 3);
   for (int rounds = 1; rounds <= 3; ++rounds)
     EXPECT_NEAR(run_quadratic(models::FlAlgorithm::Scaffold, 0.0, true, 0.0, rounds).x, by_hand[rounds - 1], 2e-6);
+}
+
+// fl.lr_decay: round r's clients step with η_r = 0.01·γ^r, so client i's local solve moves it a fraction
+// a_i(r) = 1 − (1 − η_r)^τ_i towards e_i, and FedAvg's server takes x += ½ Σ a_i(r)(e_i − x).
+TEST(FederatedQuadratic, ClientLearningRateDecaysPerRoundAsWrittenOutByHand) {
+  const double gamma = 0.9, e[2] = {0.0, 1.0};
+  const int tau[2] = {1, 10};
+  double x = 0.3;
+  std::vector<double> by_hand;
+  for (int r = 0; r < 30; ++r) {
+    const double eta = 0.01 * std::pow(gamma, r);
+    double delta = 0.0;
+    for (int i = 0; i < 2; ++i) delta += 0.5 * (1 - std::pow(1 - eta, tau[i])) * (e[i] - x);
+    x += delta;
+    by_hand.push_back(x);
+  }
+  for (const int rounds : {1, 2, 30})
+    EXPECT_NEAR(run_quadratic(models::FlAlgorithm::FedAvg, 0.0, true, 0.0, rounds, gamma).x, by_hand[rounds - 1], 1e-6)
+        << "after round " << rounds;
+  // With γ = 0.9 the steps sum to a finite total, so x stops well short of FedAvg's fixed point 0.905.
+  EXPECT_LT(by_hand.back(), 0.6);
+  EXPECT_GT(run_quadratic(models::FlAlgorithm::FedAvg, 0.0, true, 0.0, 30).x, by_hand.back() + 0.05);
 }
 
 TEST(FederatedQuadratic, PlainFloatServerStallsShortOfTheFixedPoint) {

@@ -7,6 +7,7 @@
 
 #include "sim/config/ignored_keys.hpp"
 #include "sim/config/run_config.hpp"
+#include "sim/config/run_inputs.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/config/strategy.hpp"
 
@@ -48,6 +49,29 @@ TEST(IgnoredKeys, AWarmupStartWithoutAWarmup) {
     EXPECT_TRUE(has(e.what(), "training.warmup_start_lr")) << e.what();
     EXPECT_TRUE(has(e.what(), "'fast' is neither a learning rate")) << e.what();
   }
+}
+
+TEST(IgnoredKeys, PartitionSettingsWithoutTheirPartition) {
+  EXPECT_EQ(reason_for(ignored_in("[data]\npartition = iid\nlabels_assignment = random\n"), "data.labels_assignment"),
+            "has no effect with data.partition = iid (it applies to labels)");
+  EXPECT_TRUE(ignored_in("[data]\npartition = labels\nlabels_assignment = random\n").empty());
+  EXPECT_TRUE(has(reason_for(ignored_in("[training]\ncap_batch_at_shard = true\n"), "training.cap_batch_at_shard"),
+                  "has no effect with data.partition = none"));
+  EXPECT_TRUE(ignored_in("[training]\ncap_batch_at_shard = true\n[data]\npartition = dirichlet\n").empty());
+}
+
+// Whether a cap applies depends on the shards: with every shard at least a batch it has no effect, said so.
+TEST(IgnoredKeys, ACapThatNoShardNeeds) {
+  const std::string base =
+      "[cluster]\nworkers = 10\n[training]\nstrategy = federated\ncap_batch_at_shard = true\n"
+      "[data]\ntrain_samples = 600\ntest_samples = 100\npartition = labels\n";
+  // 600 samples over 10 workers holding 2 labels each: shards of about 60.
+  const RunInputs small_batch = prepare_run(parse_scenario("cap.ini", base, {"training.batch_per_worker=20"}));
+  const std::string reason = reason_for(small_batch.ignored_keys, "training.cap_batch_at_shard");
+  EXPECT_TRUE(has(reason, "has no effect: the smallest shard holds ")) << reason;
+  EXPECT_TRUE(has(reason, " samples, at least the batch of 20")) << reason;
+  const RunInputs large_batch = prepare_run(parse_scenario("cap.ini", base, {"training.batch_per_worker=100"}));
+  EXPECT_EQ(reason_for(large_batch.ignored_keys, "training.cap_batch_at_shard"), "");
 }
 
 TEST(IgnoredKeys, PsKeysUnderSyncNameTheStrategyThatReadsThem) {

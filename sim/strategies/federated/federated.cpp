@@ -82,6 +82,12 @@ void FederatedLearning::server() {
   for (int64_t round = 0; round < fl_.rounds; ++round) play_round(round);
 }
 
+LocalSgdSettings FederatedLearning::local_settings(int64_t round) const {
+  LocalSgdSettings s = local_;
+  s.lr = local_.lr * std::pow(fl_.lr_decay, static_cast<double>(round));
+  return s;
+}
+
 void FederatedLearning::play_round(int64_t round) {
   const double t0 = sg4::Engine::get_clock();
   const RoundPlan plan = planner_.plan(round, t0);
@@ -221,7 +227,7 @@ void FederatedLearning::record(int64_t rounds_done) {
   p.step = rounds_done;
   p.epoch = epochs_;
   p.sim_time_s = sg4::Engine::get_clock();
-  p.lr = local_.lr;
+  p.lr = local_settings(std::max<int64_t>(0, rounds_done - 1)).lr;  // the rate of the round just played
   p.train_loss = loss_count_ > 0 ? loss_sum_ / static_cast<double>(loss_count_) : std::nan("");
   p.train_loss_measured = loss_count_ > 0;
   p.test_loss = test.loss;

@@ -89,6 +89,8 @@ class FederatedLearning final : public TrainingStrategy {
  private:
   void server();
   void play_round(int64_t round);
+  // The clients' local SGD in `round` (0-based): training.lr × fl.lr_decay^round.
+  LocalSgdSettings local_settings(int64_t round) const;
   // Waits for the round's reports and settles every client's fate (federated_collect.cpp).
   void collect(std::vector<std::unique_ptr<ClientRun>>& runs, int keep, double round_start);
   void stop(ClientRun& run, ClientFate fate);

@@ -120,7 +120,7 @@ void FederatedLearning::client(ClientRun& run, double round_start, int instance_
   const auto control = c_local_.find(c);
   // The model the client holds: the broadcast x̃ under compressed downloads.
   const float* global = broadcast_.empty() ? params_.forward() : broadcast_.data();
-  run.local = std::make_unique<LocalTraining>(ctx_.ops, ctx_.objective, c, global, local_,
+  run.local = std::make_unique<LocalTraining>(ctx_.ops, ctx_.objective, c, global, local_settings(run.round),
                                               c_global_.empty() ? nullptr : c_global_.data(),
                                               control == c_local_.end() ? nullptr : control->second.data());
   // Under the partial policy the deadline stops local training: the step in progress at that moment does not

@@ -1,0 +1,252 @@
+#include "sim/app/validate_command.hpp"
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/app/flags.hpp"
+#include "sim/app/outputs.hpp"
+#include "sim/app/sweep_pool.hpp"
+#include "sim/app/validate_claims.hpp"
+#include "sim/scenario/errors.hpp"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace dtsim::sim {
+namespace {
+
+const char* const kValidateUsage =
+    "usage: dtsim validate [--quick] [--seeds N] [--jobs N] [--only NAME,...] [--out DIR] [--scenarios DIR]\n"
+    "       dtsim validate --list\n"
+    "\n"
+    "Checks the article's claims (docs/validation.md, 'Claims'): runs each claim's configurations over seeds\n"
+    "1..N as 'dtsim run' processes, at most --jobs at a time, into DIR/<claim>/<configuration>-s<seed>/, then\n"
+    "prints one line per claim: PASS or FAIL, the measured numbers (mean±sd over seeds) and the test with its\n"
+    "margin. An effect passes only when it clears its threshold by two standard errors of its mean over seeds\n"
+    "(accuracy differences paired seed by seed). Writes\n"
+    "DIR/validate.json with every number.\n"
+    "\n"
+    "  --quick          the same claims on a fifth of Fashion-MNIST and fewer epochs or rounds (minutes)\n"
+    "  --seeds N        seeds per configuration (default 3)\n"
+    "  --jobs N         runs at once (default: the number of CPU cores)\n"
+    "  --only A,B       only these claims (see --list)\n"
+    "  --out DIR        where the runs go (default out/validate, or out/validate-quick)\n"
+    "  --scenarios DIR  the scenario files the claims name (default: the source tree's scenarios/)\n"
+    "  --list           print the claims and their configurations, run nothing\n"
+    "\n"
+    "exit status: 0 every claim passes, 1 a claim fails or a run ended without a result, 2 bad input\n";
+
+struct ValidateFlags {
+  bool quick = false, list = false, help = false;
+  long seeds = 3, jobs = 1;
+  std::vector<std::string> only;
+  std::string out, scenarios;
+};
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+ValidateFlags parse_validate_flags(int argc, char** argv) {
+  po::options_description opts;
+  opts.add_options()("quick", po::bool_switch())("list", po::bool_switch())("help,h", po::bool_switch())(
+      "seeds", po::value<std::string>())("jobs", po::value<std::string>())("only", po::value<std::string>())(
+      "out", po::value<std::string>())("scenarios", po::value<std::string>());
+  const po::variables_map vm = parse_command_flags(argc, argv, opts, "argument", "validate");
+  ValidateFlags f;
+  f.help = vm["help"].as<bool>();
+  if (f.help) return f;
+  if (vm.count("argument"))
+    throw InputError("command line", "", "unexpected argument '" + vm["argument"].as<std::vector<std::string>>()[0] + "'",
+                     "run 'dtsim validate --help'");
+  f.quick = vm["quick"].as<bool>();
+  f.list = vm["list"].as<bool>();
+  f.seeds = whole_number_flag(vm, "seeds", 3, 1, 1000);
+  f.jobs = whole_number_flag(vm, "jobs", std::max(1u, std::thread::hardware_concurrency()), 1, 4096);
+  if (vm.count("only")) {
+    f.only = split_commas(vm["only"].as<std::string>());
+    for (const std::string& name : f.only) {
+      bool known = false;
+      std::vector<std::string> names;
+      for (const Claim& c : claim_registry()) {
+        known = known || c.name == name;
+        names.push_back(c.name);
+      }
+      if (!known)
+        throw InputError("command line", "--only", "no claim named '" + name + "'",
+                         "the claims are " + [&] {
+                           std::string all;
+                           for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+                           return all;
+                         }());
+    }
+  }
+  f.out = vm.count("out") ? vm["out"].as<std::string>() : (f.quick ? "out/validate-quick" : "out/validate");
+  f.scenarios = vm.count("scenarios") ? vm["scenarios"].as<std::string>() : DTSIM_SOURCE_SCENARIO_DIR;
+  if (!fs::is_directory(f.scenarios))
+    throw InputError("command line", "--scenarios", "no folder '" + f.scenarios + "'",
+                     "name the folder that holds dtsim's scenarios/ files");
+  return f;
+}
+
+bool selected(const ValidateFlags& f, const Claim& c) {
+  return f.only.empty() || std::find(f.only.begin(), f.only.end(), c.name) != f.only.end();
+}
+
+// One run: its claim, configuration and seed, and its folder.
+struct PlannedRun {
+  const Claim* claim;
+  const ClaimRun* config;
+  long seed;
+  fs::path folder;
+};
+
+std::vector<std::string> run_sets(const ValidateFlags& f, const Claim& c, const ClaimRun& r, long seed) {
+  std::vector<std::string> sets = r.sets;
+  if (f.quick) sets.insert(sets.end(), c.quick_sets.begin(), c.quick_sets.end());
+  sets.push_back("run.seed=" + std::to_string(seed));
+  return sets;
+}
+
+void list_claims(const ValidateFlags& f) {
+  for (const Claim& c : claim_registry()) {
+    std::printf("%s: %s\n", c.name.c_str(), c.statement.c_str());
+    for (const ClaimRun& r : c.runs) {
+      std::string sets;
+      for (const std::string& s : run_sets(f, c, r, 1)) sets += " --set " + s;
+      std::printf("  %-14s %s%s\n", r.label.c_str(), r.scenario.c_str(), sets.c_str());
+    }
+  }
+}
+
+// What one finished run measured; nothing when it left no summary.json.
+struct RunOutcome {
+  bool has_summary = false;
+  bool completed = false;
+  double accuracy = 0, bytes = 0, staleness = 0, time_s = 0;
+};
+
+RunOutcome read_outcome(const fs::path& folder) {
+  RunOutcome o;
+  std::ifstream in(folder / "summary.json");
+  if (!in) return o;
+  const nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
+  if (s.is_discarded()) return o;
+  o.has_summary = true;
+  o.completed = s.value("status", "") == "completed";
+  o.accuracy = 100.0 * s.value("final_test_accuracy", 0.0);
+  o.bytes = s.value("bytes_sent", 0.0);
+  o.time_s = s.value("simulated_time_s", 0.0);
+  if (s.contains("strategy") && s["strategy"].is_object()) o.staleness = s["strategy"].value("mean_staleness", 0.0);
+  return o;
+}
+
+}  // namespace
+
+int command_validate(int argc, char** argv) {
+  const ValidateFlags f = parse_validate_flags(argc, argv);
+  if (f.help) {
+    std::fputs(kValidateUsage, stdout);
+    return 0;
+  }
+  if (f.list) {
+    list_claims(f);
+    return 0;
+  }
+
+  std::vector<PlannedRun> plan;
+  std::vector<PoolTask> tasks;
+  const std::string exe = own_executable();
+  for (const Claim& c : claim_registry()) {
+    if (!selected(f, c)) continue;
+    for (const ClaimRun& r : c.runs)
+      for (long seed = 1; seed <= f.seeds; ++seed) {
+        const fs::path folder = fs::path(f.out) / c.name / (r.label + "-s" + std::to_string(seed));
+        fs::create_directories(folder);
+        fs::remove(folder / "summary.json");  // a result left by an earlier validate must not count
+        PoolTask t;
+        t.argv = {exe, "run", (fs::path(f.scenarios) / r.scenario).string(), "--out", folder.string(), "--quiet"};
+        for (const std::string& s : run_sets(f, c, r, seed)) t.argv.insert(t.argv.end(), {"--set", s});
+        t.log = (folder / "dtsim.log").string();
+        tasks.push_back(std::move(t));
+        plan.push_back({&c, &r, seed, folder});
+      }
+  }
+  std::printf("dtsim validate%s: %zu runs, %ld seeds each, %ld at a time, into %s\n", f.quick ? " --quick" : "",
+              tasks.size(), f.seeds, f.jobs, f.out.c_str());
+  std::fflush(stdout);
+  int failed_runs = 0;
+  const int stopped = run_pool(tasks, static_cast<int>(f.jobs), [&](const PoolExit& e) {
+    if (e.exit_code != 0) {
+      ++failed_runs;
+      std::fprintf(stderr, "dtsim: validate: run %s exited with %d (see %s)\n", plan[e.task].folder.c_str(),
+                   e.exit_code, tasks[e.task].log.c_str());
+    }
+  });
+  if (stopped != 0) return 128 + stopped;
+
+  // Per claim and configuration, the values over seeds.
+  nlohmann::json report = nlohmann::json::array();
+  bool all_pass = failed_runs == 0;
+  for (const Claim& c : claim_registry()) {
+    if (!selected(f, c)) continue;
+    std::map<std::string, Measured> measured;
+    bool missing = false;
+    nlohmann::json configs = nlohmann::json::object();
+    for (const ClaimRun& r : c.runs) {
+      std::vector<double> acc, bytes, stale, time;
+      Measured m;
+      for (const PlannedRun& p : plan) {
+        if (p.claim != &c || p.config != &r) continue;
+        const RunOutcome o = read_outcome(p.folder);
+        if (!o.has_summary) {
+          missing = true;
+          continue;
+        }
+        if (!o.completed) ++m.not_completed;
+        acc.push_back(o.accuracy);
+        bytes.push_back(o.bytes);
+        stale.push_back(o.staleness);
+        time.push_back(o.time_s);
+      }
+      m.accuracy = spread_of(acc);
+      m.accuracy_by_seed = acc;
+      m.bytes = spread_of(bytes);
+      m.staleness = spread_of(stale);
+      m.time_s = spread_of(time);
+      measured[r.label] = m;
+      configs[r.label] = {{"accuracy", acc}, {"bytes", bytes}, {"mean_staleness", stale}, {"simulated_time_s", time},
+                          {"not_completed", m.not_completed}};
+    }
+    ClaimVerdict v;
+    if (missing) {
+      v.pass = false;
+      v.numbers = "some runs left no summary.json";
+      v.margin = "not checked";
+    } else {
+      v = c.check(measured);
+    }
+    all_pass = all_pass && v.pass;
+    std::printf("%s  %-28s %s; %s\n", v.pass ? "PASS" : "FAIL", c.name.c_str(), v.numbers.c_str(), v.margin.c_str());
+    std::fflush(stdout);
+    report.push_back({{"claim", c.name}, {"statement", c.statement}, {"pass", v.pass}, {"numbers", v.numbers},
+                      {"margin", v.margin}, {"configurations", configs}});
+  }
+  nlohmann::json doc = {{"quick", f.quick}, {"seeds", f.seeds}, {"claims", report}};
+  write_file_atomically(f.out, "validate.json", doc.dump(2) + "\n");
+  return all_pass ? 0 : 1;
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,90 @@
+// dtsim validate through the executable: the claim list, a small real check end to end (its line, its
+// validate.json and the runs' folders), a failing claim's exit status (a scenario folder where the claim
+// cannot show), and bad flags.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/cli/run_dtsim.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+class Validate : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    out_ = fs::temp_directory_path() / ("dtsim_validate_" + std::to_string(::getpid()));
+    fs::remove_all(out_);
+  }
+  void TearDown() override { fs::remove_all(out_); }
+  fs::path out_;
+};
+
+TEST_F(Validate, ListsEveryClaimWithItsRuns) {
+  const auto o = dtsim::testing::run_dtsim("validate --list --quick");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  for (const char* claim : {"sync-matches-single", "async-staleness-by-network", "topk-error-feedback",
+                            "noniid-fedavg-loss", "local-sgd-communication", "mixed-precision"})
+    EXPECT_TRUE(has(o.output, std::string(claim) + ": ")) << claim;
+  EXPECT_TRUE(has(o.output, "--set data.train_samples=12000")) << "quick runs use the quick data";
+  EXPECT_FALSE(has(dtsim::testing::run_dtsim("validate --list").output, "data.train_samples=12000"));
+}
+
+TEST_F(Validate, OneClaimEndToEnd) {
+  const auto o = dtsim::testing::run_dtsim("validate --quick --only sync-matches-single --seeds 2 --jobs 2 --out " +
+                                           out_.string());
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(has(o.output, "PASS  sync-matches-single")) << o.output;
+  EXPECT_TRUE(has(o.output, "4 runs, 2 seeds each")) << o.output;
+  std::ifstream in(out_ / "validate.json");
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  ASSERT_EQ(doc["claims"].size(), 1u);
+  const nlohmann::json& claim = doc["claims"][0];
+  EXPECT_TRUE(claim["pass"].get<bool>());
+  // Each configuration's accuracies, one per seed, as the runs' own summaries give them.
+  for (const char* config : {"single", "sync-8"})
+    for (int seed = 1; seed <= 2; ++seed) {
+      std::ifstream s(out_ / "sync-matches-single" / (std::string(config) + "-s" + std::to_string(seed)) / "summary.json");
+      const nlohmann::json summary = nlohmann::json::parse(s);
+      EXPECT_EQ(summary["status"], "completed");
+      EXPECT_EQ(summary["seed"], seed);
+      EXPECT_DOUBLE_EQ(claim["configurations"][config]["accuracy"][seed - 1].get<double>(),
+                       100.0 * summary["final_test_accuracy"].get<double>());
+    }
+}
+
+TEST_F(Validate, AClaimThatDoesNotHoldFailsWithExitStatusOne) {
+  // A scenario folder whose top-k scenario trains one step: no configuration learns anything, so top-k
+  // without error feedback cannot lose the point the claim asks for.
+  fs::create_directories(out_ / "scenarios");
+  std::ifstream original(std::string(DTSIM_SOURCE_DIR) + "/scenarios/topk_error_feedback.ini");
+  std::string text((std::istreambuf_iterator<char>(original)), std::istreambuf_iterator<char>());
+  const size_t at = text.find("[training]\n");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + std::string("[training]\n").size(), "max_steps = 1\n");
+  std::ofstream(out_ / "scenarios" / "topk_error_feedback.ini") << text;
+  const auto o = dtsim::testing::run_dtsim("validate --quick --only topk-error-feedback --seeds 2 --jobs 2 --out " +
+                                           (out_ / "runs").string() + " --scenarios " + (out_ / "scenarios").string());
+  EXPECT_EQ(o.exit_code, 1) << o.output;
+  EXPECT_TRUE(has(o.output, "FAIL  topk-error-feedback")) << o.output;
+}
+
+TEST_F(Validate, BadFlagsAreRefusedWithExitStatusTwo) {
+  const auto unknown = dtsim::testing::run_dtsim("validate --only nope");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_TRUE(has(unknown.output, "--only: no claim named 'nope'; the claims are sync-matches-single")) << unknown.output;
+  EXPECT_EQ(dtsim::testing::run_dtsim("validate --seeds 0").exit_code, 2);
+  EXPECT_EQ(dtsim::testing::run_dtsim("validate stray").exit_code, 2);
+  const auto folder = dtsim::testing::run_dtsim("validate --scenarios /no/such/folder");
+  EXPECT_EQ(folder.exit_code, 2);
+  EXPECT_TRUE(has(folder.output, "--scenarios: no folder '/no/such/folder'")) << folder.output;
+}
+
+}  // namespace
