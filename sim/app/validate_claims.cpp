@@ -70,37 +70,86 @@ Claim sync_matches_single() {
   return c;
 }
 
-// "Async PS with slow nodes loses accuracy, and more of it as latency grows"; "a faster network reduces
-// staleness and its accuracy loss". The first half is checked as stated. The second is not what dtsim shows:
-// with every worker keeping one gradient in flight, the updates applied between a worker's pull and its
-// push number N − 1 on average whatever the network (a counting argument), so the mean staleness in updates
-// is the same on InfiniBand and a WAN, and the network changes how long the updates take. The check asserts
-// that (documented in docs/validation.md as a disagreement with the article).
-Claim async_latency() {
+// "Async PS with slow nodes loses accuracy": against synchronous training of the same heterogeneous cluster
+// (a quarter of the GPUs at a third of the speed), for the same epochs.
+Claim async_loses_accuracy() {
   Claim c;
-  c.name = "async-staleness-by-network";
-  c.statement = "asynchronous training with slow nodes loses accuracy against sync; its staleness (in updates) "
-                "does not depend on the network, only its time does";
-  const std::vector<std::string> async = {"training.strategy=async-ps"};
-  c.runs = {{"sync", "sync_vs_async.ini", {}},
-            {"async-ib", "sync_vs_async.ini", async},
-            {"async-wan", "sync_vs_async.ini", with(async, {"fabric.profile=wan-10g"})}};
+  c.name = "async-slow-nodes-lose-accuracy";
+  c.statement = "asynchronous training on a cluster with slow nodes loses accuracy against synchronous training";
+  c.runs = {{"sync", "sync_vs_async.ini"}, {"async", "sync_vs_async.ini", {"training.strategy=async-ps"}}};
   // Quick: one epoch of the full data (a fifth of it gives sync only a dozen steps of 1024 samples).
   c.quick_sets = {"training.epochs=1"};
   c.check = [](const std::map<std::string, Measured>& m) {
-    const Spread loss = paired(m, "sync", "async-ib");
+    const Spread loss = paired(m, "sync", "async");
+    return ClaimVerdict{above(loss, 0.0),
+                        "sync " + points(m.at("sync").accuracy) + ", async " + points(m.at("async").accuracy) +
+                            " (mean staleness " + fmt("%.2f", m.at("async").staleness.mean) + ")",
+                        "loss − 2se = " + fmt("%.2f", low(loss)) + " > 0"};
+  };
+  return c;
+}
+
+// "Async PS loses more accuracy as latency grows"; "a faster network reduces staleness and its accuracy loss".
+Claim network_staleness() {
+  Claim c;
+  c.name = "faster-network-less-staleness";
+  c.statement = "a faster network reduces asynchronous staleness and its accuracy loss (InfiniBand against WAN)";
+  const std::vector<std::string> async = {"training.strategy=async-ps"};
+  c.runs = {{"async-ib", "sync_vs_async.ini", async},
+            {"async-wan", "sync_vs_async.ini", with(async, {"fabric.profile=wan-10g"})}};
+  c.quick_sets = {"training.epochs=1"};
+  c.known_disagreement =
+      "staleness counted in updates averages N - 1 on any network (each worker keeps one gradient in flight, "
+      "so N - 1 others are applied between its pull and its push); the network changes how long updates take, "
+      "not their order";
+  c.check = [](const std::map<std::string, Measured>& m) {
     const Spread more = difference(m.at("async-wan").staleness, m.at("async-ib").staleness);
+    const Spread loss = paired(m, "async-ib", "async-wan");
     const double slower = m.at("async-wan").time_s.mean / std::max(1e-12, m.at("async-ib").time_s.mean);
-    const bool pass = above(loss, 0.0) && within(more, 0.5) && slower > 5.0;
+    return ClaimVerdict{above(more, 0.0) && above(loss, 0.0),
+                        "mean staleness IB " + fmt("%.2f", m.at("async-ib").staleness.mean) + ", WAN " +
+                            fmt("%.2f", m.at("async-wan").staleness.mean) + "; accuracy IB " +
+                            points(m.at("async-ib").accuracy) + ", WAN " + points(m.at("async-wan").accuracy) +
+                            "; WAN takes " + fmt("%.1f", slower) + "x the simulated time",
+                        "WAN − IB staleness − 2se = " + fmt("%.2f", low(more)) + " > 0 and IB − WAN accuracy − 2se = " +
+                            fmt("%.2f", low(loss)) + " > 0"};
+  };
+  return c;
+}
+
+// "Global batch growing from 256 to 8192 loses accuracy without LR scaling and warmup; linear or √k scaling
+// with warmup recovers most of it."
+Claim large_batch() {
+  Claim c;
+  c.name = "large-batch-scaling";
+  c.statement = "a 32x larger batch loses accuracy at the small-batch rate; sqrt or linear scaling with warmup "
+                "recovers most of it";
+  // Quick: the same 32x on a fifth of the data, 64 against 2048 (a batch of 8192 would leave one step an epoch).
+  const std::vector<std::string> warmup = {"training.warmup_epochs=2", "training.warmup_start_lr=base",
+                                           "training.base_batch=256"};
+  const std::vector<std::string> quick_large = {"training.batch_per_worker=256", "training.base_batch=64"};
+  c.runs = {{"batch-256", "large_batch.ini", {"training.batch_per_worker=32"}, {"training.batch_per_worker=8"}},
+            {"8192-unscaled", "large_batch.ini", {}, {"training.batch_per_worker=256"}},
+            {"8192-sqrt", "large_batch.ini", with(warmup, {"training.lr_scaling=sqrt"}), quick_large},
+            {"8192-linear", "large_batch.ini", with(warmup, {"training.lr_scaling=linear"}), quick_large}};
+  c.quick_sets = kQuickData;
+  c.known_disagreement =
+      "without normalisation layers this MLP with momentum 0.9 diverges at the linearly scaled rate "
+      "(32 x 0.05 = 1.6), and the square-root rate recovers only part of the gap or diverges on some seeds; "
+      "the published recoveries are for ResNets with batch normalisation over 90 epochs (docs/validation.md)";
+  c.check = [](const std::map<std::string, Measured>& m) {
+    const Spread loss = paired(m, "batch-256", "8192-unscaled");
+    const Spread sqrt_back = paired(m, "8192-sqrt", "8192-unscaled");
+    const Spread linear_back = paired(m, "8192-linear", "8192-unscaled");
+    const Spread& best = sqrt_back.mean >= linear_back.mean ? sqrt_back : linear_back;
+    const double share = loss.mean > 0 ? best.mean / loss.mean : 0.0;
+    const bool pass = above(loss, 1.0) && low(best) > 0.5 * loss.mean;
     return ClaimVerdict{pass,
-                        "accuracy sync " + points(m.at("sync").accuracy) + ", async IB " +
-                            points(m.at("async-ib").accuracy) + ", async WAN " + points(m.at("async-wan").accuracy) +
-                            "; mean staleness IB " + fmt("%.2f", m.at("async-ib").staleness.mean) + ", WAN " +
-                            fmt("%.2f", m.at("async-wan").staleness.mean) + "; WAN takes " + fmt("%.1f", slower) +
-                            "× the time",
-                        "sync − async − 2se = " + fmt("%.2f", low(loss)) +
-                            " > 0; |staleness gap| + 2se = " + fmt("%.2f", high(more)) +
-                            " ≤ 0.5; time ratio > 5"};
+                        "256 " + points(m.at("batch-256").accuracy) + ", 8192 unscaled " +
+                            points(m.at("8192-unscaled").accuracy) + ", sqrt " + points(m.at("8192-sqrt").accuracy) +
+                            ", linear " + points(m.at("8192-linear").accuracy),
+                        "loss − 2se = " + fmt("%.2f", low(loss)) + " > 1 point; the better scaling recovers " +
+                            fmt("%.0f", 100 * share) + " % ≥ 50 %"};
   };
   return c;
 }
@@ -146,6 +195,36 @@ Claim noniid_fedavg() {
                         "IID " + points(m.at("iid").accuracy) + ", Dirichlet(0.1) " +
                             points(m.at("dirichlet-0.1").accuracy),
                         "loss − 2se = " + fmt("%.2f", low(loss)) + " > 3 points"};
+  };
+  return c;
+}
+
+// "FedProx, SCAFFOLD and FedNova recover 1–4 points" of what Non-IID costs FedAvg.
+Claim noniid_remedies() {
+  Claim c;
+  c.name = "noniid-remedies";
+  c.statement = "on label-skewed clients (Dirichlet 0.1), FedProx, SCAFFOLD or FedNova recovers at least 1 point "
+                "over FedAvg";
+  const std::vector<std::string> skewed = {"model.arch=mlp", "fl.local_epochs=1", "data.partition=dirichlet",
+                                           "data.dirichlet_alpha=0.1"};
+  c.runs = {{"fedavg", "noniid_benchmark.ini", skewed},
+            {"fedprox", "noniid_benchmark.ini", with(skewed, {"fl.algorithm=fedprox", "fl.prox_mu=0.01"})},
+            {"scaffold", "noniid_benchmark.ini", with(skewed, {"fl.algorithm=scaffold"})},
+            {"fednova", "noniid_benchmark.ini", with(skewed, {"fl.algorithm=fednova"})}};
+  c.quick_sets = with(kQuickData, {"fl.rounds=10"});
+  c.known_disagreement =
+      "FedProx gains well under a point here and SCAFFOLD and FedNova lose, as NIID-Bench (Li et al. 2022) "
+      "also finds no algorithm that beats FedAvg in every non-IID setting";
+  c.check = [](const std::map<std::string, Measured>& m) {
+    std::string best = "fedprox";
+    for (const char* name : {"scaffold", "fednova"})
+      if (paired(m, name, "fedavg").mean > paired(m, best.c_str(), "fedavg").mean) best = name;
+    const Spread gain = paired(m, best.c_str(), "fedavg");
+    return ClaimVerdict{above(gain, 1.0),
+                        "FedAvg " + points(m.at("fedavg").accuracy) + ", FedProx " + points(m.at("fedprox").accuracy) +
+                            ", SCAFFOLD " + points(m.at("scaffold").accuracy) + ", FedNova " +
+                            points(m.at("fednova").accuracy),
+                        "best (" + best + ") − FedAvg − 2se = " + fmt("%.2f", low(gain)) + " > 1 point"};
   };
   return c;
 }
@@ -224,8 +303,9 @@ Spread spread_of(const std::vector<double>& values) {
 
 const std::vector<Claim>& claim_registry() {
   static const std::vector<Claim> claims = [] {
-    std::vector<Claim> all = {sync_matches_single(), async_latency(),  topk_error_feedback(),
-                              noniid_fedavg(),       local_sgd(),      mixed_precision()};
+    std::vector<Claim> all = {sync_matches_single(), async_loses_accuracy(), network_staleness(),
+                              large_batch(),         topk_error_feedback(),  noniid_fedavg(),
+                              noniid_remedies(),     local_sgd(),            mixed_precision()};
     // A claim whose runs did not all complete says so in its numbers (a diverged run's accuracy still counts).
     for (Claim& c : all) {
       auto check = c.check;

@@ -31,8 +31,8 @@ const char* const kValidateUsage =
     "1..N as 'dtsim run' processes, at most --jobs at a time, into DIR/<claim>/<configuration>-s<seed>/, then\n"
     "prints one line per claim: PASS or FAIL, the measured numbers (mean±sd over seeds) and the test with its\n"
     "margin. An effect passes only when it clears its threshold by two standard errors of its mean over seeds\n"
-    "(accuracy differences paired seed by seed). Writes\n"
-    "DIR/validate.json with every number.\n"
+    "(accuracy differences paired seed by seed). A claim dtsim is documented not to reproduce prints FAIL with\n"
+    "the reason and does not change the exit status. Writes DIR/validate.json with every number.\n"
     "\n"
     "  --quick          the same claims on a fifth of Fashion-MNIST and fewer epochs or rounds (minutes)\n"
     "  --seeds N        seeds per configuration (default 3)\n"
@@ -42,7 +42,8 @@ const char* const kValidateUsage =
     "  --scenarios DIR  the scenario files the claims name (default: the source tree's scenarios/)\n"
     "  --list           print the claims and their configurations, run nothing\n"
     "\n"
-    "exit status: 0 every claim passes, 1 a claim fails or a run ended without a result, 2 bad input\n";
+    "exit status: 0 every claim passes (or fails as documented), 1 a claim fails or a run ended without a\n"
+    "result, 2 bad input\n";
 
 struct ValidateFlags {
   bool quick = false, list = false, help = false;
@@ -115,7 +116,10 @@ struct PlannedRun {
 
 std::vector<std::string> run_sets(const ValidateFlags& f, const Claim& c, const ClaimRun& r, long seed) {
   std::vector<std::string> sets = r.sets;
-  if (f.quick) sets.insert(sets.end(), c.quick_sets.begin(), c.quick_sets.end());
+  if (f.quick) {
+    sets.insert(sets.end(), c.quick_sets.begin(), c.quick_sets.end());
+    sets.insert(sets.end(), r.quick.begin(), r.quick.end());
+  }
   sets.push_back("run.seed=" + std::to_string(seed));
   return sets;
 }
@@ -168,30 +172,41 @@ int command_validate(int argc, char** argv) {
 
   std::vector<PlannedRun> plan;
   std::vector<PoolTask> tasks;
+  std::vector<fs::path> task_folders;
+  // A configuration that several claims share (the same scenario, overrides and seed) runs once, in the
+  // folder of the first claim that names it.
+  std::map<std::string, fs::path> folder_of_run;
   const std::string exe = own_executable();
   for (const Claim& c : claim_registry()) {
     if (!selected(f, c)) continue;
     for (const ClaimRun& r : c.runs)
       for (long seed = 1; seed <= f.seeds; ++seed) {
+        const std::string scenario = (fs::path(f.scenarios) / r.scenario).string();
+        const std::vector<std::string> sets = run_sets(f, c, r, seed);
+        std::string key = scenario;
+        for (const std::string& s : sets) key += "\n" + s;
         const fs::path folder = fs::path(f.out) / c.name / (r.label + "-s" + std::to_string(seed));
+        const auto [known, fresh] = folder_of_run.try_emplace(key, folder);
+        plan.push_back({&c, &r, seed, known->second});
+        if (!fresh) continue;
         fs::create_directories(folder);
         fs::remove(folder / "summary.json");  // a result left by an earlier validate must not count
         PoolTask t;
-        t.argv = {exe, "run", (fs::path(f.scenarios) / r.scenario).string(), "--out", folder.string(), "--quiet"};
-        for (const std::string& s : run_sets(f, c, r, seed)) t.argv.insert(t.argv.end(), {"--set", s});
+        t.argv = {exe, "run", scenario, "--out", folder.string(), "--quiet"};
+        for (const std::string& s : sets) t.argv.insert(t.argv.end(), {"--set", s});
         t.log = (folder / "dtsim.log").string();
         tasks.push_back(std::move(t));
-        plan.push_back({&c, &r, seed, folder});
+        task_folders.push_back(folder);
       }
   }
-  std::printf("dtsim validate%s: %zu runs, %ld seeds each, %ld at a time, into %s\n", f.quick ? " --quick" : "",
-              tasks.size(), f.seeds, f.jobs, f.out.c_str());
+  std::printf("dtsim validate%s: %zu runs (%zu more shared between claims), %ld seeds each, %ld at a time, into %s\n",
+              f.quick ? " --quick" : "", tasks.size(), plan.size() - tasks.size(), f.seeds, f.jobs, f.out.c_str());
   std::fflush(stdout);
   int failed_runs = 0;
   const int stopped = run_pool(tasks, static_cast<int>(f.jobs), [&](const PoolExit& e) {
     if (e.exit_code != 0) {
       ++failed_runs;
-      std::fprintf(stderr, "dtsim: validate: run %s exited with %d (see %s)\n", plan[e.task].folder.c_str(),
+      std::fprintf(stderr, "dtsim: validate: run %s exited with %d (see %s)\n", task_folders[e.task].c_str(),
                    e.exit_code, tasks[e.task].log.c_str());
     }
   });
@@ -238,11 +253,17 @@ int command_validate(int argc, char** argv) {
     } else {
       v = c.check(measured);
     }
-    all_pass = all_pass && v.pass;
-    std::printf("%s  %-28s %s; %s\n", v.pass ? "PASS" : "FAIL", c.name.c_str(), v.numbers.c_str(), v.margin.c_str());
+    const bool known = !c.known_disagreement.empty();
+    if (!v.pass && !known) all_pass = false;
+    std::string note;
+    if (known && !v.pass && !missing) note = " [known disagreement: " + c.known_disagreement + "]";
+    if (known && v.pass) note = " [documented as not reproduced, but it passes now: update docs/validation.md]";
+    std::printf("%s  %-30s %s; %s%s\n", v.pass ? "PASS" : "FAIL", c.name.c_str(), v.numbers.c_str(), v.margin.c_str(),
+                note.c_str());
     std::fflush(stdout);
     report.push_back({{"claim", c.name}, {"statement", c.statement}, {"pass", v.pass}, {"numbers", v.numbers},
-                      {"margin", v.margin}, {"configurations", configs}});
+                      {"margin", v.margin}, {"known_disagreement", c.known_disagreement},
+                      {"configurations", configs}});
   }
   nlohmann::json doc = {{"quick", f.quick}, {"seeds", f.seeds}, {"claims", report}};
   write_file_atomically(f.out, "validate.json", doc.dump(2) + "\n");
