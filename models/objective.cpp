@@ -25,11 +25,14 @@ NetworkObjective::NetworkObjective(std::unique_ptr<Network<float>> net, gpu::Ops
                                   std::to_string(workers) + " workers");
     for (int w = 0; w < workers; ++w) shards_.emplace_back(partition->shards[w], seed, w);
   }
-  workspace_ = net_->make_workspace(ops, batch_);
+  // Buffers for the largest batch any worker takes (a capped batch may be far below the configured one).
+  int largest = shards_.empty() ? batch_ : 1;
+  for (int w = 0; w < static_cast<int>(shards_.size()); ++w) largest = std::max(largest, batch(w));
+  workspace_ = net_->make_workspace(ops, largest);
   eval_workspace_ = net_->make_workspace(ops, std::min(1000, std::max(1, test.num_samples)), WorkspaceUse::Evaluation);
-  indices_.resize(batch_);
-  features_.resize(static_cast<size_t>(batch_) * net_->input_size());
-  labels_.resize(batch_);
+  indices_.resize(largest);
+  features_.resize(static_cast<size_t>(largest) * net_->input_size());
+  labels_.resize(largest);
 }
 
 int NetworkObjective::batch(int worker) const {

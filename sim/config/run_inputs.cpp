@@ -22,7 +22,10 @@ RunInputs prepare_run(const Scenario& scenario) {
   // Federated clients each draw batches from their own shard: only one client's batch must fit.
   const bool own_batch = strategy_descriptor(c.strategy).per_worker_batch;
   const int batch = own_batch ? c.batch_per_worker : c.global_batch();
-  if (batch > usable)
+  // A client's batch capped at its shard can be any size: a very large one asks for full-batch local steps.
+  // (Strategies with one global batch count their steps per epoch from it, so they keep the limit.)
+  const bool capped = own_batch && c.cap_batch_at_shard && data.partition.has_value();
+  if (batch > usable && !capped)
     at.fail("training.batch_per_worker",
                   (own_batch ? "batch " + std::to_string(batch)
                                               : "global batch " + std::to_string(batch) + " (" +

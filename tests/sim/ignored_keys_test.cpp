@@ -72,6 +72,16 @@ TEST(IgnoredKeys, ACapThatNoShardNeeds) {
   EXPECT_TRUE(has(reason, " samples, at least the batch of 20")) << reason;
   const RunInputs large_batch = prepare_run(parse_scenario("cap.ini", base, {"training.batch_per_worker=100"}));
   EXPECT_EQ(reason_for(large_batch.ignored_keys, "training.cap_batch_at_shard"), "");
+  // Any batch is a valid cap, even one larger than the data: every client then takes its whole shard...
+  EXPECT_NO_THROW((void)prepare_run(parse_scenario("cap.ini", base, {"training.batch_per_worker=1000000"})));
+  // ...while without the cap such a batch is refused at its key.
+  try {
+    (void)prepare_run(parse_scenario("cap.ini", base, {"training.batch_per_worker=1000000",
+                                                       "training.cap_batch_at_shard=false"}));
+    FAIL() << "refused";
+  } catch (const std::exception& e) {
+    EXPECT_TRUE(has(e.what(), "training.batch_per_worker: batch 1000000 exceeds the 600 training samples")) << e.what();
+  }
 }
 
 TEST(IgnoredKeys, PsKeysUnderSyncNameTheStrategyThatReadsThem) {

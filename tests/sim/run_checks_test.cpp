@@ -72,7 +72,7 @@ TEST(RunChecks, ApplyFederatedRulesOnlyToFederatedRuns) {
   EXPECT_NE(error_of(c).find("training.optimizer: federated clients train with local SGD"), std::string::npos);
   c.optimizer.kind = models::OptimizerKind::Sgd;
   c.schedule.decay = models::LrDecay::Cosine;
-  EXPECT_NE(error_of(c).find("training.decay: federated clients use the constant rate"), std::string::npos);
+  EXPECT_NE(error_of(c).find("training.decay: federated clients use training.lr decayed per round by fl.lr_decay"), std::string::npos);
 }
 
 TEST(RunChecks, RefuseCompressionWhereTheStrategyCannotServeIt) {
