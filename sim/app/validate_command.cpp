@@ -1,6 +1,7 @@
 #include "sim/app/validate_command.hpp"
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -78,20 +79,12 @@ ValidateFlags parse_validate_flags(int argc, char** argv) {
   f.jobs = whole_number_flag(vm, "jobs", std::max(1u, std::thread::hardware_concurrency()), 1, 4096);
   if (vm.count("only")) {
     f.only = split_commas(vm["only"].as<std::string>());
+    std::string all;
+    for (const Claim& c : claim_registry()) all += (all.empty() ? "" : ", ") + c.name;
     for (const std::string& name : f.only) {
-      bool known = false;
-      std::vector<std::string> names;
-      for (const Claim& c : claim_registry()) {
-        known = known || c.name == name;
-        names.push_back(c.name);
-      }
-      if (!known)
-        throw InputError("command line", "--only", "no claim named '" + name + "'",
-                         "the claims are " + [&] {
-                           std::string all;
-                           for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
-                           return all;
-                         }());
+      const auto& claims = claim_registry();
+      if (std::none_of(claims.begin(), claims.end(), [&](const Claim& c) { return c.name == name; }))
+        throw InputError("command line", "--only", "no claim named '" + name + "'", "the claims are " + all);
     }
   }
   f.out = vm.count("out") ? vm["out"].as<std::string>() : (f.quick ? "out/validate-quick" : "out/validate");
@@ -126,6 +119,7 @@ std::vector<std::string> run_sets(const ValidateFlags& f, const Claim& c, const 
 
 void list_claims(const ValidateFlags& f) {
   for (const Claim& c : claim_registry()) {
+    if (!selected(f, c)) continue;
     std::printf("%s: %s\n", c.name.c_str(), c.statement.c_str());
     for (const ClaimRun& r : c.runs) {
       std::string sets;
@@ -189,8 +183,12 @@ int command_validate(int argc, char** argv) {
         const auto [known, fresh] = folder_of_run.try_emplace(key, folder);
         plan.push_back({&c, &r, seed, known->second});
         if (!fresh) continue;
-        fs::create_directories(folder);
-        fs::remove(folder / "summary.json");  // a result left by an earlier validate must not count
+        std::error_code ec;
+        fs::create_directories(folder, ec);
+        if (ec)
+          throw InputError("command line", "--out", "cannot create '" + folder.string() + "': " + ec.message(),
+                           "choose a folder you can write to");
+        fs::remove(folder / "summary.json", ec);  // a result left by an earlier validate must not count
         PoolTask t;
         t.argv = {exe, "run", scenario, "--out", folder.string(), "--quiet"};
         for (const std::string& s : sets) t.argv.insert(t.argv.end(), {"--set", s});

@@ -36,6 +36,9 @@ TEST_F(Validate, ListsEveryClaimWithItsRuns) {
     EXPECT_TRUE(has(o.output, std::string(claim) + ": ")) << claim;
   EXPECT_TRUE(has(o.output, "--set data.train_samples=12000")) << "quick runs use the quick data";
   EXPECT_FALSE(has(dtsim::testing::run_dtsim("validate --list").output, "data.train_samples=12000"));
+  const auto one = dtsim::testing::run_dtsim("validate --list --only topk-error-feedback");
+  EXPECT_TRUE(has(one.output, "topk-error-feedback: ")) << one.output;
+  EXPECT_FALSE(has(one.output, "mixed-precision: ")) << one.output;
 }
 
 TEST_F(Validate, OneClaimEndToEnd) {
@@ -105,6 +108,13 @@ TEST_F(Validate, BadFlagsAreRefusedWithExitStatusTwo) {
   EXPECT_TRUE(has(unknown.output, "--only: no claim named 'nope'; the claims are sync-matches-single")) << unknown.output;
   EXPECT_EQ(dtsim::testing::run_dtsim("validate --seeds 0").exit_code, 2);
   EXPECT_EQ(dtsim::testing::run_dtsim("validate stray").exit_code, 2);
+  // An --out that cannot be made (a file stands where its folder would go) is bad input, not a crash.
+  fs::create_directories(out_);
+  std::ofstream(out_ / "taken") << "a file";
+  const auto out = dtsim::testing::run_dtsim("validate --quick --only mixed-precision --seeds 1 --out " +
+                                             (out_ / "taken").string());
+  EXPECT_EQ(out.exit_code, 2) << out.output;
+  EXPECT_TRUE(has(out.output, "--out: cannot create")) << out.output;
   const auto folder = dtsim::testing::run_dtsim("validate --scenarios /no/such/folder");
   EXPECT_EQ(folder.exit_code, 2);
   EXPECT_TRUE(has(folder.output, "--scenarios: no folder '/no/such/folder'")) << folder.output;
