@@ -1,5 +1,6 @@
 #include "sim/app/flags.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <string>
@@ -38,6 +39,16 @@ long whole_number_flag(const boost::program_options::variables_map& vm, const ch
                      "'" + text + "' is not a whole number from " + std::to_string(lowest) + " to " +
                          std::to_string(highest));
   return v;
+}
+
+std::vector<std::string> comma_list(const std::string& text) {
+  std::vector<std::string> items;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
 }
 
 }  // namespace dtsim::sim

@@ -3,6 +3,7 @@
 
 #include <boost/program_options.hpp>
 #include <string>
+#include <vector>
 
 namespace dtsim::sim {
 
@@ -16,5 +17,8 @@ boost::program_options::variables_map parse_command_flags(int argc, char** argv,
 // unless it is a whole number from `lowest` to `highest`.
 long whole_number_flag(const boost::program_options::variables_map& vm, const char* flag, long fallback, long lowest,
                        long highest);
+
+// The items of a comma-separated flag value ("a,b,,c" → a, b, c): empty items are dropped.
+std::vector<std::string> comma_list(const std::string& text);
 
 }  // namespace dtsim::sim

@@ -428,12 +428,7 @@ int command_compare(int argc, char** argv) {
   const std::vector<RunRow> rows = read_run_rows(one_sweep ? dirs.front() : "", plan);
   std::vector<std::string> columns;
   if (vm.count("columns")) {
-    const std::string list = vm["columns"].as<std::string>();
-    for (size_t start = 0; start <= list.size();) {
-      const size_t comma = std::min(list.find(',', start), list.size());
-      if (comma > start) columns.push_back(list.substr(start, comma - start));
-      start = comma + 1;
-    }
+    columns = comma_list(vm["columns"].as<std::string>());
   } else {
     columns = default_compare_columns(rows);
   }

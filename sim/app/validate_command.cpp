@@ -7,7 +7,6 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,14 +52,6 @@ struct ValidateFlags {
   std::string out, scenarios;
 };
 
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) items.push_back(item);
-  return items;
-}
-
 ValidateFlags parse_validate_flags(int argc, char** argv) {
   po::options_description opts;
   opts.add_options()("quick", po::bool_switch())("list", po::bool_switch())("help,h", po::bool_switch())(
@@ -78,7 +69,7 @@ ValidateFlags parse_validate_flags(int argc, char** argv) {
   f.seeds = whole_number_flag(vm, "seeds", 3, 1, 1000);
   f.jobs = whole_number_flag(vm, "jobs", std::max(1u, std::thread::hardware_concurrency()), 1, 4096);
   if (vm.count("only")) {
-    f.only = split_commas(vm["only"].as<std::string>());
+    f.only = comma_list(vm["only"].as<std::string>());
     std::string all;
     for (const Claim& c : claim_registry()) all += (all.empty() ? "" : ", ") + c.name;
     for (const std::string& name : f.only) {
