@@ -1,8 +1,8 @@
 // The CPU reference backend: plain loops and Eigen maps over host memory. It is the source of truth that
 // the CUDA backend is tested against, so it favours clarity; the GEMMs go through Eigen for speed.
-// The ops are split over three files: cpu_ops.cpp (memory, algebra, reductions, activations, loss, number
-// formats), cpu_ops_nn.cpp (convolution, pooling, layer norm, embedding) and cpu_ops_optim.cpp (fused
-// optimizer updates).
+// The ops are split over four files: cpu_ops.cpp (memory, algebra, reductions, activations, loss, number
+// formats), cpu_ops_nn.cpp (convolution, pooling, layer norm, embedding), cpu_ops_attention.cpp (multi-head
+// self-attention) and cpu_ops_optim.cpp (fused optimizer updates).
 #pragma once
 
 #include "gpu/ops.hpp"
@@ -56,6 +56,10 @@ class CpuOps final : public Ops<T> {
                            T eps) override;
   void embedding_forward(const T* ids, const T* table, T* out, int rows, int vocab, int dim) override;
   void embedding_backward(const T* ids, const T* dout, T* dtable, int rows, int vocab, int dim) override;
+
+  void attention_forward(const AttentionShape& shape, const T* q, const T* k, const T* v, T* probs, T* out) override;
+  void attention_backward(const AttentionShape& shape, const T* q, const T* k, const T* v, const T* probs,
+                          const T* dout, T* dq, T* dk, T* dv) override;
 
   void round_to_format(T* x, size_t count, NumberFormat format) override;
 

@@ -6,9 +6,10 @@
 //
 // The ops are split by family: cuda_ops.cu (lifetime, memory, GEMM and dense algebra), cuda_ops_elementwise.cu
 // (activations, number formats, optimizer updates), cuda_ops_reduce.cu (reductions, softmax cross-entropy),
-// cuda_ops_conv.cu (convolution) and cuda_ops_nn.cu (pooling, layer norm, embedding). What each thread computes
-// is in cuda_kernel_math.hpp and cuda_kernel_math_nn.hpp, the convolution's sequence of steps in
-// cuda_conv_plan.hpp, and the launch and error-checking helpers in cuda_support.cuh.
+// cuda_ops_conv.cu (convolution), cuda_ops_nn.cu (pooling, layer norm, embedding) and cuda_ops_attention.cu
+// (multi-head self-attention). What each thread computes is in cuda_kernel_math.hpp, cuda_kernel_math_nn.hpp and
+// cuda_kernel_math_attention.hpp (which also holds the attention's sequence of kernels), the convolution's
+// sequence of steps in cuda_conv_plan.hpp, and the launch and error-checking helpers in cuda_support.cuh.
 //
 // One CudaOps per process: the constructor makes its device current, and the object is not thread-safe (the ops
 // share one workspace).
@@ -101,6 +102,11 @@ class CudaOps final : public Ops<float> {
   void embedding_forward(const float* ids, const float* table, float* out, int rows, int vocab, int dim) override;
   void embedding_backward(const float* ids, const float* dout, float* dtable, int rows, int vocab, int dim) override;
 
+  void attention_forward(const AttentionShape& shape, const float* q, const float* k, const float* v, float* probs,
+                         float* out) override;
+  void attention_backward(const AttentionShape& shape, const float* q, const float* k, const float* v,
+                          const float* probs, const float* dout, float* dq, float* dk, float* dv) override;
+
   void round_to_format(float* x, size_t count, NumberFormat format) override;
 
   void sgd_momentum_update(float* w, const float* g, float* v, size_t count, float lr, float momentum,
@@ -114,8 +120,9 @@ class CudaOps final : public Ops<float> {
 
  private:
   // Device memory of at least `bytes`, owned by this object and reused by every op that needs room of its own
-  // (uploaded labels, per-row results, reduction partials, the embedding's row grouping). The ops run in order
-  // on one stream, so one op's use cannot overlap another's. Contents do not survive between ops.
+  // (uploaded labels, per-row results, reduction partials, the embedding's row grouping, the attention's key
+  // lengths and score gradients). The ops run in order on one stream, so one op's use cannot overlap another's.
+  // Contents do not survive between ops.
   void* workspace(size_t bytes);
 
   int device_ = 0;

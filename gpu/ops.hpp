@@ -93,6 +93,19 @@ struct PoolShape {
   int out_w() const { return (width - kernel) / stride + 1; }
 };
 
+// Multi-head self-attention over `batch` sequences of `seq` tokens: `heads` heads of `head_dim` values each
+// (dim = heads · head_dim). Query i of sequence b sees key j when j < key_lengths[b] (all `seq` keys when
+// key_lengths is null) and, with `causal`, j <= i.
+struct AttentionShape {
+  int batch = 0;
+  int seq = 0;
+  int heads = 0;
+  int head_dim = 0;
+  bool causal = false;
+  const int32_t* key_lengths = nullptr;  // host memory, `batch` values in [0, seq]; null: every key is valid
+  int dim() const { return heads * head_dim; }
+};
+
 template <class T>
 class Ops {
  public:
@@ -180,6 +193,16 @@ class Ops {
   virtual void embedding_forward(const T* ids, const T* table, T* out, int rows, int vocab, int dim) = 0;
   // dtable (overwrites, vocab × dim) = Σ over rows r with ids[r] = v of dout[r, :], summed in row order.
   virtual void embedding_backward(const T* ids, const T* dout, T* dtable, int rows, int vocab, int dim) = 0;
+
+  // ---- attention --------------------------------------------------------------------------------------------
+  // q, k, v, out: (batch·seq) × dim row-major; head h uses columns [h·head_dim, (h+1)·head_dim).
+  // probs (overwrites): batch × heads × seq × seq, row (b, h, i) = softmax over visible keys j of
+  // q_i·k_j / sqrt(head_dim), exactly 0 at masked keys. out (overwrites) = probs · v per head. A query that sees
+  // no key (key length 0) gets an all-zero probs row and output row.
+  virtual void attention_forward(const AttentionShape& shape, const T* q, const T* k, const T* v, T* probs, T* out) = 0;
+  // Overwrites dq, dk and dv with the gradients of the loss given dout, using the forward's probs.
+  virtual void attention_backward(const AttentionShape& shape, const T* q, const T* k, const T* v, const T* probs,
+                                  const T* dout, T* dq, T* dk, T* dv) = 0;
 
   // ---- number formats ---------------------------------------------------------------------------------------
   // Rounds every value to the nearest value of `format` (ties to even, overflow to ±inf, gradual underflow,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpu/cpu_ops.hpp"
+#include "tests/gpu/finite_differences.hpp"
 
 namespace dtsim::gpu {
 
@@ -26,43 +27,10 @@ static void PrintTo(const PoolShape& s, std::ostream* os) {
 
 namespace {
 
-std::vector<double> random_vector(size_t n, unsigned seed, double lo = -1.0, double hi = 1.0) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  std::vector<double> v(n);
-  for (double& x : v) x = dist(gen);
-  return v;
-}
-
-double relative_error(const std::vector<double>& a, const std::vector<double>& b) {
-  double diff = 0, na = 0, nb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (a[i] - b[i]) * (a[i] - b[i]);
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return std::sqrt(diff) / std::max({std::sqrt(na), std::sqrt(nb), 1e-300});
-}
-
-std::vector<double> numeric_gradient(std::vector<double>& x, const std::function<double()>& f, double h = 1e-6) {
-  std::vector<double> g(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double saved = x[i];
-    x[i] = saved + h;
-    const double up = f();
-    x[i] = saved - h;
-    const double down = f();
-    x[i] = saved;
-    g[i] = (up - down) / (2 * h);
-  }
-  return g;
-}
-
-double weighted_sum(const std::vector<double>& y, const std::vector<double>& weights) {
-  double s = 0;
-  for (size_t i = 0; i < y.size(); ++i) s += y[i] * weights[i];
-  return s;
-}
+using finite_differences::numeric_gradient;
+using finite_differences::random_vector;
+using finite_differences::relative_error;
+using finite_differences::weighted_sum;
 
 // ---- convolution ------------------------------------------------------------------------------------------
 

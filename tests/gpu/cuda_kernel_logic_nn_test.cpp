@@ -1,12 +1,15 @@
 // The CUDA convolution, pooling, layer norm and embedding logic run on the host (see host_kernel_emulation.hpp),
 // against the naive contract implementations of nn_reference.hpp and, once cpu_ops_nn.cpp implements them, against
-// CpuOps<float>. No GPU needed.
+// CpuOps<float>; the attention kernels' plans against CpuOps<float>. No GPU needed.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <ostream>
 #include <vector>
 
 #include "gpu/cpu_ops.hpp"
+#include "gpu/cuda_kernel_math_attention.hpp"
 #include "tests/gpu/host_kernel_emulation.hpp"
 #include "tests/gpu/nn_reference.hpp"
 #include "tests/gpu/test_support.hpp"
@@ -237,6 +240,86 @@ TEST(CudaKernelLogic, EmbeddingGathersMatchReference) {
     EXPECT_TRUE(close_to(dtable, dtable_cpu, kTight));
   }
 }
+
+// ---- attention ----------------------------------------------------------------------------------------------------
+
+struct AttentionLogicCase {
+  const char* name;
+  int batch, seq, heads, head_dim;
+  bool causal;
+  std::vector<int32_t> lengths;  // empty: no key lengths
+};
+
+// The case's name in gtest's messages instead of its bytes (found by argument-dependent lookup).
+void PrintTo(const AttentionLogicCase& c, std::ostream* os) { *os << c.name; }
+
+AttentionShape attention_shape(const AttentionLogicCase& c) {
+  AttentionShape s;
+  s.batch = c.batch, s.seq = c.seq, s.heads = c.heads, s.head_dim = c.head_dim, s.causal = c.causal;
+  s.key_lengths = c.lengths.empty() ? nullptr : c.lengths.data();
+  return s;
+}
+
+class AttentionLogicTest : public ::testing::TestWithParam<AttentionLogicCase> {};
+
+// The two ways the kernels walk the mask (a query's visible keys, a key's seeing queries) against the contract's
+// wording: query i sees key j when j < key length and, when causal, j <= i.
+TEST_P(AttentionLogicTest, MaskWalksMatchTheContract) {
+  const AttentionShape s = attention_shape(GetParam());
+  const kernels::AttentionGeometry g = kernels::attention_geometry(s, s.key_lengths);
+  for (int b = 0; b < s.batch; ++b)
+    for (int i = 0; i < s.seq; ++i)
+      for (int j = 0; j < s.seq; ++j) {
+        const int length = s.key_lengths ? s.key_lengths[b] : s.seq;
+        const bool sees = j < length && (!s.causal || j <= i);
+        EXPECT_EQ(j < g.visible_keys(b, i), sees) << "b " << b << " query " << i << " key " << j;
+        EXPECT_EQ(i >= g.first_query_seeing(b, j), sees) << "b " << b << " query " << i << " key " << j;
+      }
+}
+
+TEST_P(AttentionLogicTest, PlansWithHostExecutorMatchCpuReference) {
+  const AttentionShape s = attention_shape(GetParam());
+  const kernels::AttentionGeometry g = kernels::attention_geometry(s, s.key_lengths);
+  const size_t n = g.elements(), np = g.probs_size();
+  ASSERT_EQ(n, static_cast<size_t>(s.batch) * s.seq * s.dim());
+  const auto q = random_floats(n, 61, -2.0f, 2.0f), k = random_floats(n, 62, -2.0f, 2.0f), v = random_floats(n, 63);
+  const auto dout = random_floats(n, 64);
+  emu::HostExec exec;
+  // NaN everywhere an output or the scratch starts: every element must be written, and the scratch's old content
+  // must not leak into the gradients.
+  std::vector<float> probs(np, std::nanf("")), out(n, std::nanf("")), ds(np, std::nanf(""));
+  std::vector<float> dq(n, std::nanf("")), dk(n, std::nanf("")), dv(n, std::nanf(""));
+  kernels::attention_forward_plan(exec, g, q.data(), k.data(), v.data(), probs.data(), out.data());
+  kernels::attention_backward_plan(exec, g, q.data(), k.data(), v.data(), probs.data(), dout.data(), dq.data(),
+                                   dk.data(), dv.data(), ds.data());
+
+  CpuOps<float> cpu;
+  std::vector<float> probs_cpu(np), out_cpu(n), dq_cpu(n), dk_cpu(n), dv_cpu(n);
+  cpu.attention_forward(s, q.data(), k.data(), v.data(), probs_cpu.data(), out_cpu.data());
+  cpu.attention_backward(s, q.data(), k.data(), v.data(), probs_cpu.data(), dout.data(), dq_cpu.data(), dk_cpu.data(),
+                         dv_cpu.data());
+  EXPECT_TRUE(close_to(probs, probs_cpu, kTight));
+  EXPECT_TRUE(close_to(out, out_cpu, kTight));
+  EXPECT_TRUE(close_to(dq, dq_cpu, kTight));
+  EXPECT_TRUE(close_to(dk, dk_cpu, kTight));
+  EXPECT_TRUE(close_to(dv, dv_cpu, kTight));
+  // The masked probabilities are exact zeros in both.
+  for (size_t i = 0; i < np; ++i) {
+    if (probs_cpu[i] == 0.0f) {
+      EXPECT_EQ(probs[i], 0.0f) << "probs element " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Masks, AttentionLogicTest,
+    ::testing::Values(AttentionLogicCase{"NoMask", 2, 6, 3, 4, false, {}},
+                      AttentionLogicCase{"Causal", 2, 6, 3, 4, true, {}},
+                      AttentionLogicCase{"Padding", 3, 6, 2, 5, false, {6, 2, 0}},
+                      AttentionLogicCase{"CausalPadding", 4, 7, 2, 3, true, {7, 3, 0, 1}},
+                      AttentionLogicCase{"OneToken", 2, 1, 2, 8, true, {1, 0}},
+                      AttentionLogicCase{"Long", 2, 40, 2, 16, true, {40, 23}}),
+    [](const ::testing::TestParamInfo<AttentionLogicCase>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace dtsim::gpu
