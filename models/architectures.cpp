@@ -87,6 +87,9 @@ const ArchitectureDescriptor& validate(const NetworkSpec& spec) {
   }
   for (const int h : spec.hidden)
     if (h <= 0) throw std::invalid_argument("network '" + name + "': hidden widths must be positive");
+  if (architecture.span_transformer)
+    throw std::invalid_argument("'" + name + "' is not a classifier: it reads token sequences (data.dataset = qa) "
+                                "and is built by the QA objective (models/qa/qa_objective.hpp)");
   return architecture;
 }
 
@@ -158,13 +161,14 @@ std::unique_ptr<Network<T>> build_cnn(const NetworkSpec& spec, const char* name)
 
 const std::vector<ArchitectureDescriptor>& architecture_registry() {
   // One line per architecture, in Architecture order: {architecture, name, takes hidden widths, needs images,
-  // builders}.
+  // builders, span transformer}.
   static const std::vector<ArchitectureDescriptor> registry = {
       {Architecture::LogReg, "logreg", false, false, &build_logreg<float>, &build_logreg<double>},
       {Architecture::Mlp, "mlp", true, false, &build_mlp<float>, &build_mlp<double>},
       {Architecture::LeNet, "lenet", false, true, &build_lenet<float>, &build_lenet<double>},
       {Architecture::Cnn, "cnn", false, true, &build_cnn<float>, &build_cnn<double>},
       {Architecture::LeNetNoPad, "lenet-nopad", false, true, &build_lenet_nopad<float>, &build_lenet_nopad<double>},
+      {Architecture::Transformer, "transformer", false, false, nullptr, nullptr, true},
   };
   return registry;
 }

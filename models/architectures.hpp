@@ -18,9 +18,10 @@ Activation parse_activation(const std::string& text);
 const NameTable<Activation>& activation_table();  // the one list of the names above
 std::vector<std::string> activation_names();      // relu, gelu, tanh
 
-enum class Architecture { LogReg, Mlp, LeNet, Cnn, LeNetNoPad };
+enum class Architecture { LogReg, Mlp, LeNet, Cnn, LeNetNoPad, Transformer };
 
-// "logreg" | "mlp" | "lenet" | "cnn" | "lenet-nopad"; throws std::invalid_argument naming the accepted values.
+// "logreg" | "mlp" | "lenet" | "cnn" | "lenet-nopad" | "transformer"; throws std::invalid_argument naming the
+// accepted values.
 Architecture parse_architecture(const std::string& text);
 const char* to_string(Architecture architecture);
 
@@ -41,6 +42,8 @@ struct NetworkSpec {
 // - lenet-nopad: the same without the first convolution's padding (28×28 → 24×24 → 12×12 → 8×8 → 4×4, so
 //           FC 256 → 120): the LeNet of federated benchmarks (e.g. NIID-Bench's "simple-cnn"), 44,426 parameters
 //           on Fashion-MNIST against lenet's 61,706.
+// - transformer: not a Network: the span transformer of models/transformer/span_transformer.hpp, which reads token
+//           sequences (the QA task) and is built by the QA objective; make_network refuses it.
 // - cnn:    conv 32@5×5 pad 2 → ReLU → maxpool 2 → conv 64@5×5 pad 2 → ReLU → maxpool 2 → FC 1024 → ReLU →
 //           FC classes (the CNN of McMahan et al. 2017, "Communication-Efficient Learning of Deep Networks
 //           from Decentralized Data").
@@ -64,6 +67,9 @@ struct ArchitectureDescriptor {
   bool needs_images;
   NetworkBuilder<float> build_float;
   NetworkBuilder<double> build_double;
+  // The span transformer: no Network builder (the builders are null); it trains on token sequences (data.dataset =
+  // qa) through models::QaObjective.
+  bool span_transformer = false;
 
   template <class T>
   NetworkBuilder<T> builder() const;
@@ -80,6 +86,6 @@ const std::vector<ArchitectureDescriptor>& architecture_registry();
 const ArchitectureDescriptor& architecture_descriptor(Architecture architecture);
 // The one table of Architecture's names (built from the registry), and the choices list.
 const NameTable<Architecture>& architecture_table();
-std::vector<std::string> architecture_names();  // logreg, mlp, lenet, cnn, lenet-nopad
+std::vector<std::string> architecture_names();  // logreg, mlp, lenet, cnn, lenet-nopad, transformer
 
 }  // namespace dtsim::models

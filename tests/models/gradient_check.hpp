@@ -11,15 +11,13 @@
 
 #include "gpu/cpu_ops.hpp"
 #include "models/layer.hpp"
+#include "tests/gpu/finite_differences.hpp"
 
 namespace dtsim::models::gradcheck {
 
+// Seeded uniform values in [lo, hi).
 inline std::vector<double> random_values(size_t n, unsigned seed, double lo = -1.0, double hi = 1.0) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  std::vector<double> v(n);
-  for (double& x : v) x = dist(gen);
-  return v;
+  return gpu::finite_differences::random_vector(n, seed, lo, hi);
 }
 
 // A shuffled ramp of values 0.01 apart: finite differences with h ≪ 0.01 never change which value of a
@@ -33,15 +31,7 @@ inline std::vector<double> distinct_values(size_t n, unsigned seed) {
 }
 
 // ‖a − b‖ / max(‖a‖, ‖b‖): the relative error of a whole gradient.
-inline double relative_error(const std::vector<double>& a, const std::vector<double>& b) {
-  double diff = 0, na = 0, nb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (a[i] - b[i]) * (a[i] - b[i]);
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return std::sqrt(diff) / std::max({std::sqrt(na), std::sqrt(nb), 1e-300});
-}
+using gpu::finite_differences::relative_error;
 
 // Central difference of f with respect to x[i].
 inline double numeric_partial(std::vector<double>& x, size_t i, const std::function<double()>& f, double h = 1e-6) {

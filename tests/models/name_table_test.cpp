@@ -217,13 +217,15 @@ TEST(EnumNames, Activation) {
 }
 
 TEST(EnumNames, Architecture) {
-  const std::vector<std::string> names = {"logreg", "mlp", "lenet", "cnn", "lenet-nopad"};
+  const std::vector<std::string> names = {"logreg", "mlp", "lenet", "cnn", "lenet-nopad", "transformer"};
   expect_table(architecture_table(),
-               {Architecture::LogReg, Architecture::Mlp, Architecture::LeNet, Architecture::Cnn, Architecture::LeNetNoPad},
+               {Architecture::LogReg, Architecture::Mlp, Architecture::LeNet, Architecture::Cnn, Architecture::LeNetNoPad,
+                Architecture::Transformer},
                names);
   EXPECT_EQ(architecture_names(), names);
   for (const std::string& n : names) EXPECT_EQ(to_string(parse_architecture(n)), n);
-  const std::string message = "unknown network architecture 'bogus' (expected logreg, mlp, lenet, cnn or lenet-nopad)";
+  const std::string message =
+      "unknown network architecture 'bogus' (expected logreg, mlp, lenet, cnn, lenet-nopad or transformer)";
   expect_message([](const std::string& t) { return parse_architecture(t); }, message);
   // NetworkSpec holds an Architecture: make_network names it through the same table.
   NetworkSpec lenet;

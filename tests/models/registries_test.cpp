@@ -166,8 +166,8 @@ TEST(FlAlgorithmRegistry, WhatEachAlgorithmReadsAndKeeps) {
 }
 
 TEST(ArchitectureRegistry, OneDescriptorPerArchitectureInEnumOrder) {
-  const std::vector<Architecture> all = {Architecture::LogReg, Architecture::Mlp, Architecture::LeNet,
-                                         Architecture::Cnn, Architecture::LeNetNoPad};
+  const std::vector<Architecture> all = {Architecture::LogReg, Architecture::Mlp,        Architecture::LeNet,
+                                         Architecture::Cnn,    Architecture::LeNetNoPad, Architecture::Transformer};
   const std::vector<ArchitectureDescriptor>& registry = architecture_registry();
   ASSERT_EQ(registry.size(), all.size());
   for (size_t i = 0; i < all.size(); ++i) {
@@ -178,8 +178,9 @@ TEST(ArchitectureRegistry, OneDescriptorPerArchitectureInEnumOrder) {
               1);
     EXPECT_EQ(&architecture_descriptor(a), &registry[i]);
     EXPECT_STREQ(registry[i].name, to_string(a));
-    EXPECT_NE(registry[i].build_float, nullptr);
-    EXPECT_NE(registry[i].build_double, nullptr);
+    // Every classifier has builders; the span transformer (built by the QA objective) has none.
+    EXPECT_EQ(registry[i].build_float == nullptr, registry[i].span_transformer) << registry[i].name;
+    EXPECT_EQ(registry[i].build_double == nullptr, registry[i].span_transformer) << registry[i].name;
   }
   EXPECT_THROW(architecture_descriptor(static_cast<Architecture>(99)), std::invalid_argument);
 }
@@ -189,6 +190,7 @@ TEST(ArchitectureRegistry, HiddenWidthsAndImages) {
     const std::string name = d.name;
     EXPECT_EQ(d.takes_hidden, name == "mlp") << name;
     EXPECT_EQ(d.needs_images, name == "lenet" || name == "lenet-nopad" || name == "cnn") << name;
+    EXPECT_EQ(d.span_transformer, name == "transformer") << name;
   }
 }
 
@@ -197,6 +199,10 @@ TEST(ArchitectureRegistry, MakeNetworkBuildsEachThroughItsDescriptor) {
     NetworkSpec spec;
     spec.arch = d.architecture;
     if (d.takes_hidden) spec.hidden = {8};
+    if (d.span_transformer) {
+      EXPECT_THROW(make_network<float>(spec), std::invalid_argument);
+      continue;
+    }
     const auto net = make_network<float>(spec);
     EXPECT_EQ(net->description().rfind(std::string(d.name) + " ", 0), 0u) << net->description();
     EXPECT_EQ(make_network<double>(spec)->num_params(), net->num_params()) << d.name;
