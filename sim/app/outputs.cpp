@@ -119,6 +119,7 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
                     {"overflows", r.precision.overflows},
                     {"skipped_steps", r.precision.skipped_steps},
                     {"scale_growths", r.precision.scale_growths}};
+  if (!r.qa_details.empty()) s["qa"] = r.qa_details;
   s["optimizer"] = models::to_string(c.optimizer.kind);
   s["strategy"] = r.strategy_details;
   if (r.strategy_details.contains("compression")) s["compression"] = r.strategy_details["compression"];
@@ -209,6 +210,15 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
   o << "  platform              " << r.platform_description << "\n";
   o << "  backend               " << r.backend_description << "\n";
   o << "  final test accuracy   " << percent(r.final_accuracy()) << "   (best " << percent(r.best_accuracy()) << ")\n";
+  if (r.qa_details.contains("test")) {
+    // The QA task's accuracy is its exact match; F1 credits partly right spans.
+    const auto part = [&](const char* name) {
+      const nlohmann::json& p = r.qa_details[name];
+      return percent(p["exact_match"].get<double>()) + " exact, F1 " + percent(p["f1"].get<double>());
+    };
+    o << "  QA test questions     " << part("test") << " (medical " << part("medical") << "; finance "
+      << part("finance") << ")\n";
+  }
   o << "  simulated time        " << seconds(r.simulated_time_s) << " for " << r.steps << " steps";
   // The rows of an asynchronous parameter server count its updates; say how the two counts relate.
   const char* row_step = strategy_descriptor(in.config.strategy).row_step;

@@ -8,6 +8,8 @@
 #include "gpu/backend.hpp"
 #include "gpu/cuda_device.hpp"
 #include "models/network.hpp"
+#include "models/qa/qa_objective.hpp"
+#include "sim/config/qa_setup.hpp"
 #include "sim/scenario/errors.hpp"
 #include "sim/world/build_platform.hpp"
 #include "sim/world/heterogeneity.hpp"
@@ -136,7 +138,43 @@ RunResult run_training(const RunInputs& inputs, MetricsLog& metrics) {
   return run_training(inputs, metrics, backend);
 }
 
+namespace {
+
+nlohmann::json qa_part_json(const models::QaScores::Part& p) {
+  return {{"examples", p.examples}, {"exact_match", p.exact_match}, {"f1", p.f1}};
+}
+
+// The span transformer on the QA task: the test set's exact match is the run's accuracy; F1 and the per-domain
+// scores of the final model go to summary.json.
+RunResult run_qa_training(const RunInputs& inputs, MetricsLog& metrics, gpu::BackendChoice& backend) {
+  gpu::Ops<float>& ops = *backend.ops;
+  const RunConfig& c = inputs.config;
+  models::QaObjective objective(ops, qa_model_setup(c, *inputs.qa), inputs.qa->train, inputs.qa->test, c.workers,
+                                c.batch_per_worker, inputs.partition, c.data_seed());
+  RunResult r = run_training_with(inputs, metrics, ops, objective);
+  r.backend_description = backend.description;
+  r.forward_flops_per_sample = objective.model().forward_flops();
+  r.backward_flops_per_sample = objective.model().backward_flops();
+  nlohmann::json& q = r.qa_details;
+  q["trained_parameters"] = objective.num_params();
+  q["base_parameters"] = objective.model().base_param_count();
+  q["lora_rank"] = c.qa_model.lora.rank;
+  q["base_format"] = models::to_string(c.qa_model.lora.enabled() ? c.qa_model.base_format : models::WeightFormat::Fp32);
+  q["base_bytes"] = objective.base_bytes();
+  q["base_bytes_fp32"] = objective.base_bytes_fp32();
+  if (r.final_params.size() == objective.num_params()) {
+    const models::QaScores s = objective.scores(r.final_params.data(), inputs.qa->test);
+    q["test"] = qa_part_json(s.all);
+    q["medical"] = qa_part_json(s.by_domain[static_cast<int>(models::QaDomain::Medical)]);
+    q["finance"] = qa_part_json(s.by_domain[static_cast<int>(models::QaDomain::Finance)]);
+  }
+  return r;
+}
+
+}  // namespace
+
 RunResult run_training(const RunInputs& inputs, MetricsLog& metrics, gpu::BackendChoice& backend) {
+  if (inputs.qa) return run_qa_training(inputs, metrics, backend);
   gpu::Ops<float>& ops = *backend.ops;
   auto network = models::make_network<float>(network_spec(inputs.config, inputs.train));
   const models::Network<float>* net = network.get();

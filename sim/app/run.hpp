@@ -35,6 +35,9 @@ struct RunResult {
   int64_t steps = 0;
   PrecisionOutcome precision;
   nlohmann::json strategy_details = nlohmann::json::object();
+  // The QA task (data.dataset = qa): exact match and F1 of the final model, overall and per domain, and what its
+  // base stores; empty otherwise.
+  nlohmann::json qa_details = nlohmann::json::object();
   std::vector<float> final_params;
   std::optional<LinkTraffic::LinkRow> busiest_link;  // with output.links: the link with the highest mean utilisation
   std::string links_csv;   // links.csv with output.links (also for a run that ended early), else empty

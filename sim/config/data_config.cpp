@@ -13,7 +13,8 @@ namespace dtsim::sim {
 const models::NameTable<DatasetSource>& dataset_source_table() {
   static const models::NameTable<DatasetSource> table{{DatasetSource::FashionMnist, "fashion-mnist"},
                                                       {DatasetSource::Synthetic, "synthetic"},
-                                                      {DatasetSource::SyntheticIid, "synthetic-iid"}};
+                                                      {DatasetSource::SyntheticIid, "synthetic-iid"},
+                                                      {DatasetSource::Qa, "qa"}};
   return table;
 }
 
@@ -95,6 +96,7 @@ DataConfig make_data_config(const Scenario& s) {
   d.labels_per_worker = static_cast<int>(s.integer("data.labels_per_worker"));
   d.labels_assignment = choice_value(label_assignment_table(), s, "data.labels_assignment");
   d.lognormal_sigma = s.real("data.lognormal_sigma");
+  d.qa_medical_fraction = s.real("data.qa_medical_fraction");
   try {
     d.label_groups = parse_label_groups(s.text("data.label_groups"));
   } catch (const ValueError& e) {
@@ -106,9 +108,12 @@ DataConfig make_data_config(const Scenario& s) {
            "set data.label_groups, e.g. 'medical:0-4:4; finance:5-9:4'");
   if (d.partition == PartitionKind::Labels && d.labels_per_worker > 10 && d.dataset == DatasetSource::FashionMnist)
     s.fail("data.labels_per_worker", "Fashion-MNIST has only 10 labels");
-  if (d.partition == PartitionKind::Natural && !d.synthetic())
+  if (d.partition == PartitionKind::Natural && !d.fedprox_synthetic())
     s.fail("data.partition", "'natural' follows the devices of the synthetic datasets only",
-           "use iid, dirichlet, labels, lognormal or groups with Fashion-MNIST");
+           d.dataset == DatasetSource::Qa
+               ? "split the QA task by domain with data.partition = groups, e.g. data.label_groups = "
+                 "'medical:0:2; finance:1:2'"
+               : "use iid, dirichlet, labels, lognormal or groups with Fashion-MNIST");
   return d;
 }
 
@@ -118,11 +123,16 @@ using namespace key_builders;
 void add_data_keys(std::vector<KeySpec>& keys) {
   const std::vector<KeySpec> mine = {
       choice("data.dataset", "fashion-mnist", dataset_source_table().names(),
-             "Training and test data: Fashion-MNIST, or FedProx Synthetic(alpha, beta) and its IID variant"),
+             "Training and test data: Fashion-MNIST, FedProx Synthetic(alpha, beta) and its IID variant, or qa (the "
+             "synthetic two-domain question answering task, for model.arch = transformer; label 0 = medical, 1 = "
+             "finance, which the partitions split)"),
       text("data.path", "/usr/share/datasets/fashion-mnist",
            "Folder holding Fashion-MNIST's files (Debian package dataset-fashion-mnist)"),
-      integer("data.train_samples", "0", at_least(0), "Use only the first N training samples; 0 = all"),
-      integer("data.test_samples", "0", at_least(0), "Evaluate on the first N test samples only; 0 = all"),
+      integer("data.train_samples", "0", at_least(0),
+              "Use only the first N training samples; 0 = all (qa: N examples are generated; 0 = 20,000)"),
+      integer("data.test_samples", "0", at_least(0),
+              "Evaluate on the first N test samples only; 0 = all (qa: N held-out examples, half of each domain; 0 = "
+              "2,000)"),
       real("data.synthetic_alpha", "0", at_least(0), "Synthetic: how much the local models differ between devices"),
       real("data.synthetic_beta", "0", at_least(0), "Synthetic: how much the local input distributions differ"),
       integer("data.synthetic_devices", "30", between(1, 100000), "Synthetic: number of devices generating data"),
@@ -137,6 +147,8 @@ void add_data_keys(std::vector<KeySpec>& keys) {
              "label cycle (every label held by about as many workers, near-equal shards); random = worker i "
              "holds label i mod classes plus labels drawn at random (NIID-Bench's #C=k, uneven shards)"),
       real("data.lognormal_sigma", "1", at_least(0), "Lognormal partition: sigma of the shard-size distribution"),
+      real("data.qa_medical_fraction", "0.5", between(0, 1),
+           "qa: share of the training examples drawn from the medical domain (the rest are finance)"),
       text("data.label_groups", "", "Groups partition: 'name:labels:workers' items separated by ';', e.g. "
            "'medical:0-4:4; finance:5-9:4' (label sets must be disjoint)", true),
   };

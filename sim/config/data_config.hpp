@@ -12,7 +12,7 @@ namespace dtsim::sim {
 
 class Scenario;
 
-enum class DatasetSource { FashionMnist, Synthetic, SyntheticIid };
+enum class DatasetSource { FashionMnist, Synthetic, SyntheticIid, Qa };
 const models::NameTable<DatasetSource>& dataset_source_table();
 inline const char* to_string(DatasetSource d) { return dataset_source_table().name(d); }
 
@@ -43,8 +43,14 @@ struct DataConfig {
   models::LabelAssignment labels_assignment = models::LabelAssignment::Balanced;
   double lognormal_sigma = 1.0;
   std::vector<LabelGroup> label_groups;
+  double qa_medical_fraction = 0.5;  // qa: share of training examples from the medical domain
 
+  // Generated data (FedProx's synthetic sets or the QA task) rather than Fashion-MNIST's files.
   bool synthetic() const { return dataset != DatasetSource::FashionMnist; }
+  // FedProx's Synthetic(alpha, beta): generated per device, which the natural partition follows.
+  bool fedprox_synthetic() const {
+    return dataset == DatasetSource::Synthetic || dataset == DatasetSource::SyntheticIid;
+  }
 };
 
 // Reads the [data] section (and only it); throws InputError at the key for a bad label group.

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "models/random.hpp"
 #include "models/synthetic.hpp"
 
 namespace dtsim::sim {
@@ -42,6 +43,20 @@ models::Partition make_partition(const RunConfig& c, const models::Dataset& trai
   throw std::logic_error("make_partition: no partition to make");
 }
 
+// A QA set as a Dataset: tokens as features, the domain as the label.
+models::Dataset qa_view(const models::QaDataset& qa, const char* name) {
+  models::Dataset d;
+  d.name = name;
+  d.num_samples = qa.count;
+  d.num_features = qa.seq_len();
+  d.num_classes = 2;
+  d.width = qa.seq_len();
+  d.features.assign(qa.tokens.begin(), qa.tokens.end());
+  for (const models::QaDomain domain : qa.domain) d.labels.push_back(static_cast<int32_t>(domain));
+  d.content_hash = models::dataset_content_hash(d);
+  return d;
+}
+
 }  // namespace
 
 TrainingData prepare_data(const RunConfig& c, const KeyOrigins& at) {
@@ -71,6 +86,18 @@ TrainingData prepare_data(const RunConfig& c, const KeyOrigins& at) {
               std::to_string(c.data.test_samples) + " asked for, but the test set holds " +
                   std::to_string(data.test.num_samples),
               "use at most " + std::to_string(data.test.num_samples) + ", or 0 for all");
+  } else if (c.data.dataset == DatasetSource::Qa) {
+    const models::QaTaskSpec spec;
+    const int train = c.data.train_samples > 0 ? c.data.train_samples : kQaDefaultTrainExamples;
+    const int test = c.data.test_samples > 0 ? c.data.test_samples : kQaDefaultTestExamples;
+    QaData qa;
+    qa.train = models::make_qa_dataset(spec, c.data.qa_medical_fraction, train,
+                                       models::derive_seed(c.data_seed(), "qa-train"));
+    // The held-out questions: half of each domain, whatever the training mix, so both are always scored.
+    qa.test = models::make_qa_dataset(spec, 0.5, test, models::derive_seed(c.data_seed(), "qa-test"));
+    data.train = qa_view(qa.train, "qa-train");
+    data.test = qa_view(qa.test, "qa-test");
+    data.qa = std::move(qa);
   } else {
     models::SyntheticSettings s;
     s.alpha = c.data.synthetic_alpha;

@@ -5,14 +5,28 @@
 
 #include "models/dataset.hpp"
 #include "models/partition.hpp"
+#include "models/qa/qa_task.hpp"
 #include "sim/config/run_config.hpp"
 #include "sim/scenario/key_origins.hpp"
 
 namespace dtsim::sim {
 
+// The QA task's examples (data.dataset = qa). The run's train and test Datasets are views of them: each example's
+// tokens as its features and its domain (0 medical, 1 finance) as its label, which is what the partitions split;
+// the answers live here.
+struct QaData {
+  models::QaDataset train;
+  models::QaDataset test;
+};
+
+// Examples generated when data.train_samples or data.test_samples is 0.
+constexpr int kQaDefaultTrainExamples = 20000;
+constexpr int kQaDefaultTestExamples = 2000;
+
 struct TrainingData {
   models::Dataset train;
   models::Dataset test;
+  std::optional<QaData> qa;
   // Each worker's own shard of the training set; empty when workers cut every global batch of one shared
   // shuffled order (data.partition = none), which is what centralised training sees.
   std::optional<models::Partition> partition;

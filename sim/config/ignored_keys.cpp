@@ -132,6 +132,37 @@ std::string architecture_settings(const std::string& key, const RunConfig& c) {
          (readers.size() == 1 ? " takes" : " take") + " hidden widths)";
 }
 
+// [transformer] and [lora]: read by the span transformer only; lora's settings only with adapters. model.activation:
+// the transformer's MLP is GELU whatever it says.
+std::string qa_model_settings(const std::string& key, const RunConfig& c) {
+  const std::string section = section_of(key);
+  const bool transformer = models::architecture_descriptor(c.arch).span_transformer;
+  if (key == "model.activation" && transformer)
+    return "has no effect with model.arch = transformer (its MLP uses GELU)";
+  if (section != "transformer" && section != "lora") return "";
+  if (!transformer)
+    return std::string("has no effect with model.arch = ") + models::to_string(c.arch) + " (only transformer reads [" +
+           section + "])";
+  if (section == "lora" && key != "lora.rank" && !c.qa_model.lora.enabled())
+    return "has no effect: lora.rank = 0 (no adapters; the whole transformer trains)";
+  return "";
+}
+
+// The keys of one dataset: data.path (Fashion-MNIST's files), the synthetic generator's, the QA task's mix.
+std::string dataset_settings(const std::string& key, const RunConfig& c) {
+  const DataConfig& d = c.data;
+  if (key == "data.path" && d.dataset != DatasetSource::FashionMnist)
+    return std::string("has no effect with data.dataset = ") + to_string(d.dataset) + " (it is generated, not read)";
+  if ((key == "data.synthetic_alpha" || key == "data.synthetic_beta") && d.dataset != DatasetSource::Synthetic)
+    return std::string("has no effect with data.dataset = ") + to_string(d.dataset) + " (it applies to synthetic)";
+  if (key == "data.synthetic_devices" && !d.fedprox_synthetic())
+    return std::string("has no effect with data.dataset = ") + to_string(d.dataset) +
+           " (it applies to synthetic and synthetic-iid)";
+  if (key == "data.qa_medical_fraction" && d.dataset != DatasetSource::Qa)
+    return std::string("has no effect with data.dataset = ") + to_string(d.dataset) + " (it applies to qa)";
+  return "";
+}
+
 // A key that only some values of a choice read: `choice_key`'s value is parsed with `table`, and `key` applies
 // when it is one of `readers`.
 template <class Enum, class ChoiceOf>
@@ -236,7 +267,8 @@ std::string seed_streams(const std::string& key, const RunConfig& c) {
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> all = [] {
     std::vector<Rule> r = {seed_streams, workload_settings, trace_settings, warmup_settings,     strategy_sections,     compression_settings, fl_algorithm_settings,
-                           architecture_settings, topology_settings,    collective_settings,
+                           architecture_settings, qa_model_settings, dataset_settings, topology_settings,
+                           collective_settings,
                            hierarchical_without_nodes, pcie_switch_settings};
     for (Rule& n : numerics_rules()) r.push_back(std::move(n));
     return r;

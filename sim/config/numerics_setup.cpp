@@ -156,16 +156,20 @@ models::DeviceRates run_device_rates(const GpuSpec& gpu, MathMode math) {
 
 void check_numerics(const RunConfig& c, const RunLength& length, const models::Dataset& train,
                     const KeyOrigins& at) {
+  // The span transformer is no Network: its model, memory and shards are checked by check_qa_run (qa_setup.hpp).
+  const bool network_model = !models::architecture_descriptor(c.arch).span_transformer;
   std::unique_ptr<models::Network<float>> network;
-  try {
-    network = models::make_network<float>(network_spec(c, train));
-  } catch (const std::invalid_argument& e) {
-    at.fail("model.arch", e.what());
+  if (network_model) {
+    try {
+      network = models::make_network<float>(network_spec(c, train));
+    } catch (const std::invalid_argument& e) {
+      at.fail("model.arch", e.what());
+    }
   }
   // In a proxy run the simulated GPUs hold the named workload, not this small model.
-  if (!c.workload.proxy) check_memory(c, *network, at);
+  if (network && !c.workload.proxy) check_memory(c, *network, at);
   // Parameter-server shards hold whole tensors: found here, so that `dtsim check` refuses what the run would.
-  if (reads_section(c.strategy, "ps")) {
+  if (network && reads_section(c.strategy, "ps")) {
     const size_t tensors = network->param_tensors().size();
     if (tensors < static_cast<size_t>(c.ps.servers))
       at.fail("ps.servers",

@@ -20,6 +20,17 @@ namespace {
 
 // The data against the model and the cluster.
 void check_data(const RunConfig& c, const KeyOrigins& at) {
+  const bool transformer = models::architecture_descriptor(c.arch).span_transformer;
+  if (transformer && c.data.dataset != DatasetSource::Qa)
+    at.fail("model.arch",
+            std::string("the transformer answers questions over token sequences, but data.dataset is '") +
+                to_string(c.data.dataset) + "'",
+            "set data.dataset = qa, or use a classifier (logreg, mlp, lenet, cnn) with this data");
+  if (!transformer && c.data.dataset == DatasetSource::Qa)
+    at.fail("data.dataset",
+            std::string("the QA task needs model.arch = transformer (a span-extraction model), not '") +
+                models::to_string(c.arch) + "'",
+            "set model.arch = transformer");
   if (c.data.synthetic() && models::architecture_descriptor(c.arch).needs_images)
     at.fail("model.arch",
             std::string("'") + models::to_string(c.arch) + "' needs images, but data.dataset is '" +

@@ -64,6 +64,7 @@ RunConfig make_run_config(const Scenario& s) {
   c.fabric = make_fabric_spec(s);
   read_network_section(s, c);
   read_numerics_sections(s, c);
+  c.qa_model = make_qa_model_config(s);
   c.data = make_data_config(s);
   c.heterogeneity = make_heterogeneity_config(s, c.workers, c.heterogeneity_seed());
   c.collectives = make_collective_config(s);

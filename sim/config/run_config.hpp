@@ -20,6 +20,7 @@
 #include "sim/config/heterogeneity_config.hpp"
 #include "sim/config/numerics_config.hpp"
 #include "sim/config/ps_config.hpp"
+#include "sim/config/qa_model_config.hpp"
 #include "sim/config/strategy.hpp"
 #include "sim/config/sync_config.hpp"
 #include "sim/config/workload_config.hpp"
@@ -56,6 +57,7 @@ struct RunConfig {
   models::Activation activation = models::Activation::Relu;
 
   std::vector<int> hidden{256, 128};
+  QaModelConfig qa_model;  // model.arch = transformer: [transformer] and [lora] (qa_model_config.hpp)
   DataConfig data;  // dataset and its split over the workers (data_config.hpp)
 
   Strategy strategy = Strategy::Sync;

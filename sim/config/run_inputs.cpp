@@ -5,6 +5,7 @@
 
 #include "gpu/cuda_device.hpp"
 #include "sim/config/data_setup.hpp"
+#include "sim/config/qa_setup.hpp"
 #include "sim/config/workload_config.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -39,6 +40,7 @@ RunInputs prepare_run(const Scenario& scenario) {
     check_workload_shards(c, *in.proxy, at);
   }
   check_numerics(c, in.length, data.train, at);
+  if (data.qa) check_qa_run(c, *data.qa, at);
   if (c.device == gpu::Device::Cuda) {
     const gpu::CudaStatus cuda = gpu::probe_cuda();
     if (!cuda.usable) at.fail("compute.device", "cannot use CUDA: " + cuda.reason, "use auto or cpu");
@@ -56,6 +58,7 @@ RunInputs prepare_run(const Scenario& scenario) {
   in.train = std::move(data.train);
   in.test = std::move(data.test);
   in.partition = std::move(data.partition);
+  in.qa = std::move(data.qa);
   return in;
 }
 

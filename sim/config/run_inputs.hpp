@@ -7,6 +7,7 @@
 #include "models/dataset.hpp"
 #include "models/partition.hpp"
 #include "models/workload/workload.hpp"
+#include "sim/config/data_setup.hpp"
 #include "sim/config/ignored_keys.hpp"
 #include "sim/config/numerics_setup.hpp"
 #include "sim/config/run_config.hpp"
@@ -23,6 +24,7 @@ struct RunInputs {
   RunLength length;
   std::vector<IgnoredKey> ignored_keys;  // keys the user set that this run does not read
   std::optional<models::Workload> proxy;  // workload.proxy: the workload whose compute and traffic are charged
+  std::optional<QaData> qa;  // data.dataset = qa: the examples behind train and test, with their answers
 };
 
 // Builds the run configuration, loads or generates its datasets, partitions them and checks the numerics

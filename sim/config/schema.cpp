@@ -11,6 +11,7 @@ std::vector<KeySpec> build_keys() {
   add_heterogeneity_keys(keys);
   add_hardware_keys(keys);
   add_model_keys(keys);
+  add_qa_model_keys(keys);
   add_data_keys(keys);
   add_training_keys(keys);
   add_sync_keys(keys);

@@ -29,6 +29,7 @@ void add_cluster_keys(std::vector<KeySpec>& keys);
 void add_heterogeneity_keys(std::vector<KeySpec>& keys);
 void add_hardware_keys(std::vector<KeySpec>& keys);
 void add_model_keys(std::vector<KeySpec>& keys);     // compute, model (numerics_config.cpp)
+void add_qa_model_keys(std::vector<KeySpec>& keys);  // transformer, lora (qa_model_config.cpp)
 void add_data_keys(std::vector<KeySpec>& keys);
 void add_training_keys(std::vector<KeySpec>& keys);  // training, precision (numerics_config.cpp)
 void add_collective_keys(std::vector<KeySpec>& keys);

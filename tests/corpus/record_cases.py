@@ -124,6 +124,16 @@ CASES += [
     setcase("groups_worker_count", "data.partition=groups' --set 'data.label_groups=a:0-4:2; b:5-9:2"),
     setcase("labels_per_worker_above_10", "data.partition=labels' --set 'data.labels_per_worker=11"),
     setcase("labels_assignment_unknown", "data.partition=labels' --set 'data.labels_assignment=uneven"),
+    setcase("transformer_on_images", "model.arch=transformer"),
+    setcase("qa_with_mlp", "data.dataset=qa"),
+    setcase("transformer_heads_not_dividing", "model.arch=transformer' --set 'data.dataset=qa' --set "
+            "'transformer.heads=3"),
+    setcase("lora_unknown_target", "model.arch=transformer' --set 'data.dataset=qa' --set 'lora.rank=4' --set "
+            "'lora.targets=q,w"),
+    setcase("lora_rank_not_low", "model.arch=transformer' --set 'data.dataset=qa' --set 'lora.rank=64"),
+    setcase("transformer_base_missing", "model.arch=transformer' --set 'data.dataset=qa' --set "
+            "'transformer.base=/nonexistent/model.bin"),
+    setcase("qa_natural_partition", "model.arch=transformer' --set 'data.dataset=qa' --set 'data.partition=natural"),
     setcase("fl_lr_decay_zero", "training.strategy=federated' --set 'fl.lr_decay=0"),
     setcase("fl_lr_decay_above_one", "training.strategy=federated' --set 'fl.lr_decay=1.5"),
     setcase("fl_clients_above_workers", "training.strategy=federated' --set 'fl.clients_per_round=99"),
