@@ -140,6 +140,17 @@ std::vector<float> quantize_roundtrip(const float* x, size_t count, WeightFormat
   return out;
 }
 
+size_t storage_bytes(size_t count, WeightFormat format, int block) {
+  if (block < 1) throw std::invalid_argument("storage_bytes: block must be at least 1, got " + std::to_string(block));
+  const size_t blocks = (count + static_cast<size_t>(block) - 1) / static_cast<size_t>(block);
+  switch (format) {
+    case WeightFormat::Fp32: return sizeof(float) * count;
+    case WeightFormat::Int8: return count + sizeof(float) * blocks;
+    case WeightFormat::Nf4: return (count + 1) / 2 + sizeof(float) * blocks;
+  }
+  return sizeof(float) * count;
+}
+
 double bits_per_weight(WeightFormat format, int block) {
   check_block("bits_per_weight", block);
   const double scale_bits = 32.0 / block;

@@ -87,6 +87,10 @@ void dequantize(const QuantizedTensor& q, float* out);
 std::vector<float> quantize_roundtrip(const float* x, size_t count, WeightFormat format,
                                       int block = kDefaultQuantizationBlock);
 
+// The bytes quantize(x, count, format, block).bytes() gives, without quantizing: fp32 4·count; int8 count plus 4 per
+// block; nf4 ceil(count / 2) plus 4 per block (blocks: ceil(count / block)). block >= 1.
+size_t storage_bytes(size_t count, WeightFormat format, int block = kDefaultQuantizationBlock);
+
 // Storage bits per weight when count is a multiple of the block (and even, for nf4): the code bits plus one fp32
 // scale shared by `block` weights. fp32: 32; int8: 8 + 32/block; nf4: 4 + 32/block. block >= 1.
 double bits_per_weight(WeightFormat format, int block = kDefaultQuantizationBlock);

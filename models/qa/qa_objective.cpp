@@ -7,16 +7,6 @@ namespace dtsim::models {
 
 namespace {
 
-bool is_projection_weight(const std::string& name) {
-  for (const char* p : {".q.weight", ".k.weight", ".v.weight", ".o.weight", ".mlp1.weight", ".mlp2.weight"}) {
-    const std::string suffix(p);
-    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
 void check_data(const QaDataset& data, const TransformerConfig& model, const char* which) {
   if (data.seq_len() != model.seq_len || data.vocab_size > model.vocab) {
     throw std::invalid_argument(std::string("the QA ") + which + " data (sequences of " +
@@ -31,18 +21,32 @@ constexpr int kEvalBatch = 128;
 
 }  // namespace
 
-size_t quantize_base(const SpanTransformer<float>& model, std::vector<float>& host_base, WeightFormat format) {
-  size_t bytes = 0;
-  for (const ParamTensor& t : model.base_tensors()) {
-    if (format == WeightFormat::Fp32 || !is_projection_weight(t.name)) {
-      bytes += t.size * sizeof(float);
-      continue;
+bool stored_quantised(const ParamTensor& tensor) {
+  const std::string& name = tensor.name;
+  for (const char* p : {".q.weight", ".k.weight", ".v.weight", ".o.weight", ".mlp1.weight", ".mlp2.weight"}) {
+    const std::string suffix(p);
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      return true;
     }
-    const QuantizedTensor q = quantize(host_base.data() + t.offset, t.size, format);
-    dequantize(q, host_base.data() + t.offset);
-    bytes += q.bytes();
   }
+  return false;
+}
+
+size_t base_storage_bytes(const SpanTransformer<float>& model, WeightFormat format) {
+  size_t bytes = 0;
+  for (const ParamTensor& t : model.base_tensors())
+    bytes += storage_bytes(t.size, stored_quantised(t) ? format : WeightFormat::Fp32);
   return bytes;
+}
+
+size_t quantize_base(const SpanTransformer<float>& model, std::vector<float>& host_base, WeightFormat format) {
+  if (format != WeightFormat::Fp32) {
+    for (const ParamTensor& t : model.base_tensors()) {
+      if (!stored_quantised(t)) continue;
+      dequantize(quantize(host_base.data() + t.offset, t.size, format), host_base.data() + t.offset);
+    }
+  }
+  return base_storage_bytes(model, format);
 }
 
 QaObjective::QaObjective(gpu::Ops<float>& ops, QaModelSetup setup, const QaDataset& train, const QaDataset& test,

@@ -93,9 +93,12 @@ class QaObjective final : public Objective<float> {
   std::vector<int32_t> indices_, tokens_, lengths_, starts_, ends_;
 };
 
-// The projection weights a QLoRA base stores quantised (every block's q, k, v, o, mlp1 and mlp2 weights; the
-// embeddings, layer norms, biases and the head stay fp32, as in QLoRA), quantised and dequantised in place.
-// Returns the bytes of the base as stored.
+// Whether a QLoRA base stores `tensor` quantised: every block's q, k, v, o, mlp1 and mlp2 weights; the embeddings,
+// layer norms, biases and the head stay fp32, as in QLoRA.
+bool stored_quantised(const ParamTensor& tensor);
+// The bytes of `model`'s base stored in `format` (the tensors stored_quantised names in it, the rest in fp32).
+size_t base_storage_bytes(const SpanTransformer<float>& model, WeightFormat format);
+// Quantises and dequantises in place the tensors stored_quantised names. Returns base_storage_bytes.
 size_t quantize_base(const SpanTransformer<float>& model, std::vector<float>& host_base, WeightFormat format);
 
 }  // namespace dtsim::models

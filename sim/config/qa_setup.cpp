@@ -9,23 +9,8 @@
 #include "sim/scenario/units.hpp"
 
 namespace dtsim::sim {
-namespace {
 
 namespace fs = std::filesystem;
-
-// The base's bytes as the run stores them: projection weights quantised under LoRA with lora.base_format.
-double stored_base_bytes(const RunConfig& c, const models::SpanTransformer<float>& model) {
-  double bytes = 0.0;
-  for (const models::ParamTensor& t : model.base_tensors()) {
-    const bool projection = t.name.find(".weight") != std::string::npos && t.name.rfind("block", 0) == 0;
-    const models::WeightFormat format = model.lora().enabled() && projection ? c.qa_model.base_format
-                                                                              : models::WeightFormat::Fp32;
-    bytes += static_cast<double>(t.size) * models::bits_per_weight(format) / 8.0;
-  }
-  return bytes;
-}
-
-}  // namespace
 
 models::TransformerConfig qa_transformer_config(const RunConfig& c, const models::QaDataset& train) {
   models::TransformerConfig t = c.qa_model.transformer;
@@ -38,7 +23,9 @@ double qa_memory_per_gpu(const RunConfig& c, const models::SpanTransformer<float
   const models::MemorySetup setup = run_memory_setup(c);
   const double trained = static_cast<double>(model.trained_param_count());
   // A trained base is its own weights; adapters are weights beside the frozen base.
-  const double weights = model.lora().enabled() ? stored_base_bytes(c, model) + 4.0 * trained : 4.0 * trained;
+  const double stored_base =
+      static_cast<double>(models::base_storage_bytes(model, c.qa_model.base_format));  // the frozen base
+  const double weights = model.lora().enabled() ? stored_base + 4.0 * trained : 4.0 * trained;
   const double activations = 4.0 * static_cast<double>(model.workspace_values(c.batch_per_worker));
   return weights + trained * (4.0 + setup.optimizer_bytes) + activations;
 }

@@ -258,6 +258,10 @@ TEST(Quantize, BytesMatchTheClosedForm) {
       EXPECT_EQ(q4.bytes(), ceil_div(count, 2) + 4 * blocks) << count << " " << block;
       EXPECT_EQ(q8.bytes(), count + 4 * blocks) << count << " " << block;
       EXPECT_EQ(q32.bytes(), 4 * count) << count << " " << block;
+      // storage_bytes says the same without quantizing.
+      EXPECT_EQ(storage_bytes(count, WeightFormat::Nf4, block), q4.bytes()) << count << " " << block;
+      EXPECT_EQ(storage_bytes(count, WeightFormat::Int8, block), q8.bytes()) << count << " " << block;
+      EXPECT_EQ(storage_bytes(count, WeightFormat::Fp32, block), q32.bytes()) << count << " " << block;
       EXPECT_EQ(q4.scales.size(), blocks);
       EXPECT_EQ(q4.count, count);
       EXPECT_EQ(q4.block, block);
