@@ -21,30 +21,19 @@ constexpr int kEvalBatch = 128;
 
 }  // namespace
 
-bool stored_quantised(const ParamTensor& tensor) {
-  const std::string& name = tensor.name;
-  for (const char* p : {".q.weight", ".k.weight", ".v.weight", ".o.weight", ".mlp1.weight", ".mlp2.weight"}) {
-    const std::string suffix(p);
-    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
 size_t base_storage_bytes(const SpanTransformer<float>& model, WeightFormat format) {
-  size_t bytes = 0;
-  for (const ParamTensor& t : model.base_tensors())
-    bytes += storage_bytes(t.size, stored_quantised(t) ? format : WeightFormat::Fp32);
+  size_t bytes = model.base_param_count() * sizeof(float);
+  for (const ParamTensor& t : model.projection_weights()) {
+    bytes -= sizeof(float) * t.size;  // stored in `format` instead of fp32
+    bytes += storage_bytes(t.size, format);
+  }
   return bytes;
 }
 
 size_t quantize_base(const SpanTransformer<float>& model, std::vector<float>& host_base, WeightFormat format) {
   if (format != WeightFormat::Fp32) {
-    for (const ParamTensor& t : model.base_tensors()) {
-      if (!stored_quantised(t)) continue;
+    for (const ParamTensor& t : model.projection_weights())
       dequantize(quantize(host_base.data() + t.offset, t.size, format), host_base.data() + t.offset);
-    }
   }
   return base_storage_bytes(model, format);
 }

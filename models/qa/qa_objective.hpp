@@ -69,6 +69,7 @@ class QaObjective final : public Objective<float> {
   // Bytes of the base as stored (quantised where base_format says) and as fp32.
   size_t base_bytes() const { return base_bytes_; }
   size_t base_bytes_fp32() const { return model_.base_param_count() * sizeof(float); }
+  WeightFormat base_format() const { return base_format_; }
 
  private:
   SpanBatch gather(const QaDataset& data, const int32_t* indices, int count);
@@ -93,12 +94,10 @@ class QaObjective final : public Objective<float> {
   std::vector<int32_t> indices_, tokens_, lengths_, starts_, ends_;
 };
 
-// Whether a QLoRA base stores `tensor` quantised: every block's q, k, v, o, mlp1 and mlp2 weights; the embeddings,
-// layer norms, biases and the head stay fp32, as in QLoRA.
-bool stored_quantised(const ParamTensor& tensor);
-// The bytes of `model`'s base stored in `format` (the tensors stored_quantised names in it, the rest in fp32).
+// The bytes of `model`'s base stored in `format`: its projection weights in `format`; the embeddings, layer norms,
+// biases and the head in fp32, as in QLoRA.
 size_t base_storage_bytes(const SpanTransformer<float>& model, WeightFormat format);
-// Quantises and dequantises in place the tensors stored_quantised names. Returns base_storage_bytes.
+// Quantises and dequantises in place the projection weights. Returns base_storage_bytes.
 size_t quantize_base(const SpanTransformer<float>& model, std::vector<float>& host_base, WeightFormat format);
 
 }  // namespace dtsim::models

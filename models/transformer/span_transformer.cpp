@@ -40,6 +40,13 @@ struct ProjectionShape {
   int out = 0;
 };
 
+// Where a projection's weight sits among its block's kBlockTensors tensors: Q K V O at 2, 4, 6, 8, the MLP's at 12
+// and 14.
+static int weight_entry(Projection p) {
+  const int pi = static_cast<int>(p);
+  return pi < 4 ? 2 + 2 * pi : (p == Projection::Mlp1 ? 12 : 14);
+}
+
 static ProjectionShape projection_shape(const TransformerConfig& c, Projection p) {
   if (p == Projection::Mlp1) return {c.dim, c.ffn};
   if (p == Projection::Mlp2) return {c.ffn, c.dim};
@@ -138,6 +145,18 @@ SpanTransformer<T>::SpanTransformer(const TransformerConfig& config, const LoraC
 }
 
 template <class T>
+std::vector<ParamTensor> SpanTransformer<T>::projection_weights() const {
+  std::vector<ParamTensor> weights;
+  for (int b = 0; b < config_.layers; ++b) {
+    for (int pi = 0; pi < kProjections; ++pi) {
+      // The base tensors are wte, wpe, then each block's kBlockTensors in order.
+      weights.push_back(base_tensors_[2 + static_cast<size_t>(b) * kBlockTensors + weight_entry(Projection(pi))]);
+    }
+  }
+  return weights;
+}
+
+template <class T>
 std::string SpanTransformer<T>::description() const {
   std::string text = std::string(config_.causal ? "decoder" : "encoder") + " transformer " +
                      std::to_string(config_.layers) + "×" + std::to_string(config_.dim) + " (" +
@@ -185,9 +204,7 @@ void SpanTransformer<T>::merge(const T* host_base, const T* host_adapters, T* ho
       const size_t a_off = adapter_offset(b, p);
       if (a_off == kNone) continue;
       const ProjectionShape sh = projection_shape(config_, p);
-      // Q K V O are stored in order at block entries 2, 4, 6, 8; the MLP's weights at 12 and 14.
-      const int entry = pi < 4 ? 2 + 2 * pi : (p == Projection::Mlp1 ? 12 : 14);
-      T* w = host_merged + block_offsets_[b * kBlockTensors + entry];
+      T* w = host_merged + block_offsets_[b * kBlockTensors + weight_entry(p)];
       const T* A = host_adapters + a_off;
       const T* B = A + static_cast<size_t>(sh.in) * r;
       for (int i = 0; i < sh.in; ++i) {

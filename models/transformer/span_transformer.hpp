@@ -101,6 +101,9 @@ class SpanTransformer {
   size_t trained_param_count() const { return lora_.enabled() ? adapter_count_ : base_count_; }
   const std::vector<ParamTensor>& base_tensors() const { return base_tensors_; }
   const std::vector<ParamTensor>& adapter_tensors() const { return adapter_tensors_; }
+  // The projection weight matrices (every block's q, k, v, o, mlp1 and mlp2 weights, in that order): what LoRA can
+  // adapt and what a QLoRA base stores quantised.
+  std::vector<ParamTensor> projection_weights() const;
   // Offset of block b's adapter A of projection p in the adapter vector (B follows A); npos when not adapted.
   size_t adapter_offset(int block, Projection p) const { return adapter_offsets_[block * kProjections + int(p)]; }
   bool adapted(Projection p) const;

@@ -159,7 +159,7 @@ RunResult run_qa_training(const RunInputs& inputs, MetricsLog& metrics, gpu::Bac
   q["trained_parameters"] = objective.num_params();
   q["base_parameters"] = objective.model().base_param_count();
   q["lora_rank"] = c.qa_model.lora.rank;
-  q["base_format"] = models::to_string(c.qa_model.lora.enabled() ? c.qa_model.base_format : models::WeightFormat::Fp32);
+  q["base_format"] = models::to_string(objective.base_format());
   q["base_bytes"] = objective.base_bytes();
   q["base_bytes_fp32"] = objective.base_bytes_fp32();
   if (r.final_params.size() == objective.num_params()) {

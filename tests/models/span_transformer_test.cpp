@@ -137,6 +137,14 @@ TEST(SpanTransformer, ParameterCountsFollowTheirClosedForm) {
   const Model full(c, {});
   EXPECT_EQ(full.base_param_count(), V * d + S * d + L * block + 2 * d + 2 * d + 2);
   EXPECT_EQ(full.trained_param_count(), full.base_param_count());
+  // The projection weights: six per block, d×d for the attention's four, d×f and f×d for the MLP's.
+  const std::vector<ParamTensor> projections = full.projection_weights();
+  ASSERT_EQ(projections.size(), 6 * L);
+  const std::vector<std::string> names = {"q", "k", "v", "o", "mlp1", "mlp2"};
+  for (size_t i = 0; i < projections.size(); ++i) {
+    EXPECT_EQ(projections[i].name, "block" + std::to_string(i / 6) + "." + names[i % 6] + ".weight");
+    EXPECT_EQ(projections[i].size, i % 6 < 4 ? d * d : d * f);
+  }
   LoraConfig lora;
   lora.rank = 8;
   const Model adapted(c, lora);  // q and v
