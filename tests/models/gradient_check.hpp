@@ -45,12 +45,7 @@ inline double numeric_partial(std::vector<double>& x, size_t i, const std::funct
 }
 
 // Central differences of f with respect to every entry of x.
-inline std::vector<double> numeric_gradient(std::vector<double>& x, const std::function<double()>& f,
-                                            double h = 1e-6) {
-  std::vector<double> g(x.size());
-  for (size_t i = 0; i < x.size(); ++i) g[i] = numeric_partial(x, i, f, h);
-  return g;
-}
+using gpu::finite_differences::numeric_gradient;
 
 // For a single layer, the scalar L = Σ out ⊙ w (fixed random weights w) has dL/dout = w, so backward with
 // dout = w must return dL/dparams and dL/din. `params` empty means random parameters; `check_input` false
