@@ -116,18 +116,20 @@ struct AttentionProbsRow {
   }
 };
 
-// One index per element (b, i, h, d) of out: Σ_j p_ij · v_j[d] over the visible keys.
-struct AttentionOutputElement {
-  const float* probs;
-  const float* v;
+// One index per element (b, i, h, d): Σ_j w_ij · rows_j[d] over the keys query i sees, w being one
+// batch × heads × seq × seq row per query. The attention's output (w = probs, rows = v) and its query gradient
+// (w = ds, rows = k) are both this sum.
+struct AttentionWeightedRowsElement {
+  const float* weights;
+  const float* rows;
   float* out;
   AttentionGeometry g;
   DTSIM_HOST_DEVICE void operator()(size_t e) const {
     const AttentionIndex x = attention_index(g, e);
-    const float* p = probs + g.probs_row(x.b, x.h, x.t);
+    const float* w = weights + g.probs_row(x.b, x.h, x.t);
     const int visible = g.visible_keys(x.b, x.t);
     float acc = 0.0f;
-    for (int j = 0; j < visible; ++j) acc += p[j] * v[g.token(x.b, j, x.h) + x.d];
+    for (int j = 0; j < visible; ++j) acc += w[j] * rows[g.token(x.b, j, x.h) + x.d];
     out[e] = acc;
   }
 };
@@ -153,22 +155,6 @@ struct AttentionScoreGradRow {
     }
     for (int j = 0; j < visible; ++j) row[j] = p[j] * (row[j] - weighted) * g.scale;
     for (int j = visible; j < g.seq; ++j) row[j] = 0.0f;
-  }
-};
-
-// One index per element (b, i, h, d) of dq: Σ_j ds_ij · k_j[d] over the keys query i sees.
-struct AttentionQueryGradElement {
-  const float* ds;
-  const float* k;
-  float* dq;
-  AttentionGeometry g;
-  DTSIM_HOST_DEVICE void operator()(size_t e) const {
-    const AttentionIndex x = attention_index(g, e);
-    const float* row = ds + g.probs_row(x.b, x.h, x.t);
-    const int visible = g.visible_keys(x.b, x.t);
-    float acc = 0.0f;
-    for (int j = 0; j < visible; ++j) acc += row[j] * k[g.token(x.b, j, x.h) + x.d];
-    dq[e] = acc;
   }
 };
 
@@ -204,7 +190,7 @@ template <class Exec>
 void attention_forward_plan(Exec& exec, const AttentionGeometry& g, const float* q, const float* k, const float* v,
                             float* probs, float* out) {
   exec.for_each(g.query_rows(), AttentionProbsRow{q, k, probs, g}, "attention_forward probabilities");
-  exec.for_each(g.elements(), AttentionOutputElement{probs, v, out, g}, "attention_forward output");
+  exec.for_each(g.elements(), AttentionWeightedRowsElement{probs, v, out, g}, "attention_forward output");
 }
 
 // `ds` is scratch of g.probs_size() elements.
@@ -212,7 +198,7 @@ template <class Exec>
 void attention_backward_plan(Exec& exec, const AttentionGeometry& g, const float* q, const float* k, const float* v,
                              const float* probs, const float* dout, float* dq, float* dk, float* dv, float* ds) {
   exec.for_each(g.query_rows(), AttentionScoreGradRow{v, probs, dout, ds, g}, "attention_backward score gradients");
-  exec.for_each(g.elements(), AttentionQueryGradElement{ds, k, dq, g}, "attention_backward dq");
+  exec.for_each(g.elements(), AttentionWeightedRowsElement{ds, k, dq, g}, "attention_backward dq");
   exec.for_each(g.elements(), AttentionKeyValueGradElement{ds, probs, q, dout, dk, dv, g},
                 "attention_backward dk and dv");
 }
