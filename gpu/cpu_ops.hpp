@@ -60,6 +60,7 @@ class CpuOps final : public Ops<T> {
   void attention_forward(const AttentionShape& shape, const T* q, const T* k, const T* v, T* probs, T* out) override;
   void attention_backward(const AttentionShape& shape, const T* q, const T* k, const T* v, const T* probs,
                           const T* dout, T* dq, T* dk, T* dv) override;
+  void rotary_embedding(const AttentionShape& shape, T* x, double base, bool inverse) override;
 
   void round_to_format(T* x, size_t count, NumberFormat format) override;
 

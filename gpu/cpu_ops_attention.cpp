@@ -127,11 +127,41 @@ void CpuOps<T>::attention_backward(const AttentionShape& shape, const T* q, cons
       }
 }
 
+// The angle of pair m of position t is computed in double, and so is the rotation, for float as for double values.
+// The cosines and sines depend on (t, m) only, so they are tabulated once per call.
+template <class T>
+void CpuOps<T>::rotary_embedding(const AttentionShape& shape, T* x, double base, bool inverse) {
+  validate(shape);
+  require(shape.head_dim % 2 == 0, "rotary_embedding: head_dim must be even");
+  require(std::isfinite(base) && base > 1, "rotary_embedding: base must be finite and above 1");
+  const int hd = shape.head_dim, pairs = hd / 2;
+  std::vector<double> cosines(static_cast<size_t>(shape.seq) * pairs), sines(cosines.size());
+  for (int t = 0; t < shape.seq; ++t)
+    for (int m = 0; m < pairs; ++m) {
+      const double angle = (inverse ? -t : t) * std::pow(base, -2.0 * m / hd);
+      cosines[static_cast<size_t>(t) * pairs + m] = std::cos(angle);
+      sines[static_cast<size_t>(t) * pairs + m] = std::sin(angle);
+    }
+  for (int b = 0; b < shape.batch; ++b)
+    for (int t = 0; t < shape.seq; ++t)
+      for (int h = 0; h < shape.heads; ++h) {
+        T* head = x + token_offset(shape, b, t, h);
+        const double* c = &cosines[static_cast<size_t>(t) * pairs];
+        const double* s = &sines[static_cast<size_t>(t) * pairs];
+        for (int m = 0; m < pairs; ++m) {
+          const double x0 = head[2 * m], x1 = head[2 * m + 1];
+          head[2 * m] = static_cast<T>(x0 * c[m] - x1 * s[m]);
+          head[2 * m + 1] = static_cast<T>(x0 * s[m] + x1 * c[m]);
+        }
+      }
+}
+
 // The class itself is instantiated in cpu_ops.cpp; here only the members defined in this file.
 #define DTSIM_INSTANTIATE_ATTENTION(T)                                                                       \
   template void CpuOps<T>::attention_forward(const AttentionShape&, const T*, const T*, const T*, T*, T*);  \
   template void CpuOps<T>::attention_backward(const AttentionShape&, const T*, const T*, const T*, const T*, \
-                                              const T*, T*, T*, T*);
+                                              const T*, T*, T*, T*);                                     \
+  template void CpuOps<T>::rotary_embedding(const AttentionShape&, T*, double, bool);
 DTSIM_INSTANTIATE_ATTENTION(float)
 DTSIM_INSTANTIATE_ATTENTION(double)
 

@@ -203,4 +203,24 @@ void attention_backward_plan(Exec& exec, const AttentionGeometry& g, const float
                 "attention_backward dk and dv");
 }
 
+// Rotary position embedding: one thread per pair (x[2m], x[2m+1]) of one head of one token, turning it by
+// sign · t · base^(−2m/head_dim) in double, as CpuOps does. Pair index e counts the (batch·seq) × dim matrix's
+// pairs in storage order.
+struct RotaryPair {
+  float* x;
+  AttentionGeometry g;
+  double base;
+  int sign;  // +1 forward, −1 inverse
+  DTSIM_HOST_DEVICE void operator()(size_t e) const {
+    const AttentionIndex at = attention_index(g, 2 * e);
+    const int m = at.d / 2;
+    const double angle = sign * at.t * pow(base, -2.0 * m / g.head_dim);
+    const double c = cos(angle), s = sin(angle);
+    float* pair = x + 2 * e;
+    const double x0 = pair[0], x1 = pair[1];
+    pair[0] = static_cast<float>(x0 * c - x1 * s);
+    pair[1] = static_cast<float>(x0 * s + x1 * c);
+  }
+};
+
 }  // namespace dtsim::gpu::kernels

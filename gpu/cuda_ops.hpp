@@ -106,6 +106,7 @@ class CudaOps final : public Ops<float> {
                          float* out) override;
   void attention_backward(const AttentionShape& shape, const float* q, const float* k, const float* v,
                           const float* probs, const float* dout, float* dq, float* dk, float* dv) override;
+  void rotary_embedding(const AttentionShape& shape, float* x, double base, bool inverse) override;
 
   void round_to_format(float* x, size_t count, NumberFormat format) override;
 

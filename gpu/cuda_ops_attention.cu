@@ -1,6 +1,7 @@
 // CudaOps: multi-head self-attention. The kernels and their order are in cuda_kernel_math_attention.hpp (one thread
 // per query row for the softmax and the score gradients, one per output element for everything else; no atomics,
 // so results are deterministic); this file checks the shape, brings the key lengths over and launches them.
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -71,6 +72,16 @@ void CudaOps::attention_backward(const AttentionShape& shape, const float* q, co
   const kernels::AttentionGeometry g = device_geometry(shape, base + ds_bytes, "attention_backward");
   LaunchExec exec;
   kernels::attention_backward_plan(exec, g, q, k, v, probs, dout, dq, dk, dv, reinterpret_cast<float*>(base));
+}
+
+void CudaOps::rotary_embedding(const AttentionShape& shape, float* x, double base, bool inverse) {
+  check_attention_shape(shape, "rotary_embedding");
+  if (shape.head_dim % 2 != 0) throw std::invalid_argument("cuda backend: rotary_embedding: head_dim must be even");
+  if (!std::isfinite(base) || base <= 1) {
+    throw std::invalid_argument("cuda backend: rotary_embedding: base must be finite and above 1");
+  }
+  const kernels::AttentionGeometry g = kernels::attention_geometry(shape, nullptr);
+  launch_for_each(g.elements() / 2, kernels::RotaryPair{x, g, base, inverse ? -1 : 1}, "rotary_embedding kernel launch");
 }
 
 }  // namespace dtsim::gpu

@@ -203,6 +203,13 @@ class Ops {
   // Overwrites dq, dk and dv with the gradients of the loss given dout, using the forward's probs.
   virtual void attention_backward(const AttentionShape& shape, const T* q, const T* k, const T* v, const T* probs,
                                   const T* dout, T* dq, T* dk, T* dv) = 0;
+  // Rotary position embedding (RoFormer, Su et al. 2021), in place on a (batch·seq) × dim matrix of queries or
+  // keys: within each head, the pair (x[2m], x[2m+1]) of token t (t counted from its sequence's start) turns by
+  // the angle t · base^(−2m/head_dim), or by its negative with `inverse`. A query at i and a key at j then score by
+  // their offset i − j alone, which is what lets attention find "the token before me" at every position. The
+  // rotation is orthogonal, so the inverse rotation of the rotated values' gradient is the input's gradient.
+  // Needs an even head_dim; masks and key lengths play no part.
+  virtual void rotary_embedding(const AttentionShape& shape, T* x, double base, bool inverse) = 0;
 
   // ---- number formats ---------------------------------------------------------------------------------------
   // Rounds every value to the nearest value of `format` (ties to even, overflow to ±inf, gradual underflow,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/transformer/span_transformer_workload.hpp"
+
 namespace dtsim::models {
 
 namespace {
@@ -42,6 +44,7 @@ QaObjective::QaObjective(gpu::Ops<float>& ops, QaModelSetup setup, const QaDatas
                          int workers, int batch_per_worker, const std::optional<Partition>& partition, uint64_t seed)
     : ops_(ops),
       model_(setup.model, setup.lora),
+      costs_(span_transformer_workload(model_)),
       host_base_(std::move(setup.base)),
       base_format_(setup.base_format),
       train_(train),
@@ -135,6 +138,10 @@ double QaObjective::flops_per_gradient(int) const {
 }
 
 double QaObjective::forward_flops(int) const { return batch_ * model_.forward_flops(); }
+
+std::vector<GradientSegment> QaObjective::gradient_segments(int) const {
+  return workload_segments(costs_, batch_ * model_.backward_flops());
+}
 
 double QaObjective::sample_weight(int worker) const {
   return shards_.empty() ? static_cast<double>(train_.count) / workers_

@@ -14,6 +14,7 @@
 #include "models/qa/qa_task.hpp"
 #include "models/quantization.hpp"
 #include "models/transformer/span_transformer.hpp"
+#include "models/workload/workload.hpp"
 
 namespace dtsim::models {
 
@@ -58,6 +59,10 @@ class QaObjective final : public Objective<float> {
                   const NumericsOptions& numerics) override;
   double flops_per_gradient(int worker) const override;
   double forward_flops(int worker) const override;
+  // The trained layers, last to first (span_transformer_workload.hpp): what the backward pass makes ready in turn.
+  std::vector<GradientSegment> gradient_segments(int worker) const override;
+  // The model's layers for the per-layer roofline (span_transformer_workload.hpp).
+  const Workload* layer_costs() const override { return &costs_; }
   int batch(int /*worker*/) const override { return batch_; }
   double sample_weight(int worker) const override;
   // Loss and exact match (as the accuracy) on the test set.
@@ -78,6 +83,7 @@ class QaObjective final : public Objective<float> {
 
   gpu::Ops<float>& ops_;
   SpanTransformer<float> model_;
+  Workload costs_;
   std::vector<float> host_base_;  // as given (the full fine-tuning start)
   gpu::Buffer<float> base_;       // the frozen base in backend memory, dequantised (LoRA only)
   size_t base_bytes_ = 0;

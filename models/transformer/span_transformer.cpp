@@ -53,6 +53,14 @@ static ProjectionShape projection_shape(const TransformerConfig& c, Projection p
   return {c.dim, c.dim};
 }
 
+const NameTable<PositionEncoding>& position_encoding_table() {
+  static const NameTable<PositionEncoding> table{{PositionEncoding::Learned, "learned"},
+                                                 {PositionEncoding::Rotary, "rotary"}};
+  return table;
+}
+
+const char* to_string(PositionEncoding positions) { return position_encoding_table().name(positions); }
+
 void validate(const TransformerConfig& config, const LoraConfig& lora) {
   require_positive(config.vocab, "vocab");
   require_positive(config.seq_len, "seq_len");
@@ -65,6 +73,15 @@ void validate(const TransformerConfig& config, const LoraConfig& lora) {
                                 std::to_string(config.heads) + ": choose heads that divide it");
   }
   if (!(config.ln_eps > 0)) throw std::invalid_argument("transformer ln_eps must be positive");
+  if (config.positions == PositionEncoding::Rotary) {
+    if (config.head_dim() % 2 != 0) {
+      throw std::invalid_argument("rotary positions turn pairs of values, but the head width dim/heads = " +
+                                  std::to_string(config.head_dim()) + " is odd: choose dim and heads for an even one");
+    }
+    if (!(config.rotary_base > 1) || !std::isfinite(config.rotary_base)) {
+      throw std::invalid_argument("transformer rotary_base must be finite and above 1");
+    }
+  }
   if (lora.rank < 0) throw std::invalid_argument("lora rank must be 0 (no adapters) or positive");
   if (lora.enabled()) {
     if (!(lora.alpha > 0) || !std::isfinite(lora.alpha)) throw std::invalid_argument("lora alpha must be positive");
@@ -105,7 +122,8 @@ SpanTransformer<T>::SpanTransformer(const TransformerConfig& config, const LoraC
     return base_count_ - size;
   };
   wte_ = add("wte", static_cast<size_t>(config.vocab) * d, false);
-  wpe_ = add("wpe", static_cast<size_t>(config.seq_len) * d, false);
+  if (config.positions == PositionEncoding::Learned) wpe_ = add("wpe", static_cast<size_t>(config.seq_len) * d, false);
+  embedding_tensors_ = base_tensors_.size();
   for (int b = 0; b < config.layers; ++b) {
     const std::string p = "block" + std::to_string(b) + ".";
     block_offsets_.push_back(add(p + "ln1.gain", d, true));
@@ -149,8 +167,9 @@ std::vector<ParamTensor> SpanTransformer<T>::projection_weights() const {
   std::vector<ParamTensor> weights;
   for (int b = 0; b < config_.layers; ++b) {
     for (int pi = 0; pi < kProjections; ++pi) {
-      // The base tensors are wte, wpe, then each block's kBlockTensors in order.
-      weights.push_back(base_tensors_[2 + static_cast<size_t>(b) * kBlockTensors + weight_entry(Projection(pi))]);
+      // The base tensors are the embeddings, then each block's kBlockTensors in order.
+      weights.push_back(
+          base_tensors_[embedding_tensors_ + static_cast<size_t>(b) * kBlockTensors + weight_entry(Projection(pi))]);
     }
   }
   return weights;
@@ -161,6 +180,7 @@ std::string SpanTransformer<T>::description() const {
   std::string text = std::string(config_.causal ? "decoder" : "encoder") + " transformer " +
                      std::to_string(config_.layers) + "×" + std::to_string(config_.dim) + " (" +
                      std::to_string(config_.heads) + " heads, ffn " + std::to_string(config_.ffn) + ", " +
+                     to_string(config_.positions) + " positions, " +
                      std::to_string(base_count_) + " parameters)";
   if (lora_.enabled()) {
     text += " with LoRA r=" + std::to_string(lora_.rank) + " (" + std::to_string(adapter_count_) + " trained)";
@@ -227,7 +247,9 @@ template <class T>
 double SpanTransformer<T>::forward_flops() const {
   const double d = config_.dim, f = config_.ffn, S = config_.seq_len, H = config_.heads, r = lora_.rank;
   const double keys = config_.causal ? (S + 1) / 2 : S;
-  double per_token = d;  // adding the position embedding
+  const bool rotary = config_.positions == PositionEncoding::Rotary;
+  // Adding the position embedding, or rotating q and k in every block (4 multiplies and 2 adds per pair).
+  double per_token = rotary ? config_.layers * 6.0 * d : d;
   for (int pi = 0; pi < kProjections; ++pi) {
     const auto p = static_cast<Projection>(pi);
     const ProjectionShape s = projection_shape(config_, p);
@@ -249,7 +271,10 @@ double SpanTransformer<T>::backward_flops() const {
   const bool base = !lora_.enabled();
   const double d = config_.dim, f = config_.ffn, S = config_.seq_len, H = config_.heads, r = lora_.rank;
   const double keys = config_.causal ? (S + 1) / 2 : S;
-  double per_token = base ? 2.0 * d : 0.0;
+  const bool rotary = config_.positions == PositionEncoding::Rotary;
+  // The embeddings' gradients when the base trains (token rows, and position rows with a learned table), and the
+  // inverse rotation of dq and dk in every block with rotary positions.
+  double per_token = (base ? (rotary ? 1.0 : 2.0) * d : 0.0) + (rotary ? config_.layers * 6.0 * d : 0.0);
   for (int pi = 0; pi < kProjections; ++pi) {
     const auto p = static_cast<Projection>(pi);
     const ProjectionShape s = projection_shape(config_, p);

@@ -4,8 +4,9 @@
 // on the CPU reference and on CUDA.
 //
 // The network, for a batch of sequences of `seq_len` token ids with per-sequence valid lengths:
-//   x = wte[token] + wpe[position]
-//   per block:  x += Wo·Attention(Wq·LN1(x), Wk·LN1(x), Wv·LN1(x))      (multi-head, pre-norm)
+//   x = wte[token] + wpe[position]                                     (wpe only with learned positions)
+//   per block:  x += Wo·Attention(Wq·LN1(x), Wk·LN1(x), Wv·LN1(x))      (multi-head, pre-norm; with rotary
+//                                                                        positions q and k are rotated first)
 //               x += W2·GELU(W1·LN2(x))
 //   logits = Whead·LNf(x)                                              (2 per token: span start and span end)
 // The loss of a sequence is the mean of two softmax cross-entropies over its valid positions, one for the answer's
@@ -24,9 +25,20 @@
 #include "gpu/buffer.hpp"
 #include "gpu/ops.hpp"
 #include "models/layer.hpp"
+#include "models/name_table.hpp"
 #include "models/network.hpp"
 
 namespace dtsim::models {
+
+// How the model knows where a token is: a learned table of one vector per position added to the token embedding
+// (GPT-2, BERT), or rotary embeddings (RoFormer; LLaMA), which turn each head's queries and keys by an angle
+// proportional to the position so that attention scores depend on the offset between query and key. Relative
+// offsets are what reading a fact needs ("the value two tokens after the asked attribute"), and rotary attention
+// represents them at every position at once; a learned table has to learn them position by position.
+enum class PositionEncoding { Learned, Rotary };
+// "learned" and "rotary".
+const NameTable<PositionEncoding>& position_encoding_table();
+const char* to_string(PositionEncoding positions);
 
 struct TransformerConfig {
   int vocab = 0;
@@ -37,6 +49,8 @@ struct TransformerConfig {
   int ffn = 256;        // width of each block's MLP
   bool causal = false;  // a decoder (each position sees the ones before it) or an encoder (it sees every valid one)
   double ln_eps = 1e-5;
+  PositionEncoding positions = PositionEncoding::Learned;
+  double rotary_base = 10000.0;  // pair m of a head turns by position · rotary_base^(−2m/head_dim)
   int head_dim() const { return dim / heads; }
 };
 
@@ -159,7 +173,8 @@ class SpanTransformer {
   std::vector<size_t> adapter_offsets_;
   // Per block, the base offsets of its kBlockTensors tensors, in the order kBlockTensors describes.
   std::vector<size_t> block_offsets_;
-  size_t wte_ = 0, wpe_ = 0, lnf_ = 0, head_ = 0;
+  size_t wte_ = 0, wpe_ = 0, lnf_ = 0, head_ = 0;  // wpe_ is unused with rotary positions
+  size_t embedding_tensors_ = 0;                   // wte, and wpe with learned positions
 };
 
 // Activations of one forward pass, kept for its backward, sized for up to max_batch sequences.

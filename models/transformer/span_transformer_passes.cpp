@@ -156,7 +156,8 @@ void SpanTransformer<T>::forward(gpu::Ops<T>& ops, TransformerWorkspace<T>& ws, 
 
   // x = wte[token] + wpe[position]: the position table is one row of seq_len × dim added to every sequence.
   ops.embedding_forward(ws.ids.data(), base + wte_, ws.embedded.data(), n, config_.vocab, d);
-  ops.add_row_vector(view(ws.embedded.data(), batch.batch, S * d), base + wpe_);
+  const bool rotary = config_.positions == PositionEncoding::Rotary;
+  if (!rotary) ops.add_row_vector(view(ws.embedded.data(), batch.batch, S * d), base + wpe_);
   store(ws.embedded);
 
   const Projector<T> proj{ops, n, lora_.rank, static_cast<T>(lora_.scale())};
@@ -179,6 +180,10 @@ void SpanTransformer<T>::forward(gpu::Ops<T>& ops, TransformerWorkspace<T>& ws, 
                  hidden(Projection::K));
     proj.forward(base + off[QWeight + 4], d, d, blk.ln1.data(), blk.v.data(), adapter(Projection::V),
                  hidden(Projection::V));
+    if (rotary) {  // the attention sees (and backward gets) the rotated q and k
+      ops.rotary_embedding(shape, blk.q.data(), config_.rotary_base, false);
+      ops.rotary_embedding(shape, blk.k.data(), config_.rotary_base, false);
+    }
     for (gpu::Buffer<T>* x : {&blk.ln1, &blk.q, &blk.k, &blk.v}) store(*x);
     ops.attention_forward(shape, blk.q.data(), blk.k.data(), blk.v.data(), blk.probs.data(), blk.attn.data());
     store(blk.probs);
@@ -345,6 +350,10 @@ void SpanTransformer<T>::backward(gpu::Ops<T>& ops, TransformerWorkspace<T>& ws,
     keep(ws.dh, nd);
     ops.attention_backward(shape, blk.q.data(), blk.k.data(), blk.v.data(), blk.probs.data(), ws.dh.data(),
                            ws.dq.data(), ws.dk.data(), ws.dv.data());
+    if (config_.positions == PositionEncoding::Rotary) {  // back through the rotation: turn by the opposite angles
+      ops.rotary_embedding(shape, ws.dq.data(), config_.rotary_base, true);
+      ops.rotary_embedding(shape, ws.dk.data(), config_.rotary_base, true);
+    }
     for (gpu::Buffer<T>* g : {&ws.dq, &ws.dk, &ws.dv}) keep(*g, nd);
     const Projection qkv[3] = {Projection::Q, Projection::K, Projection::V};
     const T* dqkv[3] = {ws.dq.data(), ws.dk.data(), ws.dv.data()};
@@ -362,7 +371,9 @@ void SpanTransformer<T>::backward(gpu::Ops<T>& ops, TransformerWorkspace<T>& ws,
   if (train_base) {
     // Embeddings: token rows by scatter-add, position rows summed over the batch.
     ops.embedding_backward(ws.ids.data(), ws.dx.data(), grads + wte_, n, config_.vocab, d);
-    ops.column_sums(cview<T>(ws.dx.data(), batch.batch, S * d), T(0), grads + wpe_);
+    if (config_.positions == PositionEncoding::Learned) {
+      ops.column_sums(cview<T>(ws.dx.data(), batch.batch, S * d), T(0), grads + wpe_);
+    }
   }
   if (gradients != gpu::NumberFormat::Fp32) ops.round_to_format(grads, trained_param_count(), gradients);
 }

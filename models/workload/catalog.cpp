@@ -162,8 +162,9 @@ constexpr int kMaxImage = 100'000;
 TransformerSpec read_transformer(const Reader& r, const Json& t) {
   const std::string p = "transformer";
   r.only(t, p, {"layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "sequence", "max_positions", "token_types",
-                "feed_forward", "norm", "bias", "embedding_norm", "final_norm", "lm_head", "tied_embeddings",
-                "head_transform", "head_bias", "pooler", "pooler_classes", "dropout", "flash_attention", "lora"});
+                "feed_forward", "norm", "bias", "embedding_norm", "final_norm", "lm_head", "span_head",
+                "tied_embeddings", "head_transform", "head_bias", "pooler", "pooler_classes", "dropout",
+                "flash_attention", "lora"});
   TransformerSpec s;
   s.layers = r.whole(t, p, "layers", std::nullopt, kMaxLayers);
   s.hidden = r.whole(t, p, "hidden", std::nullopt, kMaxWidth);
@@ -180,6 +181,7 @@ TransformerSpec read_transformer(const Reader& r, const Json& t) {
   s.embedding_norm = r.flag(t, p, "embedding_norm", false);
   s.final_norm = r.flag(t, p, "final_norm", false);
   s.lm_head = r.flag(t, p, "lm_head", false);
+  s.span_head = r.flag(t, p, "span_head", false);
   s.tied_embeddings = r.flag(t, p, "tied_embeddings", false);
   s.head_transform = r.flag(t, p, "head_transform", false);
   s.head_bias = r.flag(t, p, "head_bias", false);

@@ -23,6 +23,7 @@ class TransformerBuilder {
     for (int b = 0; b < spec_.layers; ++b) block(b);
     if (spec_.final_norm) norm("final_norm", -1, d_);
     if (spec_.lm_head) head();
+    if (spec_.span_head) span_head();
     if (spec_.pooler) pooler();
     return std::move(layers_);
   }
@@ -189,6 +190,13 @@ class TransformerBuilder {
     append_loss_layer(layers_, s_ * v);
   }
 
+  // Start and end logits per token (hidden → 2, biased like the other linear layers), then a softmax
+  // cross-entropy over the sequence's positions for each.
+  void span_head() {
+    linear("head.span", -1, s_, d_, {2.0}, {}, base_trains_);
+    append_loss_layer(layers_, s_ * 2);
+  }
+
   // BERT's pooler on the first token, then its next-sentence classifier.
   void pooler() {
     linear("pooler", -1, 1, d_, {static_cast<double>(d_)}, {}, base_trains_);
@@ -225,6 +233,8 @@ void validate(const TransformerSpec& spec) {
   require_field(spec.max_positions >= 0 && spec.token_types >= 0 && spec.pooler_classes >= 0, "max_positions",
           "token_types and pooler_classes must not be negative");
   require_field(!spec.tied_embeddings || spec.lm_head, "tied_embeddings", "needs lm_head");
+  require_field(!(spec.span_head && (spec.lm_head || spec.pooler)), "span_head",
+                "is a head of its own: turn lm_head and pooler off");
   require_field(spec.pooler_classes == 0 || spec.pooler, "pooler_classes", "needs pooler");
   require_field(spec.lora.rank >= 0, "lora.rank", "must not be negative");
   require_field(spec.lora.rank == 0 || !spec.lora.targets.empty(), "lora.targets", "must name at least one projection");

@@ -32,6 +32,8 @@ struct TransformerSpec {
   bool embedding_norm = false;   // a norm right after the embeddings (BERT)
   bool final_norm = true;        // a norm after the last block (GPT-2, LLaMA)
   bool lm_head = true;           // an output projection to the vocabulary, with a cross-entropy over it
+  bool span_head = false;        // extractive QA's head instead: a start and an end logit per token (BERT on
+                                 // SQuAD), with a cross-entropy over the positions for each
   bool tied_embeddings = false;  // the output projection reuses the token embedding
   bool head_transform = false;   // BERT's masked-LM transform before the output projection: dense, GELU, norm
   bool head_bias = false;        // the output projection has a bias per vocabulary entry (BERT)

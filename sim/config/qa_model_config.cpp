@@ -64,10 +64,17 @@ QaModelConfig make_qa_model_config(const Scenario& s) {
   t.layers = static_cast<int>(s.integer("transformer.layers"));
   t.ffn = static_cast<int>(s.integer("transformer.ffn"));
   t.causal = s.boolean("transformer.causal");
+  t.positions = choice_value(models::position_encoding_table(), s, "transformer.positions");
   if (t.dim % t.heads != 0) {
     s.fail("transformer.heads",
            std::to_string(t.heads) + " heads do not divide transformer.dim = " + std::to_string(t.dim),
            "use a number of heads that divides the width, e.g. " + std::to_string(std::max(1, t.dim / 16)));
+  }
+  if (t.positions == models::PositionEncoding::Rotary && t.head_dim() % 2 != 0) {
+    s.fail("transformer.positions",
+           "rotary positions turn pairs of values, but each head is transformer.dim / transformer.heads = " +
+               std::to_string(t.head_dim()) + " wide, an odd number",
+           "choose dim and heads for an even head width, or set transformer.positions = learned");
   }
   c.base_path = trim(s.text("transformer.base"));
   // Like a profile path: relative to the scenario's folder when the file says it, to the working folder when the
@@ -104,6 +111,10 @@ void add_qa_model_keys(std::vector<KeySpec>& keys) {
       integer("transformer.ffn", "256", between(1, 1048576), "Transformer: hidden width of each block's MLP"),
       boolean("transformer.causal", "false",
               "Transformer: a decoder (each token sees the ones before it) instead of an encoder (every valid token)"),
+      choice("transformer.positions", "rotary", models::position_encoding_table().names(),
+             "Transformer: how token positions are encoded: rotary (queries and keys turned by a position-dependent "
+             "angle, so attention sees offsets between tokens) or learned (a trained vector per position added to the "
+             "token embedding)"),
       text("transformer.base", "",
            "Transformer: the model.bin of a run that trained the whole transformer of this shape (output.save_model), "
            "to fine-tune from (a relative path in a scenario file is relative to its folder); empty = initialise "

@@ -1,7 +1,7 @@
 // Small span-extraction problems that separate the skills the QA task needs (docs/qa.md, "What was measured"): the
 // span transformer trained on fresh random batches with Adam, printing the exact match of every 100 steps.
 //
-//   dtsim_qa_diagnostics TASK STEPS LR BLOCKS [POSITION_AMPLITUDE]
+//   dtsim_qa_diagnostics TASK STEPS LR BLOCKS [POSITIONS]
 //
 // TASK:
 //   match        Q x SEP, then 21 random tokens holding x once: the answer is x's position (content matching).
@@ -9,7 +9,8 @@
 //   facts        Q e a SEP, then five facts "e a v": the answer is the v of the fact matching both e and a, with a
 //                fact sharing e, one sharing a and one sharing neither among the distractors.
 //   facts-entity five facts with distinct entities and random attributes: the fact is chosen by its entity alone.
-// POSITION_AMPLITUDE > 0 overwrites the learned position table's initialisation with sinusoids of that amplitude.
+// POSITIONS: "learned" (the default), "rotary", or a number > 0: a learned table whose initialisation is overwritten
+// with sinusoids of that amplitude.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -86,14 +87,16 @@ void facts(Rng& rng, Batch& b, int batch, bool entity_only) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: %s match|neighbour|facts|facts-entity STEPS LR BLOCKS [POSITION_AMPLITUDE]\n",
+    std::fprintf(stderr, "usage: %s match|neighbour|facts|facts-entity STEPS LR BLOCKS [learned|rotary|AMPLITUDE]\n",
                  argv[0]);
     return 2;
   }
   const std::string task = argv[1];
   const int steps = std::atoi(argv[2]);
   const float lr = static_cast<float>(std::atof(argv[3]));
-  const double amplitude = argc > 5 ? std::atof(argv[5]) : 0.0;
+  const std::string positions = argc > 5 ? argv[5] : "learned";
+  const bool rotary = positions == "rotary";
+  const double amplitude = rotary || positions == "learned" ? 0.0 : std::atof(positions.c_str());
   const bool fact_task = task == "facts" || task == "facts-entity";
   if (!fact_task && task != "match" && task != "neighbour") {
     std::fprintf(stderr, "unknown task '%s'\n", task.c_str());
@@ -101,6 +104,7 @@ int main(int argc, char** argv) {
   }
   dtsim::models::TransformerConfig c;
   c.vocab = 128, c.seq_len = fact_task ? 19 : 24, c.dim = 64, c.heads = 4, c.layers = std::atoi(argv[4]), c.ffn = 128;
+  if (rotary) c.positions = dtsim::models::PositionEncoding::Rotary;
   const dtsim::models::SpanTransformer<float> model(c, {});
   std::vector<float> w(model.base_param_count()), g(w.size()), m(w.size(), 0.0f), v(w.size(), 0.0f);
   model.init_base(w.data(), 1);

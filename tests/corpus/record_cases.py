@@ -131,6 +131,10 @@ CASES += [
     setcase("lora_unknown_target", "model.arch=transformer' --set 'data.dataset=qa' --set 'lora.rank=4' --set "
             "'lora.targets=q,w"),
     setcase("lora_rank_not_low", "model.arch=transformer' --set 'data.dataset=qa' --set 'lora.rank=64"),
+    setcase("rotary_odd_head_width", "model.arch=transformer' --set 'data.dataset=qa' --set 'transformer.dim=18' "
+            "--set 'transformer.heads=2"),
+    setcase("transformer_positions_unknown", "model.arch=transformer' --set 'data.dataset=qa' --set "
+            "'transformer.positions=sinusoidal"),
     setcase("transformer_base_missing", "model.arch=transformer' --set 'data.dataset=qa' --set "
             "'transformer.base=/nonexistent/model.bin"),
     setcase("qa_natural_partition", "model.arch=transformer' --set 'data.dataset=qa' --set 'data.partition=natural"),

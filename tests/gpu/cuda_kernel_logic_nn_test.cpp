@@ -1,6 +1,6 @@
 // The CUDA convolution, pooling, layer norm and embedding logic run on the host (see host_kernel_emulation.hpp),
 // against the naive contract implementations of nn_reference.hpp and, once cpu_ops_nn.cpp implements them, against
-// CpuOps<float>; the attention kernels' plans against CpuOps<float>. No GPU needed.
+// CpuOps<float>; the attention kernels' plans and the rotary kernel against CpuOps<float>. No GPU needed.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -320,6 +320,22 @@ INSTANTIATE_TEST_SUITE_P(
                       AttentionLogicCase{"OneToken", 2, 1, 2, 8, true, {1, 0}},
                       AttentionLogicCase{"Long", 2, 40, 2, 16, true, {40, 23}}),
     [](const ::testing::TestParamInfo<AttentionLogicCase>& info) { return info.param.name; });
+
+TEST(RotaryLogic, PairKernelWithHostExecutorMatchesCpuReference) {
+  AttentionShape s;
+  s.batch = 3, s.seq = 11, s.heads = 2, s.head_dim = 6;
+  const kernels::AttentionGeometry g = kernels::attention_geometry(s, nullptr);
+  const auto x = random_floats(g.elements(), 81, -2.0f, 2.0f);
+  CpuOps<float> cpu;
+  for (const bool inverse : {false, true}) {
+    std::vector<float> kernel = x, reference = x;
+    emu::HostExec exec;
+    exec.for_each(g.elements() / 2, kernels::RotaryPair{kernel.data(), g, 500.0, inverse ? -1 : 1}, "rotary");
+    cpu.rotary_embedding(s, reference.data(), 500.0, inverse);
+    EXPECT_TRUE(close_to(kernel, reference, kTight)) << (inverse ? "inverse" : "forward");
+    EXPECT_FALSE(close_to(kernel, x, kTight));  // something turned
+  }
+}
 
 }  // namespace
 }  // namespace dtsim::gpu

@@ -1,5 +1,6 @@
 // CudaOps multi-head self-attention on a real GPU against CpuOps<float>: forward and backward with no mask, the causal
-// mask, padding through key lengths and both; exact zeros at masked keys; bit-identical reruns. Skipped without a GPU.
+// mask, padding through key lengths and both; exact zeros at masked keys; bit-identical reruns; rotary positions both
+// ways. Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -95,6 +96,23 @@ INSTANTIATE_TEST_SUITE_P(
                       AttentionCase{"OddSizes", 5, 7, 3, 5, true, {7, 3, 0, 6, 2}},
                       AttentionCase{"GptSized", 4, 128, 12, 64, true, {128, 100, 77, 1}}),
     [](const ::testing::TestParamInfo<AttentionCase>& info) { return info.param.name; });
+
+TEST_F(CudaOpsTest, RotaryEmbeddingMatchesCpuReferenceBothWays) {
+  AttentionShape s;
+  s.batch = 4, s.seq = 48, s.heads = 4, s.head_dim = 16;
+  const size_t n = static_cast<size_t>(s.batch) * s.seq * s.dim();
+  const auto x = random_floats(n, 91, -2.0f, 2.0f);
+  for (const bool inverse : {false, true}) {
+    Buffer<float> x_dev = on_device(x);
+    cuda().rotary_embedding(s, x_dev.data(), 10000.0, inverse);
+    std::vector<float> reference = x;
+    cpu.rotary_embedding(s, reference.data(), 10000.0, inverse);
+    EXPECT_TRUE(close_to(on_host(x_dev), reference, kBackendTolerance)) << (inverse ? "inverse" : "forward");
+  }
+  Buffer<float> odd = device_filled(12, 0.0f);
+  s.batch = 1, s.seq = 4, s.heads = 1, s.head_dim = 3;
+  EXPECT_THROW(cuda().rotary_embedding(s, odd.data(), 10000.0, false), std::invalid_argument);
+}
 
 TEST_F(CudaOpsTest, AttentionRejectsKeyLengthsOutsideTheSequence) {
   Buffer<float> x = device_filled(64, 0.0f), probs = device_filled(64, 0.0f);

@@ -142,13 +142,24 @@ std::vector<Case> cases() {
   return {{x, 64}, {x, 37}, {uniform, 64}, {uniform, 1}, {gaussian(130, 3), 128}};
 }
 
+// Quantises a case and dequantises it back; every block's scale must be the block's absolute maximum.
+struct RoundTrip {
+  QuantizedTensor q;
+  std::vector<float> out;    // the dequantised values
+  std::vector<float> scale;  // per block
+};
+
+RoundTrip round_trip(const Case& c, WeightFormat format) {
+  RoundTrip r{quantize(c.x.data(), c.x.size(), format, c.block), std::vector<float>(c.x.size()),
+              block_absmax(c.x, c.block)};
+  dequantize(r.q, r.out.data());
+  EXPECT_EQ(r.q.scales, r.scale);
+  return r;
+}
+
 TEST(Nf4, EachValueIsTheNearestLevelTimesItsBlockScale) {
   for (const Case& c : cases()) {
-    const QuantizedTensor q = quantize(c.x.data(), c.x.size(), WeightFormat::Nf4, c.block);
-    std::vector<float> out(c.x.size());
-    dequantize(q, out.data());
-    const std::vector<float> scale = block_absmax(c.x, c.block);
-    ASSERT_EQ(q.scales, scale);
+    const auto [q, out, scale] = round_trip(c, WeightFormat::Nf4);
     for (size_t i = 0; i < c.x.size(); ++i) {
       const double s = scale[i / c.block], x = c.x[i];
       ASSERT_EQ(out[i], kNf4Codebook[nf4_code_at(q, i)] * scale[i / c.block]) << i;
@@ -168,11 +179,7 @@ TEST(Nf4, EachValueIsTheNearestLevelTimesItsBlockScale) {
 
 TEST(Int8, ErrorIsAtMostHalfAStep) {
   for (const Case& c : cases()) {
-    const QuantizedTensor q = quantize(c.x.data(), c.x.size(), WeightFormat::Int8, c.block);
-    std::vector<float> out(c.x.size());
-    dequantize(q, out.data());
-    const std::vector<float> scale = block_absmax(c.x, c.block);
-    ASSERT_EQ(q.scales, scale);
+    const auto [q, out, scale] = round_trip(c, WeightFormat::Int8);
     for (size_t i = 0; i < c.x.size(); ++i) {
       const double s = scale[i / c.block], x = c.x[i];
       const int code = int8_code_at(q, i);

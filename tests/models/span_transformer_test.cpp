@@ -112,6 +112,21 @@ TEST(SpanTransformer, DecoderGradientMatchesFiniteDifferences) {
   expect_gradient_matches(m, perturbed_base(m, 6), {}, f.batch());
 }
 
+TransformerConfig tiny_rotary(bool causal) {
+  TransformerConfig c = tiny(causal);
+  c.positions = PositionEncoding::Rotary;
+  c.rotary_base = 20.0;  // a small base turns every pair noticeably over six positions
+  return c;
+}
+
+TEST(SpanTransformer, RotaryEncoderAndDecoderGradientsMatchFiniteDifferences) {
+  for (bool causal : {false, true}) {
+    const Model m(tiny_rotary(causal), {});
+    const Fixture f(m.config());
+    expect_gradient_matches(m, perturbed_base(m, 15), {}, f.batch());
+  }
+}
+
 LoraConfig every_projection(int rank) {
   LoraConfig l;
   l.rank = rank;
@@ -126,6 +141,51 @@ TEST(SpanTransformer, LoraGradientMatchesFiniteDifferences) {
     const Fixture f(m.config());
     // Non-zero B so that A's gradient is not zero (it is at LoRA's initialisation).
     expect_gradient_matches(m, perturbed_base(m, 7), random_vector(m.adapter_param_count(), 8, 0.3), f.batch());
+  }
+}
+
+TEST(SpanTransformer, RotaryLoraGradientMatchesFiniteDifferences) {
+  const Model m(tiny_rotary(false), every_projection(2));
+  const Fixture f(m.config());
+  expect_gradient_matches(m, perturbed_base(m, 16), random_vector(m.adapter_param_count(), 17, 0.3), f.batch());
+}
+
+TEST(SpanTransformer, RotaryModelHasNoPositionTableButSeesOrder) {
+  const Model learned(tiny(false), {}), rotary(tiny_rotary(false), {});
+  const size_t S = 6, d = 8;
+  EXPECT_EQ(learned.base_param_count() - rotary.base_param_count(), S * d);
+  for (const ParamTensor& t : rotary.base_tensors()) EXPECT_NE(t.name, "wpe");
+  // Without any position information self-attention is permutation-equivariant: reversing a sequence would reverse
+  // its logits. Rotary embeddings break that symmetry.
+  gpu::CpuOps<double> ops;
+  const std::vector<double> base = perturbed_base(rotary, 18);
+  std::vector<int32_t> tokens = {1, 2, 3, 4, 5, 6}, reversed = {6, 5, 4, 3, 2, 1}, lengths = {6};
+  auto logits = [&](const std::vector<int32_t>& t) {
+    auto ws = rotary.make_workspace(ops, 1);
+    std::vector<SpanPrediction> p;
+    rotary.evaluate(ops, ws, base.data(), nullptr, {1, t.data(), lengths.data(), nullptr, nullptr}, p);
+    return rotary.last_logits(ops, ws);
+  };
+  const auto forward = logits(tokens), backward = logits(reversed);
+  double largest = 0;
+  for (size_t i = 0; i < S; ++i) largest = std::max(largest, std::abs(forward[i] - backward[S - 1 - i]));
+  EXPECT_GT(largest, 1e-3);
+}
+
+TEST(SpanTransformer, RotaryFlopsReplaceThePositionAddWithTwoRotationsPerBlock) {
+  TransformerConfig c;
+  c.vocab = 100, c.seq_len = 16, c.dim = 64, c.heads = 4, c.layers = 3, c.ffn = 128;
+  TransformerConfig r = c;
+  r.positions = PositionEncoding::Rotary;
+  const double S = 16, d = 64, L = 3;
+  for (const LoraConfig& lora : {LoraConfig{}, every_projection(4)}) {
+    const Model learned(c, lora), rotary(r, lora);
+    // Forward: the position add (d per token) becomes a rotation of q and k per block (6 FLOPs per pair, d pairs).
+    EXPECT_DOUBLE_EQ(rotary.forward_flops() - learned.forward_flops(), S * (6 * d * L - d));
+    // Backward: dq and dk turned back in every block; the position table's gradient (d per token) only when the
+    // base trains.
+    const double table = lora.enabled() ? 0.0 : d;
+    EXPECT_DOUBLE_EQ(rotary.backward_flops() - learned.backward_flops(), S * (6 * d * L - table));
   }
 }
 
@@ -326,6 +386,11 @@ TEST(SpanTransformer, RejectsWhatCannotBeBuilt) {
   l.rank = 2;
   l.q = l.v = false;
   EXPECT_THROW(Model(tiny(false), l), std::invalid_argument);
+  TransformerConfig odd = tiny_rotary(false);
+  odd.dim = 6;  // two heads of 3: a pair cannot be formed
+  EXPECT_THROW(Model(odd, {}), std::invalid_argument);
+  odd.dim = 8, odd.rotary_base = 1.0;
+  EXPECT_THROW(Model(odd, {}), std::invalid_argument);
 }
 
 }  // namespace

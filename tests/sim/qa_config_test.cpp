@@ -57,8 +57,11 @@ TEST(QaConfig, KeysSetTheTransformerAndItsAdapters) {
   EXPECT_TRUE(c.qa_model.lora.q && c.qa_model.lora.k && c.qa_model.lora.mlp);
   EXPECT_FALSE(c.qa_model.lora.v || c.qa_model.lora.o);
   EXPECT_EQ(c.qa_model.base_format, models::WeightFormat::Nf4);
-  // The defaults: q and v, no adapters.
+  // The defaults: q and v, no adapters, rotary positions.
   const RunConfig plain = config_of(kQa);
+  EXPECT_EQ(plain.qa_model.transformer.positions, models::PositionEncoding::Rotary);
+  EXPECT_EQ(config_of(kQa, {"transformer.positions=learned"}).qa_model.transformer.positions,
+            models::PositionEncoding::Learned);
   EXPECT_FALSE(plain.qa_model.lora.enabled());
   EXPECT_TRUE(plain.qa_model.lora.q && plain.qa_model.lora.v && !plain.qa_model.lora.k);
 }
@@ -78,6 +81,11 @@ TEST(QaConfig, RefusesShapesAtTheirKeys) {
   EXPECT_TRUE(has(target, "lora.targets") && has(target, "'x' is not a projection")) << target;
   const std::string twice = message("[lora]\nrank = 2\ntargets = q, q\n");
   EXPECT_TRUE(has(twice, "'q' is listed twice")) << twice;
+  const std::string odd = message("", {"transformer.dim=18"});  // 2 heads of 9
+  EXPECT_TRUE(has(odd, "transformer.positions") && has(odd, "= 9 wide, an odd number") &&
+              has(odd, "or set transformer.positions = learned"))
+      << odd;
+  EXPECT_EQ(message("", {"transformer.dim=18", "transformer.positions=learned"}), "");
   const std::string rank = message("[lora]\nrank = 16\n");
   EXPECT_TRUE(has(rank, "lora.rank") && has(rank, "not below")) << rank;
 }
