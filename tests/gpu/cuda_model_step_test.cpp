@@ -131,20 +131,24 @@ TEST_F(CudaOpsTest, SpanTransformerAgreesWithTheCpuReference) {
     ends[b] = b + 2;
   }
   const models::SpanBatch spans{batch, tokens.data(), lengths.data(), starts.data(), ends.data()};
-  for (const int rank : {0, 4}) {
-    models::LoraConfig lora;
-    lora.rank = rank;
-    lora.mlp = true;
-    const models::SpanTransformer<float> model(config, lora);
-    std::vector<float> base(model.base_param_count()), adapters(model.adapter_param_count());
-    model.init_base(base.data(), 5);
-    std::normal_distribution<float> noise(0.0f, 0.1f);
-    for (float& v : adapters) v = noise(gen);  // B ≠ 0, so that every adapter has a gradient
-    double cpu_loss = 0, gpu_loss = 0;
-    const auto on_cpu = transformer_gradient(cpu, model, base, adapters, spans, cpu_loss);
-    const auto on_gpu = transformer_gradient(cuda(), model, base, adapters, spans, gpu_loss);
-    EXPECT_NEAR(gpu_loss, cpu_loss, kBackendTolerance * std::fabs(cpu_loss)) << "rank " << rank;
-    EXPECT_LE(relative_error(on_gpu, on_cpu), kBackendTolerance) << "rank " << rank;
+  for (const auto positions : {models::PositionEncoding::Learned, models::PositionEncoding::Rotary}) {
+    config.positions = positions;
+    for (const int rank : {0, 4}) {
+      SCOPED_TRACE(std::string(models::to_string(positions)) + " positions, rank " + std::to_string(rank));
+      models::LoraConfig lora;
+      lora.rank = rank;
+      lora.mlp = true;
+      const models::SpanTransformer<float> model(config, lora);
+      std::vector<float> base(model.base_param_count()), adapters(model.adapter_param_count());
+      model.init_base(base.data(), 5);
+      std::normal_distribution<float> noise(0.0f, 0.1f);
+      for (float& v : adapters) v = noise(gen);  // B ≠ 0, so that every adapter has a gradient
+      double cpu_loss = 0, gpu_loss = 0;
+      const auto on_cpu = transformer_gradient(cpu, model, base, adapters, spans, cpu_loss);
+      const auto on_gpu = transformer_gradient(cuda(), model, base, adapters, spans, gpu_loss);
+      EXPECT_NEAR(gpu_loss, cpu_loss, kBackendTolerance * std::fabs(cpu_loss));
+      EXPECT_LE(relative_error(on_gpu, on_cpu), kBackendTolerance);
+    }
   }
 }
 
