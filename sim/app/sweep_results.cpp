@@ -111,9 +111,11 @@ const std::vector<std::string>& headline_columns() {
   return columns;
 }
 
-bool run_is_done(const RunRow& row) {
-  return row.status == "completed" || row.status == "diverged" || row.status == "failed";
+bool status_is_result(const std::string& status) {
+  return status == "completed" || status == "diverged" || status == "failed";
 }
+
+bool run_is_done(const RunRow& row) { return status_is_result(row.status); }
 
 RunRow read_run_row(const std::string& sweep_dir, const SweepRun& run) {
   RunRow row;

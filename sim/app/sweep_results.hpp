@@ -22,6 +22,8 @@ struct RunRow {
 // A run counts as done, and a rerun of the sweep skips it, when its summary says completed, diverged or
 // failed: those are results. An interrupted or missing run is run again.
 bool run_is_done(const RunRow& row);
+// The statuses that are results (completed, diverged, failed), as opposed to interrupted or unknown ones.
+bool status_is_result(const std::string& status);
 
 RunRow read_run_row(const std::string& sweep_dir, const SweepRun& run);
 std::vector<RunRow> read_run_rows(const std::string& sweep_dir, const SweepPlan& plan);

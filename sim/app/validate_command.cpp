@@ -11,9 +11,12 @@
 #include <thread>
 #include <vector>
 
+#include <zlib.h>
+
 #include "sim/app/flags.hpp"
 #include "sim/app/outputs.hpp"
 #include "sim/app/sweep_pool.hpp"
+#include "sim/app/sweep_results.hpp"
 #include "sim/app/validate_claims.hpp"
 #include "sim/scenario/errors.hpp"
 
@@ -25,6 +28,7 @@ namespace {
 
 const char* const kValidateUsage =
     "usage: dtsim validate [--quick] [--seeds N] [--jobs N] [--only NAME,...] [--out DIR] [--scenarios DIR]\n"
+    "                      [--resume]\n"
     "       dtsim validate --list\n"
     "\n"
     "Checks the article's claims (docs/validation.md, 'Claims'): runs each claim's configurations over seeds\n"
@@ -40,13 +44,15 @@ const char* const kValidateUsage =
     "  --only A,B       only these claims (see --list)\n"
     "  --out DIR        where the runs go (default out/validate, or out/validate-quick)\n"
     "  --scenarios DIR  the scenario files the claims name (default: the source tree's scenarios/)\n"
+    "  --resume         keep the runs an earlier validate into DIR finished (completed, diverged or failed) with\n"
+    "                   the same dtsim executable, scenario file and flags; run only the others\n"
     "  --list           print the claims and their configurations, run nothing\n"
     "\n"
     "exit status: 0 every claim passes (or fails as documented), 1 a claim fails or a run ended without a\n"
     "result, 2 bad input\n";
 
 struct ValidateFlags {
-  bool quick = false, list = false, help = false;
+  bool quick = false, list = false, help = false, resume = false;
   long seeds = 3, jobs = 1;
   std::vector<std::string> only;
   std::string out, scenarios;
@@ -55,6 +61,7 @@ struct ValidateFlags {
 ValidateFlags parse_validate_flags(int argc, char** argv) {
   po::options_description opts;
   opts.add_options()("quick", po::bool_switch())("list", po::bool_switch())("help,h", po::bool_switch())(
+      "resume", po::bool_switch())(
       "seeds", po::value<std::string>())("jobs", po::value<std::string>())("only", po::value<std::string>())(
       "out", po::value<std::string>())("scenarios", po::value<std::string>());
   const po::variables_map vm = parse_command_flags(argc, argv, opts, "argument", "validate");
@@ -66,6 +73,9 @@ ValidateFlags parse_validate_flags(int argc, char** argv) {
                      "run 'dtsim validate --help'");
   f.quick = vm["quick"].as<bool>();
   f.list = vm["list"].as<bool>();
+  f.resume = vm["resume"].as<bool>();
+  if (f.list && f.resume)
+    throw InputError("command line", "--resume", "has no effect with --list, which runs nothing", "drop one of them");
   f.seeds = whole_number_flag(vm, "seeds", 3, 1, 1000);
   f.jobs = whole_number_flag(vm, "jobs", std::max(1u, std::thread::hardware_concurrency()), 1, 4096);
   if (vm.count("only")) {
@@ -142,6 +152,45 @@ RunOutcome read_outcome(const fs::path& folder) {
   return o;
 }
 
+// crc32 of a file's bytes ("crc32:xxxxxxxx"), or "unreadable".
+std::string file_crc32(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "unreadable";
+  uLong crc = crc32(0L, Z_NULL, 0);
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const std::streamsize n = in.gcount();
+    if (n > 0) crc = crc32_z(crc, reinterpret_cast<const Bytef*>(buffer.data()), static_cast<z_size_t>(n));
+  }
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "%08lx", static_cast<unsigned long>(crc));
+  return std::string("crc32:") + hex;
+}
+
+// What a run's result depends on that validate can see: the executable that made it, the scenario file's
+// bytes and the run's arguments. Written into the run's folder as validate-run.json before it starts;
+// --resume keeps a finished run only when its record equals the one this validate would write. (Profiles and
+// the dataset are not in it: a run made before they changed is kept.)
+nlohmann::json run_record(const std::string& executable_crc, const std::string& scenario,
+                          const std::vector<std::string>& argv) {
+  return {{"dtsim_executable", executable_crc},
+          {"scenario_file", file_crc32(scenario)},
+          {"arguments", std::vector<std::string>(argv.begin() + 1, argv.end())}};
+}
+
+// A finished run that --resume may keep: same record, and a summary whose status is a result.
+bool kept_from_earlier(const fs::path& folder, const nlohmann::json& record) {
+  std::ifstream r(folder / "validate-run.json");
+  if (!r) return false;
+  const nlohmann::json earlier = nlohmann::json::parse(r, nullptr, false);
+  if (earlier.is_discarded() || earlier != record) return false;
+  std::ifstream in(folder / "summary.json");
+  if (!in) return false;
+  const nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
+  return !s.is_discarded() && s.is_object() && status_is_result(s.value("status", ""));
+}
+
 }  // namespace
 
 int command_validate(int argc, char** argv) {
@@ -162,6 +211,8 @@ int command_validate(int argc, char** argv) {
   // folder of the first claim that names it.
   std::map<std::string, fs::path> folder_of_run;
   const std::string exe = own_executable();
+  const std::string exe_crc = file_crc32(exe);
+  size_t kept = 0;
   for (const Claim& c : claim_registry()) {
     if (!selected(f, c)) continue;
     for (const ClaimRun& r : c.runs)
@@ -179,17 +230,27 @@ int command_validate(int argc, char** argv) {
         if (ec)
           throw InputError("command line", "--out", "cannot create '" + folder.string() + "': " + ec.message(),
                            "choose a folder you can write to");
-        fs::remove(folder / "summary.json", ec);  // a result left by an earlier validate must not count
         PoolTask t;
         t.argv = {exe, "run", scenario, "--out", folder.string(), "--quiet"};
         for (const std::string& s : sets) t.argv.insert(t.argv.end(), {"--set", s});
+        const nlohmann::json record = run_record(exe_crc, scenario, t.argv);
+        if (f.resume && kept_from_earlier(folder, record)) {
+          ++kept;
+          continue;
+        }
+        fs::remove(folder / "summary.json", ec);  // a result left by an earlier validate must not count
+        write_file_atomically(folder.string(), "validate-run.json", record.dump(2) + "\n");
         t.log = (folder / "dtsim.log").string();
         tasks.push_back(std::move(t));
         task_folders.push_back(folder);
       }
   }
+  const size_t distinct = tasks.size() + kept;
   std::printf("dtsim validate%s: %zu runs (%zu more shared between claims), %ld seeds each, %ld at a time, into %s\n",
-              f.quick ? " --quick" : "", tasks.size(), plan.size() - tasks.size(), f.seeds, f.jobs, f.out.c_str());
+              f.quick ? " --quick" : "", distinct, plan.size() - distinct, f.seeds, f.jobs, f.out.c_str());
+  if (f.resume)
+    std::printf("  --resume: %zu of them finished earlier with the same executable, scenario file and flags; %zu to run\n",
+                kept, tasks.size());
   std::fflush(stdout);
   int failed_runs = 0;
   const int stopped = run_pool(tasks, static_cast<int>(f.jobs), [&](const PoolExit& e) {

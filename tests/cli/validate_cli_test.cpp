@@ -80,6 +80,76 @@ TEST_F(Validate, AClaimThatDoesNotHoldFailsWithExitStatusOne) {
   EXPECT_TRUE(has(o.output, "FAIL  topk-error-feedback")) << o.output;
 }
 
+// --resume keeps a run only when it finished with the same executable, scenario file and flags: an
+// interrupted run (no summary.json) and a run recorded with other flags are run again, and so is every run
+// once the scenario file changes. Runs of one step (a copied scenario folder) keep this test fast.
+TEST_F(Validate, ResumeKeepsOnlyFinishedRunsOfTheSameConfiguration) {
+  fs::create_directories(out_ / "scenarios");
+  std::ifstream original(std::string(DTSIM_SOURCE_DIR) + "/scenarios/topk_error_feedback.ini");
+  std::string text((std::istreambuf_iterator<char>(original)), std::istreambuf_iterator<char>());
+  const size_t at = text.find("[training]\n");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + std::string("[training]\n").size(), "max_steps = 1\n");
+  const fs::path scenario = out_ / "scenarios" / "topk_error_feedback.ini";
+  std::ofstream(scenario) << text;
+  const std::string command = "validate --quick --only topk-error-feedback --seeds 1 --jobs 2 --out " +
+                              (out_ / "runs").string() + " --scenarios " + (out_ / "scenarios").string();
+  const auto first = dtsim::testing::run_dtsim(command + " --resume");
+  ASSERT_EQ(first.exit_code, 1) << first.output;  // one step learns nothing: the claim fails, the runs finish
+  EXPECT_TRUE(has(first.output, "--resume: 0 of them finished earlier with the same executable, scenario file and "
+                                "flags; 3 to run")) << first.output;
+  const fs::path runs = out_ / "runs" / "topk-error-feedback";
+  for (const char* run : {"dense-s1", "topk-no-ef-s1", "topk-ef-s1"}) {
+    ASSERT_TRUE(fs::exists(runs / run / "summary.json")) << run;
+    ASSERT_TRUE(fs::exists(runs / run / "validate-run.json")) << run;
+  }
+  // dense: interrupted; topk-no-ef: recorded with other flags; topk-ef: untouched, and marked so that a rerun
+  // (which would rewrite its summary) shows.
+  fs::remove(runs / "dense-s1" / "summary.json");
+  {
+    std::ifstream r(runs / "topk-no-ef-s1" / "validate-run.json");
+    nlohmann::json record = nlohmann::json::parse(r);
+    record["arguments"].push_back("--set");
+    record["arguments"].push_back("training.lr=0.5");
+    std::ofstream(runs / "topk-no-ef-s1" / "validate-run.json") << record.dump();
+  }
+  const fs::path kept = runs / "topk-ef-s1" / "summary.json";
+  nlohmann::json marked;
+  {
+    std::ifstream in(kept);
+    marked = nlohmann::json::parse(in);
+  }
+  marked["marker"] = "kept";
+  std::ofstream(kept) << marked.dump();
+
+  const auto second = dtsim::testing::run_dtsim(command + " --resume");
+  ASSERT_EQ(second.exit_code, 1) << second.output;
+  EXPECT_TRUE(has(second.output, "--resume: 1 of them finished earlier with the same executable, scenario file and "
+                                 "flags; 2 to run")) << second.output;
+  EXPECT_TRUE(fs::exists(runs / "dense-s1" / "summary.json"));
+  {
+    std::ifstream in(kept);
+    EXPECT_EQ(nlohmann::json::parse(in).value("marker", ""), "kept");
+  }
+  {
+    std::ifstream in(out_ / "runs" / "validate.json");
+    const nlohmann::json doc = nlohmann::json::parse(in);
+    EXPECT_EQ(doc["claims"][0]["configurations"]["topk-ef"]["accuracy"].size(), 1u) << "the kept run is counted";
+  }
+
+  std::ofstream(scenario, std::ios::app) << "# edited\n";
+  const auto edited = dtsim::testing::run_dtsim(command + " --resume");
+  EXPECT_TRUE(has(edited.output, "--resume: 0 of them finished earlier")) << edited.output;
+  {
+    std::ifstream in(kept);
+    EXPECT_EQ(nlohmann::json::parse(in).value("marker", ""), "") << "a changed scenario file reruns every run";
+  }
+  // Without --resume every run is made again.
+  const auto fresh = dtsim::testing::run_dtsim(command);
+  EXPECT_FALSE(has(fresh.output, "--resume")) << fresh.output;
+  EXPECT_EQ(dtsim::testing::run_dtsim("validate --list --resume").exit_code, 2);
+}
+
 // Claims that name the same configuration share its runs: the quickstart at the quick scale is local SGD's
 // "sync" and mixed precision's "fp32"; both claims read the one run's accuracy.
 TEST_F(Validate, SharedConfigurationsRunOnce) {
