@@ -50,6 +50,7 @@ double NetworkObjective::gradient(int worker, int64_t step, const float* params,
     shards_[worker].next(n, indices_.data());
   }
   gather_batch(train_, indices_.data(), n, features_.data(), labels_.data());
+  add_feature_noise(noise_, worker, step, features_.data(), static_cast<size_t>(n) * net_->input_size());
   const gpu::LossSums sums =
       net_->loss_and_gradient(ops_, workspace_, params, features_.data(), labels_.data(), n, grads, numerics);
   return sums.loss / n;

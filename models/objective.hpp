@@ -12,6 +12,7 @@
 #include "models/compression/compression.hpp"
 #include "models/dataset.hpp"
 #include "models/evaluation.hpp"
+#include "models/feature_noise.hpp"
 #include "models/network.hpp"
 #include "models/partition.hpp"
 #include "models/workload/workload.hpp"
@@ -88,6 +89,9 @@ class NetworkObjective final : public Objective<float> {
 
   const Network<float>& network() const { return *net_; }
   int batch_per_worker() const { return batch_; }
+  // NIID-Bench's feature imbalance: worker w's training inputs get noise.std_of(w) Gaussian noise, drawn
+  // afresh for every step (the test set is the caller's: noisy_test_copies makes the benchmark's).
+  void set_feature_noise(const FeatureNoise& noise) { noise_ = noise; }
 
  private:
   std::unique_ptr<Network<float>> net_;
@@ -98,6 +102,7 @@ class NetworkObjective final : public Objective<float> {
   int workers_;
   int batch_;
   bool cap_batch_at_shard_;
+  FeatureNoise noise_;
   BatchSchedule global_order_;
   std::vector<ShardSampler> shards_;  // one per worker when partitioned
   Workspace<float> workspace_;        // shared: a gradient never yields mid-way

@@ -107,6 +107,8 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
                   {"test_samples", inputs.test.num_samples},
                   {"train_hash", inputs.train.content_hash},
                   {"test_hash", inputs.test.content_hash}};
+  // NIID-Bench's feature imbalance: worker w's noise, and a test set of one noisy copy per worker.
+  if (c.data.feature_noise > 0) s["dataset"]["feature_noise"] = c.data.feature_noise;
   if (inputs.partition)
     s["partition"] = {{"kind", to_string(c.data.partition)}, {"hash", inputs.partition->hash}, {"shard_sizes", shard_sizes(*inputs.partition)}};
   else

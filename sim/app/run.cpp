@@ -181,6 +181,7 @@ RunResult run_training(const RunInputs& inputs, MetricsLog& metrics, gpu::Backen
   models::NetworkObjective objective(std::move(network), ops, inputs.train, inputs.test, inputs.config.workers,
                                      inputs.config.batch_per_worker, inputs.partition, inputs.config.data_seed(),
                                      inputs.config.cap_batch_at_shard);
+  objective.set_feature_noise(feature_noise(inputs.config));
   RunResult r = run_training_with(inputs, metrics, ops, objective);
   r.backend_description = backend.description;
   r.forward_flops_per_sample = net->forward_flops_per_sample();

@@ -97,6 +97,10 @@ DataConfig make_data_config(const Scenario& s) {
   d.labels_assignment = choice_value(label_assignment_table(), s, "data.labels_assignment");
   d.lognormal_sigma = s.real("data.lognormal_sigma");
   d.qa_medical_fraction = s.real("data.qa_medical_fraction");
+  d.feature_noise = s.real("data.feature_noise");
+  if (d.feature_noise > 0 && d.dataset == DatasetSource::Qa)
+    s.fail("data.feature_noise", "the QA task's inputs are token ids, which noise would not perturb but corrupt",
+           "remove data.feature_noise, or use Fashion-MNIST or a synthetic dataset");
   try {
     d.label_groups = parse_label_groups(s.text("data.label_groups"));
   } catch (const ValueError& e) {
@@ -147,6 +151,10 @@ void add_data_keys(std::vector<KeySpec>& keys) {
              "label cycle (every label held by about as many workers, near-equal shards); random = worker i "
              "holds label i mod classes plus labels drawn at random (NIID-Bench's #C=k, uneven shards)"),
       real("data.lognormal_sigma", "1", at_least(0), "Lognormal partition: sigma of the shard-size distribution"),
+      real("data.feature_noise", "0", between(0, 10),
+           "NIID-Bench's noise-based feature imbalance: worker w's training inputs get fresh Gaussian noise of "
+           "standard deviation feature_noise * w / (workers - 1) at every step (pixels are in [0, 1]), and the "
+           "test set becomes the workers' noisy copies of it, one after the other; 0 = none"),
       real("data.qa_medical_fraction", "0.5", between(0, 1),
            "qa: share of the training examples drawn from the medical domain (the rest are finance)"),
       text("data.label_groups", "", "Groups partition: 'name:labels:workers' items separated by ';', e.g. "

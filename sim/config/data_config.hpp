@@ -44,6 +44,7 @@ struct DataConfig {
   double lognormal_sigma = 1.0;
   std::vector<LabelGroup> label_groups;
   double qa_medical_fraction = 0.5;  // qa: share of training examples from the medical domain
+  double feature_noise = 0.0;         // NIID-Bench's feature imbalance: the last worker's noise std (0 = none)
 
   // Generated data (FedProx's synthetic sets or the QA task) rather than Fashion-MNIST's files.
   bool synthetic() const { return dataset != DatasetSource::FashionMnist; }

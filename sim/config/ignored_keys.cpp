@@ -160,6 +160,8 @@ std::string dataset_settings(const std::string& key, const RunConfig& c) {
            " (it applies to synthetic and synthetic-iid)";
   if (key == "data.qa_medical_fraction" && d.dataset != DatasetSource::Qa)
     return std::string("has no effect with data.dataset = ") + to_string(d.dataset) + " (it applies to qa)";
+  if (key == "data.feature_noise" && d.feature_noise > 0 && c.workers < 2)
+    return "has no effect with one worker: the noise grows from none on worker 0 to the value on the last";
   return "";
 }
 

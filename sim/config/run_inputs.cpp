@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "gpu/cuda_device.hpp"
+#include "models/random.hpp"
 #include "sim/config/data_setup.hpp"
 #include "sim/config/qa_setup.hpp"
 #include "sim/config/workload_config.hpp"
@@ -57,9 +58,24 @@ RunInputs prepare_run(const Scenario& scenario) {
   }
   in.train = std::move(data.train);
   in.test = std::move(data.test);
+  if (const models::FeatureNoise noise = feature_noise(c); noise.active()) {
+    // NIID-Bench tests on every worker's noisy copy of the test set; keep the copies to about 300 MB.
+    constexpr long kMostNoisyTestSamples = 100000;
+    const long copies = static_cast<long>(noise.clients) * in.test.num_samples;
+    if (copies > kMostNoisyTestSamples)
+      at.fail("data.feature_noise",
+              "its test set is one noisy copy of the " + std::to_string(in.test.num_samples) + " test samples per worker, " +
+                  std::to_string(copies) + " in all, more than " + std::to_string(kMostNoisyTestSamples),
+              "lower data.test_samples to " + std::to_string(kMostNoisyTestSamples / noise.clients) + " or fewer");
+    in.test = models::noisy_test_copies(in.test, noise);
+  }
   in.partition = std::move(data.partition);
   in.qa = std::move(data.qa);
   return in;
+}
+
+models::FeatureNoise feature_noise(const RunConfig& config) {
+  return {config.data.feature_noise, config.workers, models::derive_seed(config.data_seed(), "feature-noise")};
 }
 
 models::CompressionSettings resolved_compression(const RunInputs& inputs) {

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "models/dataset.hpp"
+#include "models/feature_noise.hpp"
 #include "models/partition.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/config/data_setup.hpp"
@@ -31,6 +32,9 @@ struct RunInputs {
 // settings. Every user-fixable problem (a missing dataset file, a batch larger than the data, settings the
 // optimizer rejects) is an InputError pointing at the responsible key.
 RunInputs prepare_run(const Scenario& scenario);
+
+// data.feature_noise as the models layer takes it: per worker, seeded from the data seed.
+models::FeatureNoise feature_noise(const RunConfig& config);
 
 // The compression settings the run uses, resolved from RunConfig::compression once when the simulation is
 // set up: start_step raised to compression.start_epoch epochs of this run (rounds, for a strategy whose

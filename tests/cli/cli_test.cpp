@@ -205,6 +205,31 @@ TEST_F(Cli, QuickstartIsDeterministicAndReachesEightyFivePercent) {
   EXPECT_EQ(s["seed"], 1);
 }
 
+// NIID-Bench's feature imbalance end to end: the run completes, its summary says so, and it tests on one
+// noisy copy of the test set per worker; settings where it cannot act are refused or reported.
+TEST_F(Cli, FeatureNoiseTestsOnEveryWorkersNoisyCopy) {
+  const std::string small = " --set cluster.workers=4 --set training.max_steps=4 --set data.train_samples=2000"
+                            " --set data.test_samples=300";
+  const Outcome run = dtsim("run " + kQuickstart + small + " --set data.feature_noise=0.2 --quiet --out " +
+                            (dir_ / "noisy").string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json s = nlohmann::json::parse(read_file(dir_ / "noisy" / "summary.json"));
+  EXPECT_EQ(s["status"], "completed");
+  EXPECT_EQ(s["dataset"]["test_samples"], 4 * 300);
+  EXPECT_DOUBLE_EQ(s["dataset"]["feature_noise"].get<double>(), 0.2);
+  ASSERT_EQ(dtsim("run " + kQuickstart + small + " --quiet --out " + (dir_ / "clean").string()).exit_code, 0);
+  const nlohmann::json clean = nlohmann::json::parse(read_file(dir_ / "clean" / "summary.json"));
+  EXPECT_FALSE(clean["dataset"].contains("feature_noise"));
+  EXPECT_NE(clean["final_test_loss"], s["final_test_loss"]) << "the noise reaches the training batches";
+
+  expect_bad_input("check " + kQuickstart + " --set data.feature_noise=-0.1", "data.feature_noise");
+  expect_bad_input("check " + kQuickstart + " --set data.feature_noise=0.1 --set cluster.workers=16",
+                   "data.feature_noise");
+  const Outcome one = dtsim("check " + kQuickstart + " --strict --set cluster.workers=1 --set data.feature_noise=0.1");
+  EXPECT_EQ(one.exit_code, 2) << one.output;
+  EXPECT_NE(one.output.find("data.feature_noise: has no effect with one worker"), std::string::npos) << one.output;
+}
+
 }  // namespace
 
 namespace {

@@ -124,6 +124,9 @@ CASES += [
     setcase("groups_worker_count", "data.partition=groups' --set 'data.label_groups=a:0-4:2; b:5-9:2"),
     setcase("labels_per_worker_above_10", "data.partition=labels' --set 'data.labels_per_worker=11"),
     setcase("labels_assignment_unknown", "data.partition=labels' --set 'data.labels_assignment=uneven"),
+    setcase("feature_noise_negative", "data.feature_noise=-0.1"),
+    setcase("feature_noise_test_copies_too_many", "data.feature_noise=0.1' --set 'cluster.workers=16"),
+    setcase("feature_noise_on_qa", "model.arch=transformer' --set 'data.dataset=qa' --set 'data.feature_noise=0.1"),
     setcase("transformer_on_images", "model.arch=transformer"),
     setcase("qa_with_mlp", "data.dataset=qa"),
     setcase("transformer_heads_not_dividing", "model.arch=transformer' --set 'data.dataset=qa' --set "
