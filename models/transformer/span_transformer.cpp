@@ -20,6 +20,8 @@ void require_positive(int value, const char* field) {
   }
 }
 
+}  // namespace
+
 const char* projection_name(Projection p) {
   switch (p) {
     case Projection::Q: return "q";
@@ -31,8 +33,6 @@ const char* projection_name(Projection p) {
   }
   return "?";
 }
-
-}  // namespace
 
 // The shape of a block's projection: inputs × outputs.
 struct ProjectionShape {
@@ -128,9 +128,9 @@ SpanTransformer<T>::SpanTransformer(const TransformerConfig& config, const LoraC
     const std::string p = "block" + std::to_string(b) + ".";
     block_offsets_.push_back(add(p + "ln1.gain", d, true));
     block_offsets_.push_back(add(p + "ln1.shift", d, true));
-    for (const char* name : {"q", "k", "v", "o"}) {
-      block_offsets_.push_back(add(p + name + ".weight", d * d, false));
-      block_offsets_.push_back(add(p + name + ".bias", d, true));
+    for (const Projection attention : {Projection::Q, Projection::K, Projection::V, Projection::O}) {
+      block_offsets_.push_back(add(p + projection_name(attention) + ".weight", d * d, false));
+      block_offsets_.push_back(add(p + projection_name(attention) + ".bias", d, true));
     }
     block_offsets_.push_back(add(p + "ln2.gain", d, true));
     block_offsets_.push_back(add(p + "ln2.shift", d, true));

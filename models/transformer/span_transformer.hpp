@@ -67,6 +67,8 @@ struct LoraConfig {
 // The projections of a block that LoRA can adapt, in the order their adapters are stored.
 enum class Projection { Q, K, V, O, Mlp1, Mlp2 };
 constexpr int kProjections = 6;
+// Its name in tensor names ("q", "k", "v", "o", "mlp1", "mlp2").
+const char* projection_name(Projection p);
 // Base tensors per block: ln1 gain and shift, then weight and bias of Q, K, V, O, ln2 gain and shift, then weight
 // and bias of Mlp1 and Mlp2.
 constexpr int kBlockTensors = 16;

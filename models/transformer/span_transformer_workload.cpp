@@ -27,9 +27,9 @@ Workload span_transformer_workload(const SpanTransformer<float>& model) {
   if (lora.enabled()) {
     spec.lora.rank = lora.rank;
     spec.lora.alpha = lora.alpha;
-    const char* attention_names[4] = {"q", "k", "v", "o"};  // Projection::Q, K, V, O
-    for (int p = 0; p < 4; ++p)
-      if (model.adapted(static_cast<Projection>(p))) spec.lora.targets.push_back(attention_names[p]);
+    // The catalog names the attention projections as the model does (q, k, v, o); its MLP ones up and down.
+    for (const Projection p : {Projection::Q, Projection::K, Projection::V, Projection::O})
+      if (model.adapted(p)) spec.lora.targets.push_back(projection_name(p));
     if (lora.mlp) {
       spec.lora.targets.push_back("up");
       spec.lora.targets.push_back("down");
