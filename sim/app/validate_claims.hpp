@@ -65,6 +65,9 @@ struct Claim {
   // FAIL is printed as such but is expected, so it does not fail `dtsim validate`; its PASS would mean the
   // documentation is out of date.
   std::string known_disagreement;
+  // Seeds per configuration at full scale when --seeds is not given (--quick: 3). More than 3 where the
+  // full-scale effect sits so close to its threshold that 3 seeds cannot tell them apart (docs/validation.md).
+  int full_seeds = 3;
   std::function<ClaimVerdict(const std::map<std::string, Measured>&)> check;
 };
 

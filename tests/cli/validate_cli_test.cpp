@@ -36,6 +36,13 @@ TEST_F(Validate, ListsEveryClaimWithItsRuns) {
     EXPECT_TRUE(has(o.output, std::string(claim) + ": ")) << claim;
   EXPECT_TRUE(has(o.output, "--set data.train_samples=12000")) << "quick runs use the quick data";
   EXPECT_FALSE(has(dtsim::testing::run_dtsim("validate --list").output, "data.train_samples=12000"));
+  // Claims whose full-scale effect sits near its threshold run 5 seeds unless --seeds says otherwise.
+  const auto full = dtsim::testing::run_dtsim("validate --list").output;
+  EXPECT_TRUE(has(full, "against IID clients (5 seeds)")) << full;
+  EXPECT_TRUE(has(full, "within 1 point of synchronous SGD (5 seeds)")) << full;
+  EXPECT_TRUE(has(full, "within 1 point of FP32 (3 seeds)")) << full;
+  EXPECT_TRUE(has(o.output, "against IID clients (3 seeds)")) << "--quick runs 3";
+  EXPECT_TRUE(has(dtsim::testing::run_dtsim("validate --list --seeds 2").output, "against IID clients (2 seeds)"));
   const auto one = dtsim::testing::run_dtsim("validate --list --only topk-error-feedback");
   EXPECT_TRUE(has(one.output, "topk-error-feedback: ")) << one.output;
   EXPECT_FALSE(has(one.output, "mixed-precision: ")) << one.output;
