@@ -24,6 +24,20 @@ class Validate : public ::testing::Test {
     fs::remove_all(out_);
   }
   void TearDown() override { fs::remove_all(out_); }
+
+  // A scenario folder holding the top-k scenario cut to one training step (runs that take a second and learn
+  // nothing); returns the scenario file's path.
+  fs::path one_step_topk_scenario() {
+    fs::create_directories(out_ / "scenarios");
+    std::ifstream original(std::string(DTSIM_SOURCE_DIR) + "/scenarios/topk_error_feedback.ini");
+    std::string text((std::istreambuf_iterator<char>(original)), std::istreambuf_iterator<char>());
+    const size_t at = text.find("[training]\n");
+    EXPECT_NE(at, std::string::npos);
+    text.insert(at + std::string("[training]\n").size(), "max_steps = 1\n");
+    const fs::path scenario = out_ / "scenarios" / "topk_error_feedback.ini";
+    std::ofstream(scenario) << text;
+    return scenario;
+  }
   fs::path out_;
 };
 
@@ -72,15 +86,9 @@ TEST_F(Validate, OneClaimEndToEnd) {
 }
 
 TEST_F(Validate, AClaimThatDoesNotHoldFailsWithExitStatusOne) {
-  // A scenario folder whose top-k scenario trains one step: no configuration learns anything, so top-k
-  // without error feedback cannot lose the point the claim asks for.
-  fs::create_directories(out_ / "scenarios");
-  std::ifstream original(std::string(DTSIM_SOURCE_DIR) + "/scenarios/topk_error_feedback.ini");
-  std::string text((std::istreambuf_iterator<char>(original)), std::istreambuf_iterator<char>());
-  const size_t at = text.find("[training]\n");
-  ASSERT_NE(at, std::string::npos);
-  text.insert(at + std::string("[training]\n").size(), "max_steps = 1\n");
-  std::ofstream(out_ / "scenarios" / "topk_error_feedback.ini") << text;
+  // With one step no configuration learns anything, so top-k without error feedback cannot lose the point
+  // the claim asks for.
+  one_step_topk_scenario();
   const auto o = dtsim::testing::run_dtsim("validate --quick --only topk-error-feedback --seeds 2 --jobs 2 --out " +
                                            (out_ / "runs").string() + " --scenarios " + (out_ / "scenarios").string());
   EXPECT_EQ(o.exit_code, 1) << o.output;
@@ -91,14 +99,7 @@ TEST_F(Validate, AClaimThatDoesNotHoldFailsWithExitStatusOne) {
 // interrupted run (no summary.json) and a run recorded with other flags are run again, and so is every run
 // once the scenario file changes. Runs of one step (a copied scenario folder) keep this test fast.
 TEST_F(Validate, ResumeKeepsOnlyFinishedRunsOfTheSameConfiguration) {
-  fs::create_directories(out_ / "scenarios");
-  std::ifstream original(std::string(DTSIM_SOURCE_DIR) + "/scenarios/topk_error_feedback.ini");
-  std::string text((std::istreambuf_iterator<char>(original)), std::istreambuf_iterator<char>());
-  const size_t at = text.find("[training]\n");
-  ASSERT_NE(at, std::string::npos);
-  text.insert(at + std::string("[training]\n").size(), "max_steps = 1\n");
-  const fs::path scenario = out_ / "scenarios" / "topk_error_feedback.ini";
-  std::ofstream(scenario) << text;
+  const fs::path scenario = one_step_topk_scenario();
   const std::string command = "validate --quick --only topk-error-feedback --seeds 1 --jobs 2 --out " +
                               (out_ / "runs").string() + " --scenarios " + (out_ / "scenarios").string();
   const auto first = dtsim::testing::run_dtsim(command + " --resume");
