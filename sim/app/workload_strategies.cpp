@@ -1,5 +1,6 @@
 #include "sim/app/workload_strategies.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/strategies/ps/ps_partition.hpp"
@@ -70,11 +71,19 @@ void simulate_local_sgd_steps(SimulatedSteps& out, const models::Workload& w, co
   spec.steps = steps;
   spec.stragglers = stragglers;
   spec.one_rank_may_stand_in = cfg.heterogeneity.empty();  // slow hosts and draws make ranks differ
+  // Post-local SGD: its synchronous steps are sync data parallelism's (buckets handed during backward).
+  TimingSpec synchronous = timing_spec(w, setup, rates, speed);
+  synchronous.steps = steps;
+  synchronous.bucket_bytes = cfg.sync.bucket_bytes;
+  synchronous.overlap = cfg.sync.overlap;
+  spec.sync_until_step = static_cast<int>(std::min<int64_t>(cfg.sync.sync_until_step, steps));
+  spec.sync_step = &synchronous;
   const LocalSgdTimingOutcome r = run_local_sgd_timing(platform, spec, make);
   out.timing = r.timing;
   out.end_s = out.timing.step_end_s.back();
   out.step_s = out.end_s / steps;  // averaging steps and local ones, in their proportion
   out.details = {{"local_steps", spec.local_steps},
+                 {"sync_until_step", spec.sync_until_step},
                  {"averagings", r.averagings},
                  {"averaged_bytes", spec.averaged_bytes}};
 }

@@ -101,7 +101,7 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   CollectiveOptions options = cfg.collectives.options(cfg.fabric, cfg.layout);
   // Stage 3 gathers each bucket's weights twice (forward and backward) and a frozen tail's.
   const size_t buckets = timing_buckets(t).size();
-  options.calls_per_step = cfg.strategy == Strategy::Local ? 1
+  options.calls_per_step = cfg.strategy == Strategy::Local && cfg.sync.sync_until_step == 0 ? 1
                            : t.zero_stage == 3             ? 3 * buckets + 2
                                                            : buckets + (t.zero_stage > 0 ? 1 : 0);
   std::string described;

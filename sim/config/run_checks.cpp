@@ -200,20 +200,15 @@ void check_zero(const RunConfig& c, const KeyOrigins& at) {
             "the weights again)", "set sync.accumulation_steps = 1, or sync.zero_stage = 1 or 2");
 }
 
-// What a timing-only run of each strategy simulates (sim/strategies/timing/): sync, local SGD from the start,
-// async-ps, and federated rounds planned without a dataset.
+// What a timing-only run of each strategy simulates (sim/strategies/timing/): sync, local SGD (post-local
+// too), async-ps, and federated rounds planned without a dataset.
 void check_timing_only_strategy(const RunConfig& c, const KeyOrigins& at) {
-  const std::string proxy_hint = "set workload.proxy = true to train a built-in model with " +
-                                 std::string(to_string(c.strategy)) + " on the workload's clock";
   if (!c.heterogeneity.faults.events.empty())
     at.fail("faults.events", "a timing-only run of a workload does not simulate failures",
             "leave [faults] empty, or remove workload.name to train a built-in model through them");
   if (c.strategy == Strategy::Local && c.sync.local_steps == 1)
     at.fail("local.local_steps", "local SGD averaging after every step is synchronous data parallelism",
             "use training.strategy = sync, or local.local_steps of 2 or more");
-  if (c.strategy == Strategy::Local && c.sync.sync_until_step > 0)
-    at.fail("local.sync_until_step", "a timing-only run of a workload does not simulate post-local SGD's synchronous "
-            "first steps", "remove local.sync_until_step, or " + proxy_hint);
   if (c.strategy != Strategy::Federated) return;
   if (c.fl.local_steps == 0 && c.fl.local_steps_by_client.empty())
     at.fail("fl.local_steps", "a timing-only run of a workload has no dataset to count local epochs in",

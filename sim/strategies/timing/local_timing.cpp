@@ -15,9 +15,17 @@ LocalSgdTimingOutcome run_local_sgd_timing(const Platform& platform, const Local
                                            MakeCollective make) {
   if (spec.steps < 1 || spec.local_steps < 2)
     throw std::invalid_argument("local SGD timing: at least one step, and averages at most every 2 steps");
+  if (spec.sync_until_step > 0 && !spec.sync_step)
+    throw std::invalid_argument("local SGD timing: post-local SGD needs its synchronous steps' spec");
   std::unique_ptr<Collective> average = make(CollectiveKind::Allreduce, "params");
-  const bool stand_in = spec.one_rank_may_stand_in && identical_workers(platform) && average->can_stand_in_for_all();
-  if (stand_in) average->stand_in_for_all();
+  std::unique_ptr<SyncStepper> synchronous;
+  if (spec.sync_until_step > 0) synchronous = std::make_unique<SyncStepper>(platform, *spec.sync_step, make);
+  const bool stand_in = spec.one_rank_may_stand_in && identical_workers(platform) && average->can_stand_in_for_all() &&
+                        (!synchronous || synchronous->can_stand_in_for_all());
+  if (stand_in) {
+    average->stand_in_for_all();
+    if (synchronous) synchronous->stand_in_for_all();
+  }
   const int n = stand_in ? 1 : platform.num_workers();
 
   LocalSgdTimingOutcome out;
@@ -25,32 +33,44 @@ LocalSgdTimingOutcome run_local_sgd_timing(const Platform& platform, const Local
   out.timing.step_end_s.assign(spec.steps, 0.0);
   out.timing.step_wall_s.assign(spec.steps, 0.0);
   const auto wall_start = std::chrono::steady_clock::now();
-  const auto averaged_after = [&](int step) { return (step + 1) % spec.local_steps == 0 || step + 1 == spec.steps; };
+  // Local steps are counted from the end of the synchronous ones (sync_dp.cpp, model_averaging_after).
+  const auto averaged_after = [&](int step) {
+    return step >= spec.sync_until_step &&
+           ((step + 1 - spec.sync_until_step) % spec.local_steps == 0 || step + 1 == spec.steps);
+  };
   for (int step = 0; step < spec.steps; ++step) out.averagings += averaged_after(step) ? 1 : 0;
   std::vector<double> compute(n, 0.0), exposed(n, 0.0);
-  for (int r = 0; r < n; ++r)
+  for (int r = 0; r < n; ++r) {
+    if (synchronous) synchronous->start(r);
     sg4::Actor::create("worker" + std::to_string(r), platform.workers[r], [&, r] {
       for (int step = 0; step < spec.steps; ++step) {
         const double start = sg4::Engine::get_clock();
         const double multiplier = spec.stragglers ? spec.stragglers->compute_multiplier(r, step) : 1.0;
-        sg4::this_actor::execute(spec.forward_flops * multiplier);
-        sg4::this_actor::execute(spec.backward_update_flops * multiplier);
-        const double computed = sg4::Engine::get_clock();
-        compute[r] += computed - start;
-        if (averaged_after(step)) average->run(r, spec.averaged_bytes);
+        double computed_s = 0;
+        if (step < spec.sync_until_step) {
+          computed_s = synchronous->step(r, step, multiplier);
+        } else {
+          sg4::this_actor::execute(spec.forward_flops * multiplier);
+          sg4::this_actor::execute(spec.backward_update_flops * multiplier);
+          computed_s = sg4::Engine::get_clock() - start;
+          if (averaged_after(step)) average->run(r, spec.averaged_bytes);
+        }
+        compute[r] += computed_s;
         const double end = sg4::Engine::get_clock();
-        exposed[r] += end - computed;
+        exposed[r] += (end - start) - computed_s;
         out.timing.step_end_s[step] = std::max(out.timing.step_end_s[step], end);
         out.timing.step_wall_s[step] =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
       }
     });
+  }
   sg4::Engine::get_instance()->run();
   for (int r = 0; r < n; ++r) {
     out.timing.compute_s += compute[r] / (static_cast<double>(n) * spec.steps);
     out.timing.exposed_s += exposed[r] / (static_cast<double>(n) * spec.steps);
   }
-  out.timing.bytes_sent = average->bytes_sent();
+  out.timing.bytes_sent = average->bytes_sent() + (synchronous ? synchronous->bytes_sent() : 0);
+  out.timing.buckets = synchronous ? synchronous->buckets() : 0;
   return out;
 }
 

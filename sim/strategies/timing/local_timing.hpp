@@ -4,8 +4,10 @@
 // step (sync/sync_dp.hpp, local_step) without the values, so a proxy run of the same workload gives the same
 // simulated time (tests/cli/strategy_timing_cli_test.cpp).
 //
-// Not simulated here (refused by the configuration): post-local SGD's synchronous first steps
-// (local.sync_until_step) and H = 1, which is synchronous data parallelism (sync_timing.hpp times it).
+// Post-local SGD (local.sync_until_step = S): the first S steps are synchronous data-parallel steps (the
+// gradient buckets allreduced during backward, sync_timing.hpp's SyncStepper), then local steps whose
+// averages fall every H steps counted from S, and after the last, as the run with numerics does. H = 1 is
+// synchronous data parallelism, which sync_timing.hpp times (refused here).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,8 @@ struct LocalSgdTimingSpec {
   int steps = 10;
   bool one_rank_may_stand_in = true; // false: simulate every rank even where one could stand in
   const StragglerModel* stragglers = nullptr;  // per-step slowdowns of worker r's step s; null: none
+  int sync_until_step = 0;           // post-local SGD: steps before this one are synchronous
+  const TimingSpec* sync_step = nullptr;  // those steps' spec (needed when sync_until_step > 0)
 };
 
 struct LocalSgdTimingOutcome {

@@ -69,77 +69,98 @@ std::vector<Bucket> timing_buckets(const TimingSpec& spec) {
   return plan_buckets(valued, spec.bucket_bytes, spec.bytes_per_value);
 }
 
-TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, MakeCollective make) {
-  if (spec.steps < 1) throw std::invalid_argument("timing: at least one step");
+SyncStepper::SyncStepper(const Platform& platform, const TimingSpec& spec, const MakeCollective& make)
+    : spec_(spec) {
   if (spec.zero_stage < 0 || spec.zero_stage > 3) throw std::invalid_argument("timing: ZeRO stage must be 0 to 3");
-  double tail_flops = 0;
-  for (size_t i = valued_segments(spec); i < spec.segments.size(); ++i) tail_flops += spec.segments[i].backward_flops;
+  for (size_t i = valued_segments(spec); i < spec.segments.size(); ++i) tail_flops_ += spec.segments[i].backward_flops;
   const std::vector<Bucket> buckets = timing_buckets(spec);
   const bool zero = spec.zero_stage > 0, zero3 = spec.zero_stage == 3;
-  auto streams = std::make_unique<BucketStreams>(platform, buckets, spec.bytes_per_value, make, nullptr,
-                                                 zero ? CollectiveKind::ReduceScatter : CollectiveKind::Allreduce);
+  streams_ = std::make_unique<BucketStreams>(platform, buckets, spec.bytes_per_value, make, nullptr,
+                                             zero ? CollectiveKind::ReduceScatter : CollectiveKind::Allreduce);
   // Stages 1-2: one all-gather of the updated weights after the step. Stage 3: the units' gathers.
-  std::unique_ptr<Collective> gather = zero && !zero3 ? make(CollectiveKind::AllGather, "params") : nullptr;
-  std::unique_ptr<WeightGathers> units;
-  std::vector<double> unit_forward;  // stage 3: each unit's forward FLOPs
+  if (zero && !zero3) gather_ = make(CollectiveKind::AllGather, "params");
   if (zero3) {
     if (spec.segment_forward_flops.size() != spec.segments.size() ||
         spec.segment_gather_bytes.size() != spec.segments.size())
       throw std::invalid_argument("timing: ZeRO stage 3 needs each segment's forward FLOPs and weight bytes");
-    units = std::make_unique<WeightGathers>(platform, weight_units(buckets, spec.segment_gather_bytes), make);
-    for (int u = 0; u < units->units(); ++u)
-      unit_forward.push_back(units->over_segments(u, [&](size_t i) { return spec.segment_forward_flops[i]; }));
+    units_ = std::make_unique<WeightGathers>(platform, weight_units(buckets, spec.segment_gather_bytes), make);
+    for (int u = 0; u < units_->units(); ++u)
+      unit_forward_.push_back(units_->over_segments(u, [&](size_t i) { return spec.segment_forward_flops[i]; }));
   }
+}
 
+SyncStepper::~SyncStepper() = default;
+
+bool SyncStepper::can_stand_in_for_all() const {
+  return streams_->can_stand_in_for_all() && (!gather_ || gather_->can_stand_in_for_all()) &&
+         (!units_ || units_->can_stand_in_for_all());
+}
+
+void SyncStepper::stand_in_for_all() {
+  streams_->stand_in_for_all();
+  if (gather_) gather_->stand_in_for_all();
+  if (units_) units_->stand_in_for_all();
+}
+
+void SyncStepper::start(int rank) {
+  streams_->start(rank, "stream" + std::to_string(rank));
+  if (units_) units_->start(rank, "gathers" + std::to_string(rank));
+}
+
+double SyncStepper::step(int r, int step, double multiplier) {
+  double computed = 0;  // this step's executions; the rest of the step is exposed communication
+  const auto run = [&computed, multiplier](double flops) {
+    const double t0 = sg4::Engine::get_clock();
+    sg4::this_actor::execute(flops * multiplier);
+    computed += sg4::Engine::get_clock() - t0;
+  };
+  if (units_)
+    units_->forward(r, step, [&](int u) { run(unit_forward_[u]); });
+  else
+    run(spec_.forward_flops);
+  for (int b = 0; b < streams_->size(); ++b) {
+    if (units_) units_->before_backward(r, b, step);
+    run(streams_->bucket(b).backward_flops);
+    if (spec_.overlap) streams_->hand(r, b, step);
+  }
+  if (units_ && units_->units() > streams_->size()) units_->before_backward(r, streams_->size(), step);
+  if (tail_flops_ > 0) run(tail_flops_);
+  if (!spec_.overlap)
+    for (int b = 0; b < streams_->size(); ++b) streams_->hand(r, b, step);
+  streams_->wait_all(r);
+  run(spec_.optimizer_flops);
+  if (gather_) gather_->run(r, static_cast<uint64_t>(spec_.gathered_bytes));
+  return computed;
+}
+
+int SyncStepper::buckets() const { return streams_->size(); }
+
+uint64_t SyncStepper::bytes_sent() const {
+  return streams_->bytes_sent() + (gather_ ? gather_->bytes_sent() : 0) + (units_ ? units_->bytes_sent() : 0);
+}
+
+TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, MakeCollective make) {
+  if (spec.steps < 1) throw std::invalid_argument("timing: at least one step");
+  SyncStepper stepper(platform, spec, make);
   // Identical workers calling analytic collectives all run the same timeline, so rank 0 can stand in for
   // them all (Collective::stand_in_for_all): the same simulated times, without 2 actors per GPU.
-  const bool stand_in = spec.one_rank_may_stand_in && identical_workers(platform) && streams->can_stand_in_for_all() &&
-                        (!gather || gather->can_stand_in_for_all()) &&
-                        (!units || units->can_stand_in_for_all());
-  if (stand_in) {
-    streams->stand_in_for_all();
-    if (gather) gather->stand_in_for_all();
-    if (units) units->stand_in_for_all();
-  }
+  const bool stand_in = spec.one_rank_may_stand_in && identical_workers(platform) && stepper.can_stand_in_for_all();
+  if (stand_in) stepper.stand_in_for_all();
   const int n = stand_in ? 1 : platform.num_workers();
   TimingOutcome out;
   out.one_rank_for_all = stand_in;
-  out.buckets = streams->size();
+  out.buckets = stepper.buckets();
   out.step_end_s.assign(spec.steps, 0.0);
   out.step_wall_s.assign(spec.steps, 0.0);
   const auto wall_start = std::chrono::steady_clock::now();
   std::vector<double> compute(n, 0.0), exposed(n, 0.0);
   for (int r = 0; r < n; ++r) {
-    streams->start(r, "stream" + std::to_string(r));
-    if (units) units->start(r, "gathers" + std::to_string(r));
+    stepper.start(r);
     sg4::Actor::create("worker" + std::to_string(r), platform.workers[r], [&, r] {
-      double computed = 0;  // this step's executions; the rest of the step is exposed communication
-      double multiplier = 1;  // this step's straggler draw
-      const auto run = [&computed, &multiplier](double flops) {
-        const double t0 = sg4::Engine::get_clock();
-        sg4::this_actor::execute(flops * multiplier);
-        computed += sg4::Engine::get_clock() - t0;
-      };
       for (int step = 0; step < spec.steps; ++step) {
         const double start = sg4::Engine::get_clock();
-        computed = 0;
-        multiplier = spec.stragglers ? spec.stragglers->compute_multiplier(r, step) : 1.0;
-        if (units)
-          units->forward(r, step, [&](int u) { run(unit_forward[u]); });
-        else
-          run(spec.forward_flops);
-        for (int b = 0; b < streams->size(); ++b) {
-          if (units) units->before_backward(r, b, step);
-          run(streams->bucket(b).backward_flops);
-          if (spec.overlap) streams->hand(r, b, step);
-        }
-        if (units && units->units() > streams->size()) units->before_backward(r, streams->size(), step);
-        if (tail_flops > 0) run(tail_flops);
-        if (!spec.overlap)
-          for (int b = 0; b < streams->size(); ++b) streams->hand(r, b, step);
-        streams->wait_all(r);
-        run(spec.optimizer_flops);
-        if (gather) gather->run(r, static_cast<uint64_t>(spec.gathered_bytes));
+        const double computed =
+            stepper.step(r, step, spec.stragglers ? spec.stragglers->compute_multiplier(r, step) : 1.0);
         const double end = sg4::Engine::get_clock();
         compute[r] += computed;
         exposed[r] += (end - start) - computed;
@@ -153,8 +174,7 @@ TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, 
     out.compute_s += compute[r] / (static_cast<double>(n) * spec.steps);
     out.exposed_s += exposed[r] / (static_cast<double>(n) * spec.steps);
   }
-  out.bytes_sent = streams->bytes_sent() + (gather ? gather->bytes_sent() : 0) +
-                   (units ? units->bytes_sent() : 0);
+  out.bytes_sent = stepper.bytes_sent();
   return out;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "models/objective.hpp"
@@ -68,6 +69,30 @@ std::vector<Bucket> timing_buckets(const TimingSpec& spec);
 // Host::get_speed() is the peak: a slow host of [stragglers] (a speed profile) is not seen here, so callers
 // also forbid the stand-in when any heterogeneity is set (one_rank_may_stand_in).
 bool identical_workers(const Platform& platform);
+
+// One synchronous step of a TimingSpec on one worker, with the collectives it needs (the bucket streams and
+// ZeRO's gathers): run_sync_timing runs every step with it, post-local SGD (local_timing.hpp) its first ones.
+class SyncStepper {
+ public:
+  SyncStepper(const Platform& platform, const TimingSpec& spec, const MakeCollective& make);
+  ~SyncStepper();
+  bool can_stand_in_for_all() const;  // every collective analytic: rank 0 may run alone
+  void stand_in_for_all();
+  void start(int rank);  // the rank's stream actors; before the engine runs
+  // Worker r's step `step` (forward, backward handing buckets, the optimizer, ZeRO's gathers), every
+  // execution `multiplier` times its FLOPs; returns the seconds spent computing.
+  double step(int r, int step, double multiplier);
+  int buckets() const;
+  uint64_t bytes_sent() const;
+
+ private:
+  const TimingSpec& spec_;
+  double tail_flops_ = 0;
+  std::unique_ptr<BucketStreams> streams_;
+  std::unique_ptr<Collective> gather_;
+  std::unique_ptr<WeightGathers> units_;
+  std::vector<double> unit_forward_;  // stage 3: each unit's forward FLOPs
+};
 
 // Runs `spec.steps` steps on every worker of `platform` in the engine that built it (which must not have
 // run yet) and returns their timing. `make` builds each bucket's allreduce. When every collective is
