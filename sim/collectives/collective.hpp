@@ -74,8 +74,20 @@ std::unique_ptr<Collective> make_collective(CollectiveKind kind, Algorithm algor
 // (≈3 µs of wall time each: ≤ 0.5 s per collective, e.g. a ring allreduce up to N = 274), else aggregated
 // while that needs at most kAutoMaxFlows flows (N up to ~150 000 for a ring), else analytic. With
 // `calls_per_step` calls in a step (CollectiveOptions::calls_per_step), the budget is for all of them.
+// `stepwise_cap` (CollectiveOptions::auto_stepwise_cap), when not 0, lowers the stepwise budget per call.
 inline constexpr uint64_t kAutoMaxFlows = 150'000;
 Fidelity resolve_fidelity(Fidelity requested, uint64_t stepwise_flows, uint64_t aggregated_flows,
-                          uint64_t calls_per_step = 1);
+                          uint64_t calls_per_step = 1, uint64_t stepwise_cap = 0);
+
+// What a stepwise transfer costs in wall time, in FLOPs of the CPU backend's numerics: 2.1 µs per transfer
+// against ~77 GFLOP/s of gradient computation, both measured on the 2-core development machine
+// (docs/workloads.md, "The simulator's overhead").
+inline constexpr double kNumericsFlopsPerStepwiseTransfer = 1.6e5;
+// The share of the numerics' wall time the stepwise transfers may add in a run with numerics.
+inline constexpr double kStepwiseShareOfNumerics = 0.1;
+// The stepwise transfers per step a run may simulate whose numerics compute `numerics_flops_per_step` FLOPs
+// per step (every worker's gradients): at least 1. Counted in FLOPs, not measured time, so that the choice,
+// and hence the simulated times, do not depend on the machine.
+uint64_t numerics_stepwise_cap(double numerics_flops_per_step);
 
 }  // namespace dtsim::sim

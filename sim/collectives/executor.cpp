@@ -44,12 +44,19 @@ std::string format_rate(double b) {
 }  // namespace
 
 Fidelity resolve_fidelity(Fidelity requested, uint64_t stepwise_flows, uint64_t aggregated_flows,
-                          uint64_t calls_per_step) {
+                          uint64_t calls_per_step, uint64_t stepwise_cap) {
   if (requested != Fidelity::Auto) return requested;
   const uint64_t calls = std::max<uint64_t>(1, calls_per_step);
-  if (stepwise_flows <= kAutoMaxFlows / calls) return Fidelity::Stepwise;
+  const uint64_t stepwise_budget = stepwise_cap > 0 ? std::min(kAutoMaxFlows, stepwise_cap) : kAutoMaxFlows;
+  if (stepwise_flows <= stepwise_budget / calls) return Fidelity::Stepwise;
   if (aggregated_flows <= kAutoMaxFlows / calls) return Fidelity::Aggregated;
   return Fidelity::Analytic;
+}
+
+uint64_t numerics_stepwise_cap(double numerics_flops_per_step) {
+  const double cap = kStepwiseShareOfNumerics * numerics_flops_per_step / kNumericsFlopsPerStepwiseTransfer;
+  if (!(cap >= 1.0)) return 1;
+  return cap >= static_cast<double>(kAutoMaxFlows) ? kAutoMaxFlows : static_cast<uint64_t>(cap);
 }
 
 PlannedCollective::PlannedCollective(CollectiveKind kind, Algorithm algorithm, Fidelity requested,
@@ -75,7 +82,8 @@ PlannedCollective::PlannedCollective(CollectiveKind kind, Algorithm algorithm, F
   for (const Phase& phase : probe.phases)
     for (const Group& g : phase.groups)
       for (int pos = 0; pos < g.schedule->size(); ++pos) auto_aggregated_flows_ += g.schedule->totals(pos).sends.size();
-  fidelity_ = resolve_fidelity(requested, auto_stepwise_flows_, auto_aggregated_flows_, options.calls_per_step);
+  fidelity_ = resolve_fidelity(requested, auto_stepwise_flows_, auto_aggregated_flows_, options.calls_per_step,
+                               options.auto_stepwise_cap);
 }
 
 HopClass PlannedCollective::hop_class(int from, int to) const {

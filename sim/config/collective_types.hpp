@@ -72,6 +72,10 @@ struct CollectiveOptions {
   // How many collectives like this one a step calls (a timing-only run's gradient buckets): fidelity auto
   // shares its flow budget among them, so that a step of many buckets stays as cheap to simulate as one call.
   uint64_t calls_per_step = 1;
+  // A run with numerics caps what fidelity auto lets the stepwise fidelity simulate per call, so that the
+  // transfers cost a small share of the numerics' own wall time (numerics_stepwise_cap, collective.hpp);
+  // 0: no cap beyond auto's own budget.
+  uint64_t auto_stepwise_cap = 0;
 };
 
 // Names as the scenario keys and the CLI spell them ("allreduce", "reduce_scatter", …; "stepwise", …;

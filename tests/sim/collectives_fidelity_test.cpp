@@ -64,6 +64,21 @@ TEST(AutoFidelity, ThresholdsOnTheStepwiseFlowCount) {
   EXPECT_EQ(resolve_fidelity(Fidelity::Auto, 5, 5, 0), Fidelity::Stepwise);  // no calls counts as one
 }
 
+TEST(AutoFidelity, ARunsNumericsCapTheStepwiseBudget) {
+  // A tenth of the numerics at 1.6e5 FLOPs per transfer: 1.6 GFLOP a step allows 1,000 transfers.
+  EXPECT_EQ(numerics_stepwise_cap(1.6e9), 1000u);
+  EXPECT_EQ(numerics_stepwise_cap(1.6e9 - 1.6e6), 999u);
+  EXPECT_EQ(numerics_stepwise_cap(0.0), 1u);  // never 0, which would mean "no cap"
+  EXPECT_EQ(numerics_stepwise_cap(1e30), kAutoMaxFlows);
+  EXPECT_EQ(resolve_fidelity(Fidelity::Auto, 1000, 10, 1, 1000), Fidelity::Stepwise);
+  EXPECT_EQ(resolve_fidelity(Fidelity::Auto, 1001, 10, 1, 1000), Fidelity::Aggregated);
+  EXPECT_EQ(resolve_fidelity(Fidelity::Auto, 250, 10, 4, 1000), Fidelity::Stepwise);  // shared by the calls
+  EXPECT_EQ(resolve_fidelity(Fidelity::Auto, 251, 10, 4, 1000), Fidelity::Aggregated);
+  // A cap above auto's own budget does not raise it, and an explicit fidelity ignores the cap.
+  EXPECT_EQ(resolve_fidelity(Fidelity::Auto, kAutoMaxFlows + 1, 10, 1, 10 * kAutoMaxFlows), Fidelity::Aggregated);
+  EXPECT_EQ(resolve_fidelity(Fidelity::Stepwise, 1001, 10, 1, 1000), Fidelity::Stepwise);
+}
+
 TEST(AutoFidelity, RingIsStepwiseUpTo274RanksThenAggregated) {
   // 2N(N−1) transfers per ring allreduce: 149 604 at N = 274, 150 700 at N = 275.
   const Outcome small = testing::simulate_on_star({CollectiveKind::Allreduce, Algorithm::Ring, Fidelity::Auto, 274, 1, {}});

@@ -1,6 +1,7 @@
 // Synchronous data parallel with buckets and accumulation, and local SGD, through the whole simulator.
 #include <gtest/gtest.h>
 
+#include "sim/collectives/collective.hpp"
 #include "tests/sim/training_support.hpp"
 
 namespace dtsim::sim {
@@ -73,6 +74,55 @@ TEST(SyncDataParallel, OverlappedBucketsAreBoundedByComputeAndCommunication) {
   EXPECT_GE(overlapped.simulated_time, std::max(compute, communication) * (1 - 1e-12));
   EXPECT_LT(overlapped.simulated_time, serial.simulated_time);
   EXPECT_EQ(overlapped.params, serial.params) << "overlap changes time, not numerics";
+}
+
+
+// Fidelity auto in a run with numerics: the stepwise transfers of a step may cost a tenth of its numerics
+// (numerics_stepwise_cap), else the allreduce is aggregated; where other traffic shares the links auto keeps
+// stepwise up to its own budget.
+struct FidelityRun {
+  std::string fidelity;    // what the bucket allreduces ran at
+  double simulated_time = 0;
+  double numerics_flops = 0;  // every worker's gradient work in one step
+};
+
+FidelityRun run_fidelity(int workers, int batch, Fidelity fidelity, bool background) {
+  const std::string out = dtsim::testing::run_in_child([=] {
+    const RunInputs in = small_training_run(workers, batch, 4, [=](RunConfig& c) {
+      c.collectives.fidelity = fidelity;
+      // A flow that starts long after the run: traffic on the links in principle, none in fact.
+      if (background) c.heterogeneity.background.flows = {{0, 1, 1e6, kNever, 0.0}};
+    });
+    MetricsLog metrics;
+    const RunResult r = run_training(in, metrics);
+    const double flops = workers * batch * (r.forward_flops_per_sample + r.backward_flops_per_sample);
+    return r.strategy_details.at("collective_fidelity").get<std::string>() + "\n" +
+           dtsim::testing::to_bytes(std::vector<double>{r.simulated_time_s, flops});
+  });
+  const size_t newline = out.find('\n');
+  const std::vector<double> numbers = dtsim::testing::from_bytes<double>(out.substr(newline + 1));
+  return {out.substr(0, newline), numbers.at(0), numbers.at(1)};
+}
+
+TEST(SyncDataParallel, AutoFidelityHoldsStepwiseTransfersToATenthOfTheNumerics) {
+  // 16 workers of one sample: 480 ring transfers a step against ~6 MFLOP of gradients (a cap of ~4).
+  const FidelityRun cheap = run_fidelity(16, 1, Fidelity::Auto, false);
+  EXPECT_LT(numerics_stepwise_cap(cheap.numerics_flops), 2u * 16 * 15);
+  EXPECT_EQ(cheap.fidelity, "aggregated");
+  EXPECT_EQ(cheap.simulated_time, run_fidelity(16, 1, Fidelity::Aggregated, false).simulated_time);
+  const FidelityRun stepwise = run_fidelity(16, 1, Fidelity::Stepwise, false);
+  EXPECT_EQ(stepwise.fidelity, "stepwise");
+  EXPECT_NEAR(cheap.simulated_time, stepwise.simulated_time, 1e-4 * stepwise.simulated_time)
+      << "without other traffic the two fidelities agree";
+
+  // 4 workers of 64 samples: 24 transfers against ~120 MFLOP (a cap of ~75).
+  const FidelityRun dear = run_fidelity(4, 64, Fidelity::Auto, false);
+  EXPECT_GE(numerics_stepwise_cap(dear.numerics_flops), 2u * 4 * 3);
+  EXPECT_EQ(dear.fidelity, "stepwise");
+  EXPECT_EQ(dear.simulated_time, run_fidelity(4, 64, Fidelity::Stepwise, false).simulated_time);
+
+  // Background traffic: the cap is off, and 480 transfers are well inside auto's own budget.
+  EXPECT_EQ(run_fidelity(16, 1, Fidelity::Auto, true).fidelity, "stepwise");
 }
 
 }  // namespace

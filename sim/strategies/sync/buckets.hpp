@@ -67,6 +67,8 @@ class BucketStreams {
   int handed(int rank) const;  // buckets handed to rank's stream so far
   int size() const { return static_cast<int>(buckets_.size()); }
   const Bucket& bucket(int b) const { return buckets_[b]; }
+  // The fidelity the bucket collectives run at (as fidelity auto resolved it).
+  Fidelity fidelity() const { return collectives_.front()->fidelity(); }
 
   // Lets rank 0's stream stand in for every rank's (Collective::stand_in_for_all): possible when every bucket
   // collective is analytic and there is no wire (a compressed wire waits for every worker's message).

@@ -79,6 +79,9 @@ class SyncDataParallel final : public TrainingStrategy {
   void record_if_due(int64_t applied, int64_t step);
   // Local SGD's model average: the replica at its wire width (in a proxy run, the workload's trained weights).
   uint64_t averaged_bytes() const;
+  // Fidelity auto's stepwise budget per collective call in a run with numerics (CollectiveOptions::
+  // auto_stepwise_cap) for `calls_per_step` calls a step; 0 (no cap) where other traffic or faults are simulated.
+  uint64_t auto_stepwise_cap(size_t calls_per_step) const;
   bool gradient_averaging(int64_t step) const;
   bool model_averaging_after(int64_t step) const;
   TrainableParameters& replica(int rank) { return *replicas_[local_ ? rank : 0]; }
