@@ -72,12 +72,14 @@ void simulate_local_sgd_steps(SimulatedSteps& out, const models::Workload& w, co
   spec.stragglers = stragglers;
   spec.one_rank_may_stand_in = cfg.heterogeneity.empty();  // slow hosts and draws make ranks differ
   // Post-local SGD: its synchronous steps are sync data parallelism's (buckets handed during backward).
-  TimingSpec synchronous = timing_spec(w, setup, rates, speed);
-  synchronous.steps = steps;
-  synchronous.bucket_bytes = cfg.sync.bucket_bytes;
-  synchronous.overlap = cfg.sync.overlap;
   spec.sync_until_step = static_cast<int>(std::min<int64_t>(cfg.sync.sync_until_step, steps));
-  spec.sync_step = &synchronous;
+  TimingSpec synchronous;
+  if (spec.sync_until_step > 0) {
+    synchronous = timing_spec(w, setup, rates, speed);
+    synchronous.bucket_bytes = cfg.sync.bucket_bytes;
+    synchronous.overlap = cfg.sync.overlap;
+    spec.sync_step = &synchronous;
+  }
   const LocalSgdTimingOutcome r = run_local_sgd_timing(platform, spec, make);
   out.timing = r.timing;
   out.end_s = out.timing.step_end_s.back();
