@@ -90,6 +90,12 @@ uint64_t ComputeCost::proxy_gradient_message(double share) const {
   return static_cast<uint64_t>(std::llround(share * static_cast<double>(proxy_trained_values_) * proxy_gradient_bytes_));
 }
 
+uint64_t ComputeCost::proxy_compressed_message(uint64_t small_bytes, size_t small_values, double workload_values) {
+  if (small_values == 0) return 0;
+  return static_cast<uint64_t>(
+      std::llround(static_cast<double>(small_bytes) * workload_values / static_cast<double>(small_values)));
+}
+
 uint64_t ComputeCost::proxy_weight_message(double share) const {
   return static_cast<uint64_t>(std::llround(share * proxy_weight_bytes_));
 }

@@ -53,6 +53,10 @@ class ComputeCost {
   uint64_t proxy_trained_values() const { return proxy_trained_values_; }
   uint64_t proxy_gradient_message(double share) const;
   uint64_t proxy_weight_message(double share) const;
+  // A compressed message in a proxy run: the small model's compressor sent `small_bytes` for `small_values`
+  // of its values; the workload's message for `workload_values` of its trained values is sent at the same
+  // bytes per value (the compressors count values at 4 bytes, dense or not, whatever the model's width).
+  static uint64_t proxy_compressed_message(uint64_t small_bytes, size_t small_values, double workload_values);
 
  private:
   struct Work {

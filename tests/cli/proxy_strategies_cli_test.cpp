@@ -125,6 +125,55 @@ TEST(ProxyStrategies, LocalSgdAveragesTheWorkloadsWeights) {
   EXPECT_DOUBLE_EQ(s["bytes_sent"].get<double>(), 2 * 2.0 * 7 * trained * 2);
 }
 
+// Compression in a proxy run: the small model's gradients are compressed for real, and each message carries
+// the workload's values at the bytes per value the small model's were compressed to. The compressor's totals
+// in summary.json are the small model's: fp32_bytes is 4 bytes for each of its values, every message.
+double small_values_per_message(const nlohmann::json& compression) {
+  return compression["fp32_bytes"].get<double>() / 4 / compression["messages"].get<double>();
+}
+
+TEST(ProxyStrategies, SyncCompressionSendsTheWorkloadAtTheSmallModelsRatio) {
+  // PowerSGD's P and Q are allreduced: 8 ranks of a ring send 2 · 7 times each step's message in all.
+  Folder f;
+  const std::string sync = " --set training.max_steps=3 --set compression.kind=powersgd --set compression.rank=2";
+  const nlohmann::json s = run_summary(sync + kProxy, f.path / "proxy");
+  const nlohmann::json& c = s["strategy"]["compression"];
+  const double trained = s["proxy"]["trainable"].get<double>();
+  const double per_worker_step = c["wire_bytes"].get<double>() / c["messages"].get<double>();
+  const double small = small_values_per_message(c);
+  ASSERT_LT(per_worker_step, 0.2 * 4 * small) << "PowerSGD compresses the MLP";
+  // Rounded per bucket and phase: at most a byte each of LoRA's buckets, per rank and step.
+  const double expected = 3 * 2 * 7 * per_worker_step * trained / small;
+  const double buckets = s["strategy"]["buckets"].get<double>();
+  EXPECT_NEAR(s["bytes_sent"].get<double>(), expected, 3 * 2 * 7 * 2 * buckets);
+  EXPECT_LT(s["bytes_sent"].get<double>(), 0.5 * 3 * 2 * 7 * 2 * trained) << "less than the dense bf16 gradients";
+}
+
+TEST(ProxyStrategies, AsyncPsAndFederatedCompressTheWorkloadsMessages) {
+  Folder f;
+  const std::string topk = " --set compression.kind=topk --set compression.ratio=0.01";
+  // One worker, one shard: three pushes of the compressed gradient, three pulls of the adapters in bf16, and
+  // the first pull's request.
+  const nlohmann::json ps = run_summary(" --set training.strategy=async-ps --set ps.servers=1 --set cluster.workers=1"
+                                        " --set training.max_steps=3" + topk + kProxy,
+                                        f.path / "ps");
+  const double trained = ps["proxy"]["trainable"].get<double>();
+  const nlohmann::json& pc = ps["strategy"]["compression"];
+  const double pushed = pc["wire_bytes"].get<double>() * trained / small_values_per_message(pc);
+  EXPECT_NEAR(ps["bytes_sent"].get<double>(), 3 * 2 * trained + pushed + 64, 3.0);
+  EXPECT_LT(pushed, 0.1 * 3 * 2 * trained);
+  // Federated: two rounds of two clients download the adapters in bf16 and upload their compressed update.
+  const nlohmann::json fl = run_summary(" --set training.strategy=federated --set cluster.workers=4 --set fl.rounds=2"
+                                        " --set fl.clients_per_round=2 --set fl.local_steps=3 --set fl.local_epochs=0" +
+                                            topk + kProxy,
+                                        f.path / "fl");
+  const nlohmann::json& fc = fl["strategy"]["compression"];
+  EXPECT_EQ(fc["messages"].get<double>(), 4);
+  const double uploaded = fc["wire_bytes"].get<double>() * trained / small_values_per_message(fc);
+  EXPECT_NEAR(fl["bytes_sent"].get<double>(), 2 * 2 * 2 * trained + uploaded, 4.0);
+  EXPECT_LT(uploaded, 0.1 * 4 * 2 * trained);
+}
+
 TEST(ProxyStrategies, AsyncPsRefusesMoreShardsThanTheWorkloadHasTrainedLayers) {
   // An MLP of 21 dense layers has 42 tensors, enough for 40 shards of its own; LoRA's 32 trained layers are
   // not, and each shard carries whole layers of the workload.

@@ -106,6 +106,8 @@ class FederatedLearning final : public TrainingStrategy {
   // broadcast, updating x̃ and returning its bytes.
   void compress_upload(ClientRun& run);
   uint64_t compress_download(int64_t round);
+  // A compressed message's bytes on the wire: as encoded, or in a proxy run at the workload's trained values.
+  uint64_t on_the_wire(uint64_t compressed_bytes) const;
 
   TrainingContext ctx_;
   FlConfig fl_;

@@ -73,7 +73,7 @@ void FederatedLearning::compress_upload(ClientRun& run) {
              .first;
   const models::CompressionResult result = it->second.compress(delta, run.round);
   // Secure aggregation is refused with compression (compression_config.cpp), so nothing is added for masks.
-  run.upload_bytes = result.stats.wire_bytes + static_cast<uint64_t>(vectors_ - 1) * model_wire_bytes_;
+  run.upload_bytes = on_the_wire(result.stats.wire_bytes) + static_cast<uint64_t>(vectors_ - 1) * model_wire_bytes_;
   recorder_.add_compression(result.stats);
 }
 
@@ -84,7 +84,7 @@ uint64_t FederatedLearning::compress_download(int64_t round) {
   if (round < compression_.start_step || ctx_.ops.count_nonfinite(diff, num_params_) > 0) {
     // Not compressed yet (or not compressible): the model itself, exactly.
     ctx_.ops.copy(broadcast_.data(), params_.forward(), num_params_);
-    return params_.wire_bytes();
+    return model_wire_bytes_;
   }
   models::CompressionSettings settings = compression_;
   settings.error_feedback = false;
@@ -98,7 +98,13 @@ uint64_t FederatedLearning::compress_download(int64_t round) {
   downloads_.dense_bytes += result.stats.dense_bytes;
   downloads_.error_sum_squares += result.stats.error_sum_squares;
   downloads_.input_sum_squares += result.stats.input_sum_squares;
-  return result.stats.wire_bytes;
+  return on_the_wire(result.stats.wire_bytes);
+}
+
+uint64_t FederatedLearning::on_the_wire(uint64_t compressed_bytes) const {
+  if (!ctx_.compute.proxied()) return compressed_bytes;
+  return ComputeCost::proxy_compressed_message(compressed_bytes, num_params_,
+                                               static_cast<double>(ctx_.compute.proxy_trained_values()));
 }
 
 void FederatedLearning::client(ClientRun& run, double round_start, int instance_size) {

@@ -77,11 +77,11 @@ AsyncParameterServer::AsyncParameterServer(const TrainingContext& ctx)
   hooks.stopped = [this](const ShardServer& s) { stopped(s); };
   // A proxy run's shards own whole layers of the proxied workload, as a timing-only run's do (its values
   // are split apart from the small model's).
-  const std::vector<uint64_t> proxy_values = ctx.inputs.proxy ? split_workload_layers(*ctx.inputs.proxy, config_.servers)
-                                                               : std::vector<uint64_t>(static_cast<size_t>(config_.servers), 0);
+  proxy_values_ = ctx.inputs.proxy ? split_workload_layers(*ctx.inputs.proxy, config_.servers)
+                                   : std::vector<uint64_t>(static_cast<size_t>(config_.servers), 0);
   for (int s = 0; s < config_.servers; ++s)
     shards_.push_back(std::make_unique<ShardServer>(s, ctx_, config_, ranges_[static_cast<size_t>(s)], channel_, job_,
-                                                    hooks, proxy_values[static_cast<size_t>(s)]));
+                                                    hooks, proxy_values_[static_cast<size_t>(s)]));
   ctx.heterogeneity.on_fault([this](const FaultTransition& t) { fault(t); });
 }
 
@@ -214,6 +214,11 @@ std::vector<uint64_t> AsyncParameterServer::compress(int rank, int64_t step, dou
   if (scale != 1.0) ctx_.ops.scale(static_cast<float>(scale), grad, n);
   std::fill(bytes.begin(), bytes.end(), 0);
   for (const models::WireOp& op : result.wire) bytes[tensor_shard_.at(op.tensor)] += op.bytes_per_worker;
+  // Proxy mode: a shard's push carries its workload layers at the bytes per value its slice of the small
+  // model was compressed to.
+  if (ctx_.compute.proxied())
+    for (size_t s = 0; s < bytes.size(); ++s)
+      bytes[s] = ComputeCost::proxy_compressed_message(bytes[s], ranges_[s].size, static_cast<double>(proxy_values_[s]));
   recorder_.add_compression(result.stats);
   return bytes;
 }

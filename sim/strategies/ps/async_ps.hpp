@@ -104,6 +104,7 @@ class AsyncParameterServer final : public TrainingStrategy {
   gpu::Buffer<float> scratch_params_;
   gpu::Buffer<float> scratch_grads_;
   std::vector<models::Compressor<float>> compressors_;  // one per worker; empty without compression
+  std::vector<uint64_t> proxy_values_;                  // proxy mode: each shard's workload values, else 0s
   std::vector<size_t> tensor_shard_;                    // the shard that owns each parameter tensor
 
   int64_t last_recorded_ = -1;

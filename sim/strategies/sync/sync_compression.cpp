@@ -7,7 +7,9 @@
 namespace dtsim::sim {
 
 SyncGradientCompression::SyncGradientCompression(const TrainingContext& ctx, int workers)
-    : layouts_(ctx.objective.tensor_layouts()),
+    : proxied_(ctx.compute.proxied()),
+      num_params_(ctx.objective.num_params()),
+      layouts_(ctx.objective.tensor_layouts()),
       group_(ctx.ops, layouts_, ctx.objective.num_params(), ctx.compression, workers) {}
 
 void SyncGradientCompression::contribute(int rank, float* grad, int64_t step, int participants) {
@@ -45,9 +47,11 @@ std::vector<BucketMessage> SyncGradientCompression::messages(const Bucket& bucke
   std::vector<uint64_t> allreduce, allgather;  // bytes per phase
   for (const models::WireOp& op : s.largest) {
     const models::ParamTensor& t = layouts_[op.tensor].tensor;
-    if (t.offset < bucket.offset || t.offset >= bucket.offset + bucket.size) continue;
-    if (t.offset + t.size > bucket.offset + bucket.size)
-      throw std::logic_error("sync compression: a tensor straddles two gradient buckets");
+    if (!proxied_) {
+      if (t.offset < bucket.offset || t.offset >= bucket.offset + bucket.size) continue;
+      if (t.offset + t.size > bucket.offset + bucket.size)
+        throw std::logic_error("sync compression: a tensor straddles two gradient buckets");
+    }
     const size_t phase = static_cast<size_t>(seen[op.tensor]++);
     if (allreduce.size() <= phase) {
       allreduce.resize(phase + 1, 0);
@@ -55,6 +59,12 @@ std::vector<BucketMessage> SyncGradientCompression::messages(const Bucket& bucke
     }
     (op.collective == models::Collective::Allreduce ? allreduce : allgather)[phase] += op.bytes_per_worker;
   }
+  if (proxied_)
+    for (size_t phase = 0; phase < allreduce.size(); ++phase) {
+      const double values = static_cast<double>(bucket.size);  // of the workload's trained values
+      allreduce[phase] = ComputeCost::proxy_compressed_message(allreduce[phase], num_params_, values);
+      allgather[phase] = ComputeCost::proxy_compressed_message(allgather[phase], num_params_, values);
+    }
   std::vector<BucketMessage>& out = s.by_bucket[bucket.offset];
   for (size_t phase = 0; phase < allreduce.size(); ++phase) {
     if (allreduce[phase] > 0) out.push_back({CollectiveKind::Allreduce, allreduce[phase]});

@@ -50,6 +50,10 @@ class SyncGradientCompression {
     bool complete() const { return contributed == participants; }
   };
 
+  // Proxy mode (workload.proxy): the buckets are the workload's, the tensors the small model's. A bucket then
+  // carries the small model's whole compressed step at its share of the workload's values.
+  bool proxied_ = false;
+  size_t num_params_ = 0;
   std::vector<models::TensorLayout> layouts_;
   models::GroupCompressor<float> group_;
   std::map<int64_t, StepWire> steps_;
