@@ -75,8 +75,8 @@ void add_collective_keys(std::vector<KeySpec>& keys) {
              "= one flow per rank and peer plus latency sleeps (still shares links); analytic = no flows, the time "
              "without other traffic (rings hop by hop; channel rings, tree, halving-doubling and the chain: their "
              "steps replayed on a model of the links); auto = stepwise up to 150000 transfers per collective (in a run "
-             "with numerics, without [background] or [faults]: also no more transfers a step than a tenth of the "
-             "numerics' FLOPs / 160000), then aggregated, then analytic"),
+             "with numerics, without [background] or [faults]: also no more transfers a step than 7 % of the "
+             "numerics' FLOPs / 180000), then aggregated, then analytic"),
       quantity("collective.pipeline_chunk", Dimension::Bytes, "512KiB", between(1, 1e15),
                "Chunk size of pipelined collectives (each tree of the double binary tree pipelines its half of the "
                "message, the broadcast/reduce chain the whole message) in ceil(bytes/chunk) chunks"),

@@ -215,8 +215,9 @@ void check_timing_only_strategy(const RunConfig& c, const KeyOrigins& at) {
             "set fl.local_steps (or fl.local_steps_by_client)");
 }
 
-// A run of a catalog workload: timing-only (sync, async-ps or federated on one kind of GPU) or proxy (any strategy, no
-// faults; compression sends the workload's values at the small model's compressed bytes per value), on a GPU whose memory bandwidth is known (the roofline needs it).
+// A run of a catalog workload: timing-only (sync, async-ps or federated on one kind of GPU) or proxy (any strategy;
+// compression sends the workload's values at the small model's compressed bytes per value, a restart reads
+// back the workload's checkpoint), on a GPU whose memory bandwidth is known (the roofline needs it).
 void check_workload(const RunConfig& c, const KeyOrigins& at) {
   if (!c.workload.active()) return;
   const std::string dir = default_workload_dir();
@@ -229,8 +230,6 @@ void check_workload(const RunConfig& c, const KeyOrigins& at) {
   }
   // A proxy run keeps the strategy's own actors, so every strategy can charge the workload's costs.
   if (c.workload.timing_only()) check_timing_only_strategy(c, at);
-  if (c.workload.proxy && !c.heterogeneity.faults.events.empty())
-    at.fail("faults.events", "a proxy run with failures is not simulated", "leave [faults] empty, or remove workload.proxy");
   if (c.workload.timing_only() && !c.layout.groups.empty())
     at.fail("cluster.groups", "a timing-only run of a workload does not support node groups yet",
             "describe the cluster with cluster.workers and cluster.gpus_per_node");

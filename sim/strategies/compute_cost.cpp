@@ -38,6 +38,9 @@ ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>
     proxy_gradient_bytes_ = setup.gradient_bytes;
     proxy_weight_bytes_ = static_cast<double>(proxy->trainable()) * setup.weight_bytes;
     proxy_trained_values_ = proxy->trainable();
+    // What the job saves: its trained weights' fp32 master copy (or the weights at their width) and optimizer state.
+    proxy_checkpoint_bytes_ = static_cast<double>(proxy->trainable()) *
+                              ((setup.master_weights ? 4.0 : setup.weight_bytes) + setup.optimizer_bytes);
   } else {
     segments_ = objective.gradient_segments(0);
   }

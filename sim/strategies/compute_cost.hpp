@@ -51,6 +51,9 @@ class ComputeCost {
   // federated learning's model and update): a message that carries `share` of the small model's values
   // costs that share of the workload's trained values, as gradients or as weights.
   uint64_t proxy_trained_values() const { return proxy_trained_values_; }
+  // Proxy mode: the bytes a checkpoint of the workload holds (its trained weights' master copy and optimizer
+  // state), which sync's restarts write and read back; 0 otherwise.
+  double proxy_checkpoint_bytes() const { return proxy_checkpoint_bytes_; }
   uint64_t proxy_gradient_message(double share) const;
   uint64_t proxy_weight_message(double share) const;
   // A compressed message in a proxy run: the small model's compressor sent `small_bytes` for `small_values`
@@ -69,7 +72,7 @@ class ComputeCost {
   std::vector<int> work_of_rank_;  // index into works_
   std::vector<models::GradientSegment> segments_;
   std::vector<double> segment_weight_bytes_;
-  double proxy_gradient_bytes_ = 0, proxy_weight_bytes_ = 0;
+  double proxy_gradient_bytes_ = 0, proxy_weight_bytes_ = 0, proxy_checkpoint_bytes_ = 0;
   uint64_t proxy_trained_values_ = 0;
 };
 

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -172,6 +174,35 @@ TEST(ProxyStrategies, AsyncPsAndFederatedCompressTheWorkloadsMessages) {
   const double uploaded = fc["wire_bytes"].get<double>() * trained / small_values_per_message(fc);
   EXPECT_NEAR(fl["bytes_sent"].get<double>(), 2 * 2 * 2 * trained + uploaded, 4.0);
   EXPECT_LT(uploaded, 0.1 * 4 * 2 * trained);
+}
+
+// Failures in a proxy run: a restart writes and reads back the workload's checkpoint (LoRA's adapters in fp32
+// and Adam's two moments: 12 bytes a trained value), at the big job's times.
+TEST(ProxyStrategies, SyncRestartsWriteAndReadTheWorkloadsCheckpoint) {
+  Folder f;
+  const std::string base = " --set training.max_steps=6 --set collective.fidelity=stepwise" + kProxy;
+  const std::string restart = " --set sync.fault_reaction=restart --set sync.checkpoint_every=2"
+                              " --set sync.checkpoint_bandwidth=1GB/s --set sync.restart_time=2s"
+                              " --set sync.fault_timeout=1s";
+  const nlohmann::json plain = run_summary(base, f.path / "plain");
+  const double trained = plain["proxy"]["trainable"].get<double>();
+  const double checkpoint_s = trained * 12 / 1e9;
+  const double run_s = plain["simulated_time_s"].get<double>();
+  ASSERT_GT(run_s, 6 * 0.01) << "LLaMA-7B's steps, not the MLP's";
+  // A failure after the run: nothing fails, but the checkpoints at steps 2 and 4 cost their write time.
+  const nlohmann::json late = run_summary(base + restart + " --set 'faults.events=worker 1 down at 100000s'", f.path / "late");
+  EXPECT_EQ(late["strategy"]["checkpoints_written"].get<int>(), 2);
+  EXPECT_NEAR(late["simulated_time_s"].get<double>() - run_s, 2 * checkpoint_s, 1e-9 * run_s);
+  // Worker 1 down in the middle of the run: the job waits for it, then reads the checkpoint back.
+  char events[128];
+  std::snprintf(events, sizeof events, " --set 'faults.events=worker 1 down at %.9fs up at %.9fs'", 0.55 * run_s,
+                0.55 * run_s + 5.0);
+  const nlohmann::json failed = run_summary(base + restart + events, f.path / "failed");
+  ASSERT_EQ(failed["status"], "completed");
+  const nlohmann::json& report = failed["strategy"]["faults"].at(0);
+  const double back = std::max(0.55 * run_s + 5.0, report["detected_at_s"].get<double>() + 2.0);
+  EXPECT_NEAR(report["resumed_at_s"].get<double>() - back, checkpoint_s, 1e-6);
+  EXPECT_GT(report["steps_rolled_back"].get<int>(), 0);
 }
 
 TEST(ProxyStrategies, AsyncPsRefusesMoreShardsThanTheWorkloadHasTrainedLayers) {

@@ -65,9 +65,9 @@ TEST(AutoFidelity, ThresholdsOnTheStepwiseFlowCount) {
 }
 
 TEST(AutoFidelity, ARunsNumericsCapTheStepwiseBudget) {
-  // A tenth of the numerics at 1.6e5 FLOPs per transfer: 1.6 GFLOP a step allows 1,000 transfers.
-  EXPECT_EQ(numerics_stepwise_cap(1.6e9), 1000u);
-  EXPECT_EQ(numerics_stepwise_cap(1.6e9 - 1.6e6), 999u);
+  // 7 % of the numerics at 1.8e5 FLOPs per transfer: 1.8 GFLOP a step allows 700 transfers.
+  EXPECT_EQ(numerics_stepwise_cap(1.8e9), 700u);
+  EXPECT_EQ(numerics_stepwise_cap(1.8e9 - 1e7), 696u);
   EXPECT_EQ(numerics_stepwise_cap(0.0), 1u);  // never 0, which would mean "no cap"
   EXPECT_EQ(numerics_stepwise_cap(1e30), kAutoMaxFlows);
   EXPECT_EQ(resolve_fidelity(Fidelity::Auto, 1000, 10, 1, 1000), Fidelity::Stepwise);

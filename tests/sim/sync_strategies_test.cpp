@@ -77,7 +77,7 @@ TEST(SyncDataParallel, OverlappedBucketsAreBoundedByComputeAndCommunication) {
 }
 
 
-// Fidelity auto in a run with numerics: the stepwise transfers of a step may cost a tenth of its numerics
+// Fidelity auto in a run with numerics: the stepwise transfers of a step may cost 7 % of its numerics
 // (numerics_stepwise_cap), else the allreduce is aggregated; where other traffic shares the links auto keeps
 // stepwise up to its own budget.
 struct FidelityRun {
@@ -104,8 +104,8 @@ FidelityRun run_fidelity(int workers, int batch, Fidelity fidelity, bool backgro
   return {out.substr(0, newline), numbers.at(0), numbers.at(1)};
 }
 
-TEST(SyncDataParallel, AutoFidelityHoldsStepwiseTransfersToATenthOfTheNumerics) {
-  // 16 workers of one sample: 480 ring transfers a step against ~6 MFLOP of gradients (a cap of ~4).
+TEST(SyncDataParallel, AutoFidelityHoldsStepwiseTransfersToAShareOfTheNumerics) {
+  // 16 workers of one sample: 480 ring transfers a step against ~6 MFLOP of gradients (a cap of 2).
   const FidelityRun cheap = run_fidelity(16, 1, Fidelity::Auto, false);
   EXPECT_LT(numerics_stepwise_cap(cheap.numerics_flops), 2u * 16 * 15);
   EXPECT_EQ(cheap.fidelity, "aggregated");
@@ -115,7 +115,7 @@ TEST(SyncDataParallel, AutoFidelityHoldsStepwiseTransfersToATenthOfTheNumerics) 
   EXPECT_NEAR(cheap.simulated_time, stepwise.simulated_time, 1e-4 * stepwise.simulated_time)
       << "without other traffic the two fidelities agree";
 
-  // 4 workers of 64 samples: 24 transfers against ~120 MFLOP (a cap of ~75).
+  // 4 workers of 64 samples: 24 transfers against ~120 MFLOP (a cap of ~47).
   const FidelityRun dear = run_fidelity(4, 64, Fidelity::Auto, false);
   EXPECT_GE(numerics_stepwise_cap(dear.numerics_flops), 2u * 4 * 3);
   EXPECT_EQ(dear.fidelity, "stepwise");

@@ -111,7 +111,7 @@ void SyncDataParallel::launch(int64_t first_step) {
 uint64_t SyncDataParallel::auto_stepwise_cap(size_t calls_per_step) const {
   // Other traffic on the links ([background]) or failures mid-transfer are where stepwise and aggregated part
   // ways: there auto keeps its own budget. Without them the two agree within 0.01 % (collectives.md), and a
-  // step's transfers are held to a tenth of its numerics.
+  // step's transfers are held to 7 % of its numerics.
   const HeterogeneityConfig& h = ctx_.config().heterogeneity;
   if (!h.background.flows.empty() || !h.background.link_profiles.empty() || !h.faults.events.empty()) return 0;
   double flops = 0.0;

@@ -79,6 +79,7 @@ class SyncDataParallel final : public TrainingStrategy {
   void record_if_due(int64_t applied, int64_t step);
   // Local SGD's model average: the replica at its wire width (in a proxy run, the workload's trained weights).
   uint64_t averaged_bytes() const;
+  double checkpoint_bytes() const;  // what a checkpoint writes and a restart reads back
   // Fidelity auto's stepwise budget per collective call in a run with numerics (CollectiveOptions::
   // auto_stepwise_cap) for `calls_per_step` calls a step; 0 (no cap) where other traffic or faults are simulated.
   uint64_t auto_stepwise_cap(size_t calls_per_step) const;

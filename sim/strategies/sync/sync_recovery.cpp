@@ -72,7 +72,7 @@ void SyncDataParallel::recover() {
       report["note"] = "the failed node never returns: continued without it";
     } else {
       sg4::this_actor::sleep_until(std::max(back, sg4::Engine::get_clock() + cfg.restart_s));
-      sg4::this_actor::sleep_for(static_cast<double>(checkpoint_->checkpoint_bytes()) / cfg.checkpoint_bandwidth);
+      sg4::this_actor::sleep_for(checkpoint_bytes() / cfg.checkpoint_bandwidth);
       replicas_[0]->copy_from(*checkpoint_);
       applied_steps_ = checkpoint_step_;
       last_recorded_ = std::min(last_recorded_, applied_steps_);
@@ -100,6 +100,12 @@ void SyncDataParallel::recover() {
   launch(applied_steps_);
 }
 
+double SyncDataParallel::checkpoint_bytes() const {
+  // A proxy run saves the workload's state, not the small model's.
+  return ctx_.compute.proxied() ? ctx_.compute.proxy_checkpoint_bytes()
+                                : static_cast<double>(checkpoint_->checkpoint_bytes());
+}
+
 void SyncDataParallel::checkpoint_if_due(int64_t applied) {
   const SyncConfig& cfg = ctx_.config().sync;
   if (!checkpoint_) return;
@@ -111,7 +117,7 @@ void SyncDataParallel::checkpoint_if_due(int64_t applied) {
     checkpoint_step_ = applied;
     ++checkpoints_written_;
   }
-  sg4::this_actor::sleep_for(static_cast<double>(checkpoint_->checkpoint_bytes()) / cfg.checkpoint_bandwidth);
+  sg4::this_actor::sleep_for(checkpoint_bytes() / cfg.checkpoint_bandwidth);
 }
 
 }  // namespace dtsim::sim
