@@ -60,6 +60,8 @@ struct BackgroundFlow {
 struct BackgroundConfig {
   std::vector<LinkProfile> link_profiles;
   std::vector<BackgroundFlow> flows;
+
+  bool empty() const { return link_profiles.empty() && flows.empty(); }  // no other traffic on the links
 };
 
 // A failure: the target is off on [down_at, up_at).
@@ -89,8 +91,8 @@ struct HeterogeneityConfig {
   FaultConfig faults;
 
   bool empty() const {
-    return stragglers.slow_workers.empty() && !stragglers.has_random_slowdowns() && background.link_profiles.empty() &&
-           background.flows.empty() && faults.events.empty();
+    return stragglers.slow_workers.empty() && !stragglers.has_random_slowdowns() && background.empty() &&
+           faults.events.empty();
   }
 };
 

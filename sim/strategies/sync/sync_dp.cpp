@@ -113,7 +113,7 @@ uint64_t SyncDataParallel::auto_stepwise_cap(size_t calls_per_step) const {
   // ways: there auto keeps its own budget. Without them the two agree within 0.01 % (collectives.md), and a
   // step's transfers are held to 7 % of its numerics.
   const HeterogeneityConfig& h = ctx_.config().heterogeneity;
-  if (!h.background.flows.empty() || !h.background.link_profiles.empty() || !h.faults.events.empty()) return 0;
+  if (!h.background.empty() || !h.faults.events.empty()) return 0;
   double flops = 0.0;
   for (const int r : active_) flops += ctx_.objective.flops_per_gradient(r) * micro_batches_;
   return std::max<uint64_t>(1, numerics_stepwise_cap(flops) / std::max<size_t>(1, calls_per_step));
