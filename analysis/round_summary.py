@@ -1,0 +1,85 @@
+#!/usr/bin/python3
+"""Summarise the test accuracy of several dtsim runs of one configuration (typically seeds) as one table.
+
+    analysis/round_summary.py out/fedavg-s1 out/fedavg-s2 out/fedavg-s3 --last 10
+
+For each run: its final accuracy, the mean over its last K evaluations, its best evaluation, and the median
+and largest change between consecutive evaluations over those K. Then the mean and sample standard deviation
+of the first three over the runs. Federated runs evaluate once a round, so with --last 10 on a 50-round run
+the window is rounds 41-50. A single round of a swinging curve is a noisy reading; the window's mean is not.
+
+Each argument is a run's output folder (metrics.csv, or metrics.partial.csv for a run that did not finish) or
+a metrics.csv file. Uses the Python standard library only.
+"""
+import argparse
+import math
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plot_metrics  # noqa: E402  (its loader reads metrics.csv and the run's status)
+
+
+def summarise(rows, last):
+    """Returns a dict of percentages for one run's evaluation rows (round 0, before training, is skipped)."""
+    acc = [100.0 * r["test_accuracy"] for r in rows if r.get("step", 1.0) > 0 and not math.isnan(r["test_accuracy"])]
+    if not acc:
+        raise ValueError("no evaluation after training started")
+    window = acc[-last:]
+    # Changes between consecutive evaluations inside the window (its first against the one before it).
+    tail = acc[-(last + 1):]
+    changes = [abs(b - a) for a, b in zip(tail, tail[1:])]
+    best = max(acc)
+    return {
+        "evaluations": len(acc),
+        "final": acc[-1],
+        "window_mean": statistics.fmean(window),
+        "best": best,
+        "best_at": acc.index(best) + 1,
+        "median_change": statistics.median(changes) if changes else 0.0,
+        "largest_change": max(changes) if changes else 0.0,
+    }
+
+
+def mean_sd(values):
+    """Mean and sample standard deviation (0 for one value)."""
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", help="run output folders or metrics.csv files")
+    parser.add_argument("--last", type=int, default=10, help="evaluations in the closing window (default 10)")
+    args = parser.parse_args(argv)
+    if args.last < 1:
+        print(f"round_summary: error: --last {args.last}: must be at least 1", file=sys.stderr)
+        return 2
+
+    table = []
+    for path in args.runs:
+        try:
+            label, rows = plot_metrics.load_run(path)
+            if "test_accuracy" not in rows[0]:
+                raise ValueError("no test_accuracy column")
+            table.append((label, summarise(rows, args.last)))
+        except (OSError, ValueError, KeyError) as e:
+            print(f"round_summary: error: {path}: {e}", file=sys.stderr)
+            return 2
+
+    k = args.last
+    print(f"| run | evaluations | final | mean of last {k} | best (at) | median / largest change over last {k} |")
+    print("|---|---|---|---|---|---|")
+    for label, s in table:
+        print(f"| {label} | {s['evaluations']} | {s['final']:.2f} % | {s['window_mean']:.2f} % | "
+              f"{s['best']:.2f} % ({s['best_at']}) | {s['median_change']:.2f} / {s['largest_change']:.2f} |")
+    cells = []
+    for key in ("final", "window_mean", "best"):
+        m, sd = mean_sd([s[key] for _, s in table])
+        cells.append(f"{m:.2f} ± {sd:.2f} %")
+    print(f"| mean ± sd over {len(table)} | | {cells[0]} | {cells[1]} | {cells[2]} | |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
