@@ -103,8 +103,23 @@ static void take_progress(const TrainingStrategy& strategy, RunResult& r) {
     r.steps = outcome.steps;
     r.bytes_sent = outcome.bytes_sent;
     r.worker_time = std::move(outcome.worker_time);
+    r.precision = outcome.precision;
+    // Its own counts so far (federated learning's rounds and local epochs, among others), so that a run
+    // that stopped early reports the epochs it trained, not steps divided by a data-parallel epoch.
+    r.strategy_details = std::move(outcome.details);
   } catch (const std::exception&) {
   }
+}
+
+// What ran, for every result however the run ended: a diverged or interrupted summary names its backend,
+// platform and model like a completed one.
+static void identify(RunResult& r, const gpu::Ops<float>& ops, const Platform& platform,
+                     const models::Objective<float>& objective) {
+  r.backend = ops.name();
+  r.backend_description = ops.name();
+  r.platform_description = platform.description;
+  r.model_description = objective.description();
+  r.num_params = objective.num_params();
 }
 
 void request_stop(int signal) { g_stop_signal = signal; }
@@ -252,6 +267,7 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
                                        "every worker had failed by simulated time " + format_seconds(now) +
                                            " ([faults]); no worker was left to continue the training",
                                        now);
+      identify(failed, ops, platform, objective);
       failed.trace_json = trace_text();
       failed.links_csv = links_text();
       (void)trace.release();  // the strategy, kept alive above, may still point at it
@@ -265,6 +281,7 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
                                           format_seconds(sg4::Engine::get_clock()),
                                       sg4::Engine::get_clock());
     take_progress(*strategy, stopped);
+    identify(stopped, ops, platform, objective);
     stopped.trace_json = trace_text();
     stopped.links_csv = links_text();
     if (traffic) stopped.busiest_link = traffic->busiest(stopped.simulated_time_s);
@@ -278,6 +295,7 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
                                        sg4::Engine::get_clock());
     // The rows stop at the last evaluation; the strategy knows how far training got (steps, bytes, time).
     take_progress(*strategy, diverged);
+    identify(diverged, ops, platform, objective);
     diverged.trace_json = trace_text();
     diverged.links_csv = links_text();
     if (traffic) diverged.busiest_link = traffic->busiest(diverged.simulated_time_s);
@@ -286,12 +304,8 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   StrategyOutcome outcome = strategy->outcome();
 
   RunResult r;
-  r.backend = ops.name();
-  r.backend_description = ops.name();
-  r.platform_description = platform.description;
+  identify(r, ops, platform, objective);
   r.strategy = to_string(inputs.config.strategy);
-  r.model_description = objective.description();
-  r.num_params = objective.num_params();
   r.steps_per_epoch = static_cast<int>(inputs.length.steps_per_epoch);
   r.points = metrics.points();
   r.worker_time = std::move(outcome.worker_time);

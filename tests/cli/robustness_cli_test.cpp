@@ -163,6 +163,33 @@ TEST_F(Robustness, DivergenceStopsTheRunAndIsReported) {
   EXPECT_LT(s["divergence"]["step"].get<int64_t>(), 50) << "stopped there, not at the planned end";
   EXPECT_GT(s["divergence"]["simulated_time_s"].get<double>(), 0.0);
   expect_clean_rows(read_file(out() / "metrics.csv"));
+  // It says what ran, as a completed run does (these used to be empty on every early end).
+  EXPECT_EQ(s["backend"], "cpu");
+  EXPECT_NE(s["platform"].get<std::string>().find("star"), std::string::npos) << s["platform"];
+  EXPECT_EQ(s["model"]["parameters"], 235146) << "the quickstart's MLP 784-256-128-10";
+  EXPECT_FALSE(s["model"]["description"].get<std::string>().empty());
+}
+
+// A federated run that diverges reports the local epochs its clients trained (with every client taking part,
+// fl.local_epochs passes over the data per round, the diverged round's included: its clients trained before
+// the server found the loss), not its rounds divided by a data-parallel epoch's steps. Its steps are the
+// rounds the server completed, one fewer.
+TEST_F(Robustness, ADivergedFederatedRunCountsItsLocalEpochs) {
+  const Outcome o = dtsim::testing::run_dtsim(
+      "run " + kQuickstart + " --quiet --out " + out().string() +
+          " --set training.strategy=federated --set cluster.workers=4 --set fl.rounds=6 --set fl.local_epochs=2" +
+          " --set data.train_samples=2000 --set data.test_samples=500 --set training.lr=90",
+      true);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json s = summary_of(out());
+  ASSERT_EQ(s["status"], "diverged") << s.dump();
+  const int64_t trained = s["divergence"]["step"].get<int64_t>();
+  ASSERT_GE(trained, 1);
+  ASSERT_LT(trained, 6);
+  EXPECT_EQ(s["steps"].get<int64_t>(), trained - 1);
+  EXPECT_DOUBLE_EQ(s["epochs"].get<double>(), 2.0 * static_cast<double>(trained));
+  EXPECT_EQ(s["model"]["parameters"], 235146);
+  EXPECT_NE(s["platform"].get<std::string>(), "");
 }
 
 TEST_F(Robustness, ADivergedRunThatGoesOnWritesEmptyCellsAndFlags) {
