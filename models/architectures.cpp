@@ -201,7 +201,9 @@ const char* to_string(Architecture architecture) { return architecture_table().n
 template <class T>
 std::unique_ptr<Network<T>> make_network(const NetworkSpec& spec) {
   const ArchitectureDescriptor& architecture = validate(spec);
-  return architecture.builder<T>()(spec, architecture.name);
+  std::unique_ptr<Network<T>> network = architecture.builder<T>()(spec, architecture.name);
+  network->set_init_scheme(spec.init);
+  return network;
 }
 
 template std::unique_ptr<Network<float>> make_network<float>(const NetworkSpec&);

@@ -32,6 +32,7 @@ struct NetworkSpec {
   // Every hidden activation of mlp, lenet and cnn (logreg has none); the architectures below are described
   // with the default, ReLU.
   Activation activation = Activation::Relu;
+  InitScheme init = InitScheme::HeUniform;  // how the weights start (models/initialization.hpp)
 };
 
 // Input is the flat per-sample row of channels × height × width values (NCHW):

@@ -30,7 +30,7 @@ class Conv2d final : public Layer<T> {
   size_t weight_rows() const override { return static_cast<size_t>(out_.channels); }
   std::vector<ParamTensor> param_tensors(const std::string& prefix) const override;
   // He (Kaiming) uniform with fan_in = channels · kernel_h · kernel_w; zero biases.
-  void init_params(T* params, Rng& rng) const override;
+  void init_params(T* params, Rng& rng, InitScheme scheme) const override;
   size_t scratch_size(Ops<T>& ops, int batch) const override;
   // Per output position and output channel: a patch_size-long multiply-add sum and a bias add. Backward:
   // the same sum for the kernel gradient, a bias-gradient add, and (for the input gradient) the same sum

@@ -30,11 +30,12 @@ std::vector<ParamTensor> Dense<T>::param_tensors(const std::string& prefix) cons
 }
 
 template <class T>
-void Dense<T>::init_params(T* params, Rng& rng) const {
-  const double bound = std::sqrt(6.0 / in_);
+void Dense<T>::init_params(T* params, Rng& rng, InitScheme scheme) const {
+  const UniformInitBounds bound = uniform_init_bounds(scheme, in_);
   const size_t weights = static_cast<size_t>(in_) * out_;
-  for (size_t i = 0; i < weights; ++i) params[i] = static_cast<T>(rng.uniform(-bound, bound));
-  for (int j = 0; j < out_; ++j) params[weights + j] = T(0);
+  for (size_t i = 0; i < weights; ++i) params[i] = static_cast<T>(rng.uniform(-bound.weight, bound.weight));
+  for (int j = 0; j < out_; ++j)
+    params[weights + j] = bound.bias > 0 ? static_cast<T>(rng.uniform(-bound.bias, bound.bias)) : T(0);
 }
 
 template <class T>
@@ -119,7 +120,7 @@ std::vector<ParamTensor> LayerNorm<T>::param_tensors(const std::string& prefix) 
 }
 
 template <class T>
-void LayerNorm<T>::init_params(T* params, Rng&) const {
+void LayerNorm<T>::init_params(T* params, Rng&, InitScheme) const {
   for (int j = 0; j < size_; ++j) {
     params[j] = T(1);
     params[size_ + j] = T(0);
@@ -173,7 +174,7 @@ std::vector<ParamTensor> Embedding<T>::param_tensors(const std::string& prefix) 
 }
 
 template <class T>
-void Embedding<T>::init_params(T* params, Rng& rng) const {
+void Embedding<T>::init_params(T* params, Rng& rng, InitScheme) const {
   for (size_t i = 0; i < param_count(); ++i) params[i] = static_cast<T>(rng.normal());
 }
 

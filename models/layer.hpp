@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpu/ops.hpp"
+#include "models/initialization.hpp"
 #include "models/random.hpp"
 
 namespace dtsim::models {
@@ -47,8 +48,13 @@ class Layer {
   // weight's size / rows; 0 when the weight has no matrix shape (or the layer has no weight).
   virtual size_t weight_rows() const { return 0; }
   virtual std::vector<ParamTensor> param_tensors(const std::string& prefix) const { (void)prefix; return {}; }
-  // Writes initial values into this layer's slice (host memory).
-  virtual void init_params(T* params, Rng& rng) const { (void)params; (void)rng; }
+  // Writes initial values into this layer's slice (host memory); `scheme` sets the scale of weights and biases
+  // (layers whose start is not a fan-in rule, such as a layer norm, ignore it).
+  virtual void init_params(T* params, Rng& rng, InitScheme scheme) const {
+    (void)params;
+    (void)rng;
+    (void)scheme;
+  }
 
   // Elements of backend memory that forward and backward may use as scratch for up to `batch` samples. The
   // workspace holds one scratch buffer, shared by all layers: its content does not survive from one call
@@ -79,7 +85,7 @@ class Dense final : public Layer<T> {
   size_t param_count() const override { return static_cast<size_t>(in_) * out_ + out_; }
   std::vector<ParamTensor> param_tensors(const std::string& prefix) const override;
   // He (Kaiming) uniform for the weights, suited to ReLU; zero biases.
-  void init_params(T* params, Rng& rng) const override;
+  void init_params(T* params, Rng& rng, InitScheme scheme) const override;
   double forward_flops() const override;
   double backward_flops(bool with_input_grad) const override;
   void forward(Ops<T>& ops, const T* params, ConstMatrixView<T> in, MatrixView<T> out, T* scratch) const override;
@@ -155,7 +161,7 @@ class LayerNorm final : public Layer<T> {
   int output_size() const override { return size_; }
   size_t param_count() const override { return 2 * static_cast<size_t>(size_); }
   std::vector<ParamTensor> param_tensors(const std::string& prefix) const override;
-  void init_params(T* params, Rng& rng) const override;
+  void init_params(T* params, Rng& rng, InitScheme scheme) const override;
   // The op always writes an input gradient; when the caller wants none it goes to scratch.
   size_t scratch_size(Ops<T>& ops, int batch) const override;
   double forward_flops() const override;
@@ -184,7 +190,7 @@ class Embedding final : public Layer<T> {
   size_t weight_rows() const override { return static_cast<size_t>(vocab_); }  // vocab × dim
   std::vector<ParamTensor> param_tensors(const std::string& prefix) const override;
   // Standard normal entries, as torch.nn.Embedding.
-  void init_params(T* params, Rng& rng) const override;
+  void init_params(T* params, Rng& rng, InitScheme scheme) const override;
   double forward_flops() const override { return 0.0; }  // a gather
   double backward_flops(bool) const override { return static_cast<double>(tokens_) * dim_; }  // scatter-adds
   void forward(Ops<T>& ops, const T* params, ConstMatrixView<T> in, MatrixView<T> out, T* scratch) const override;

@@ -42,7 +42,7 @@ template <class T>
 void Network<T>::init_params(T* host_params, uint64_t seed) const {
   for (size_t i = 0; i < layers_.size(); ++i) {
     Rng rng(seed, "init", i);
-    layers_[i]->init_params(host_params + offsets_[i], rng);
+    layers_[i]->init_params(host_params + offsets_[i], rng, init_scheme_);
   }
 }
 

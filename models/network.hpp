@@ -60,8 +60,10 @@ class Network {
   double forward_flops_per_sample() const;
   double backward_flops_per_sample() const;
 
-  // Fills a host vector of num_params() values, seeded.
+  // Fills a host vector of num_params() values, seeded, by the network's initialisation scheme.
   void init_params(T* host_params, uint64_t seed) const;
+  InitScheme init_scheme() const { return init_scheme_; }
+  void set_init_scheme(InitScheme scheme) { init_scheme_ = scheme; }
 
   Workspace<T> make_workspace(Ops<T>& ops, int max_batch, WorkspaceUse use = WorkspaceUse::Training) const;
 
@@ -88,6 +90,7 @@ class Network {
   std::vector<size_t> offsets_;
   std::vector<ParamTensor> tensors_;
   size_t num_params_ = 0;
+  InitScheme init_scheme_ = InitScheme::HeUniform;
 };
 
 // Multi-layer perceptron: Dense → ReLU → … → Dense(classes). make_network (architectures.hpp) builds the

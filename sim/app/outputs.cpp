@@ -102,6 +102,8 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
                 {"parameters", r.num_params},
                 {"forward_flops_per_sample", r.forward_flops_per_sample},
                 {"backward_flops_per_sample", r.backward_flops_per_sample}};
+  // How the weights started (model.init); the transformer has its own initialisation.
+  if (!models::architecture_descriptor(c.arch).span_transformer) s["model"]["init"] = models::to_string(c.init);
   s["dataset"] = {{"name", to_string(c.data.dataset)},
                   {"train_samples", inputs.train.num_samples},
                   {"test_samples", inputs.test.num_samples},

@@ -139,6 +139,8 @@ std::string qa_model_settings(const std::string& key, const RunConfig& c) {
   const bool transformer = models::architecture_descriptor(c.arch).span_transformer;
   if (key == "model.activation" && transformer)
     return "has no effect with model.arch = transformer (its MLP uses GELU)";
+  if (key == "model.init" && transformer)
+    return "has no effect with model.arch = transformer (it starts from its own initialisation)";
   if (section != "transformer" && section != "lora") return "";
   if (!transformer)
     return std::string("has no effect with model.arch = ") + models::to_string(c.arch) + " (only transformer reads [" +

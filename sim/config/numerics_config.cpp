@@ -72,6 +72,7 @@ void read_numerics_sections(const Scenario& s, RunConfig& c) {
 
   c.arch = choice_value(models::architecture_table(), s, "model.arch");
   c.activation = choice_value(models::activation_table(), s, "model.activation");
+  c.init = choice_value(models::init_scheme_table(), s, "model.init");
   c.hidden.clear();
   for (const int64_t h : s.int_list("model.hidden")) c.hidden.push_back(static_cast<int>(h));
 
@@ -107,6 +108,10 @@ void add_model_keys(std::vector<KeySpec>& keys) {
              "benchmarks (44,426), cnn = two 5x5 conv layers (32, 64) with pooling and FC 1024"),
       int_list("model.hidden", "256,128", between(1, 1e6), "Hidden layer widths of the MLP, comma separated"),
       choice("model.activation", "relu", models::activation_names(), "Activation of the MLP's hidden layers"),
+      choice("model.init", "he-uniform", models::init_scheme_names(),
+             "How weights start: he-uniform = U(±sqrt(6/fan_in)) with zero biases; torch-default = weights and "
+             "biases U(±1/sqrt(fan_in)), PyTorch's default for Linear and Conv2d layers, which published "
+             "PyTorch benchmarks train from"),
   };
   keys.insert(keys.end(), mine.begin(), mine.end());
 }

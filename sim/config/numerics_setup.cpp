@@ -36,6 +36,7 @@ models::NetworkSpec network_spec(const RunConfig& c, const models::Dataset& trai
   // The other architectures have fixed shapes.
   if (models::architecture_descriptor(c.arch).takes_hidden) spec.hidden = c.hidden;
   spec.activation = c.activation;
+  spec.init = c.init;
   return spec;
 }
 

@@ -55,6 +55,7 @@ struct RunConfig {
 
   models::Architecture arch = models::Architecture::Mlp;
   models::Activation activation = models::Activation::Relu;
+  models::InitScheme init = models::InitScheme::HeUniform;  // model.init
 
   std::vector<int> hidden{256, 128};
   QaModelConfig qa_model;  // model.arch = transformer: [transformer] and [lora] (qa_model_config.hpp)

@@ -230,6 +230,22 @@ TEST_F(Cli, FeatureNoiseTestsOnEveryWorkersNoisyCopy) {
   EXPECT_NE(one.output.find("data.feature_noise: has no effect with one worker"), std::string::npos) << one.output;
 }
 
+// model.init reaches the network: the run starts from other weights, and its summary says which scheme.
+TEST_F(Cli, InitSchemeReachesTheRunAndItsSummary) {
+  const std::string small = " --set cluster.workers=2 --set training.max_steps=3 --set data.train_samples=1000"
+                            " --set data.test_samples=300 --quiet --out ";
+  ASSERT_EQ(dtsim("run " + kQuickstart + small + (dir_ / "he").string()).exit_code, 0);
+  const Outcome torch = dtsim("run " + kQuickstart + " --set model.init=torch-default" + small + (dir_ / "torch").string());
+  ASSERT_EQ(torch.exit_code, 0) << torch.output;
+  const nlohmann::json he = nlohmann::json::parse(read_file(dir_ / "he" / "summary.json"));
+  const nlohmann::json t = nlohmann::json::parse(read_file(dir_ / "torch" / "summary.json"));
+  EXPECT_EQ(he["model"]["init"], "he-uniform");
+  EXPECT_EQ(t["model"]["init"], "torch-default");
+  EXPECT_EQ(t["status"], "completed");
+  EXPECT_NE(he["final_test_loss"], t["final_test_loss"]) << "the scheme changes the starting weights";
+  expect_bad_input("check " + kQuickstart + " --set model.init=xavier", "model.init");
+}
+
 }  // namespace
 
 namespace {

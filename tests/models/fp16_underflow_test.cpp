@@ -35,7 +35,7 @@ class BiasFreeLinear final : public Layer<float> {
   std::vector<ParamTensor> param_tensors(const std::string& prefix) const override {
     return {{prefix + ".weight", 0, param_count(), false}};
   }
-  void init_params(float* params, Rng& rng) const override {
+  void init_params(float* params, Rng& rng, InitScheme) const override {
     for (size_t i = 0; i < param_count(); ++i) params[i] = static_cast<float>(rng.uniform(-0.05, 0.05));
   }
   double forward_flops() const override { return 2.0 * in_ * out_; }

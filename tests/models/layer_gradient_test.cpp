@@ -87,7 +87,7 @@ TEST(Layers, ConvInitialisationIsHeUniformOverTheFanIn) {
   ASSERT_EQ(conv.param_count(), weights + 16);
   std::vector<float> p(conv.param_count(), 7.0f);
   Rng rng(1);
-  conv.init_params(p.data(), rng);
+  conv.init_params(p.data(), rng, InitScheme::HeUniform);
   const double fan_in = 4 * 3 * 3, bound = std::sqrt(6.0 / fan_in);
   double sum_sq = 0;
   for (size_t i = 0; i < weights; ++i) {
@@ -109,7 +109,7 @@ TEST(Layers, LayerNormStartsAsTheIdentityAffineAndIsExcludedFromDecay) {
   const LayerNorm<float> norm(5);
   std::vector<float> p(norm.param_count());
   Rng rng(1);
-  norm.init_params(p.data(), rng);
+  norm.init_params(p.data(), rng, InitScheme::TorchDefault);
   EXPECT_EQ(p, (std::vector<float>{1, 1, 1, 1, 1, 0, 0, 0, 0, 0}));
   for (const ParamTensor& t : norm.param_tensors("layernorm3")) EXPECT_TRUE(t.is_bias) << t.name;
 }

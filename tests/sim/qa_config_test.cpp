@@ -107,6 +107,9 @@ TEST(QaConfig, KeysWithoutEffectAreReported) {
   EXPECT_EQ(reason_for(std::string(kQa) + "[lora]\nrank = 2\nalpha = 4\n", "lora.alpha"), "");
   EXPECT_EQ(reason_for(std::string(kQa) + "[model]\nactivation = tanh\n", "model.activation"),
             "has no effect with model.arch = transformer (its MLP uses GELU)");
+  EXPECT_EQ(reason_for(std::string(kQa) + "[model]\ninit = torch-default\n", "model.init"),
+            "has no effect with model.arch = transformer (it starts from its own initialisation)");
+  EXPECT_EQ(reason_for("[model]\narch = lenet-nopad\ninit = torch-default\n", "model.init"), "");
   EXPECT_EQ(reason_for("[data]\nqa_medical_fraction = 0.9\n", "data.qa_medical_fraction"),
             "has no effect with data.dataset = fashion-mnist (it applies to qa)");
   EXPECT_EQ(reason_for(std::string(kQa) + "[data]\npath = /tmp\n", "data.path"),
