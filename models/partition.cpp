@@ -107,6 +107,25 @@ std::string partition_hash(const std::vector<std::vector<int32_t>>& shards) {
   return std::string("crc32:") + buf;
 }
 
+Partition partition_from_shards(std::vector<std::vector<int32_t>> shards, int num_samples) {
+  require_clients(static_cast<int>(shards.size()));
+  if (num_samples < 0) throw std::invalid_argument("negative sample count");
+  // owner[i] = 1 + the shard holding sample i, 0 while no shard does.
+  std::vector<int> owner(static_cast<size_t>(num_samples), 0);
+  for (size_t k = 0; k < shards.size(); ++k)
+    for (const int32_t i : shards[k]) {
+      if (i < 0 || i >= num_samples)
+        throw std::invalid_argument("shard " + std::to_string(k) + " holds sample " + std::to_string(i) +
+                                    ", outside the training set's 0.." + std::to_string(num_samples - 1));
+      int& o = owner[static_cast<size_t>(i)];
+      if (o != 0)
+        throw std::invalid_argument("sample " + std::to_string(i) + " is in shard " + std::to_string(o - 1) +
+                                    (o - 1 == static_cast<int>(k) ? " twice" : " and in shard " + std::to_string(k)));
+      o = static_cast<int>(k) + 1;
+    }
+  return finish(std::move(shards));
+}
+
 Partition partition_iid(int num_samples, int clients, uint64_t seed) {
   require_clients(clients);
   if (num_samples < 0) throw std::invalid_argument("negative sample count");

@@ -75,6 +75,12 @@ struct LabelGroup {
 Partition partition_label_groups(const std::vector<int32_t>& labels, int num_classes,
                                  const std::vector<LabelGroup>& groups, uint64_t seed);
 
+// A partition given as lists, e.g. one written by another framework: shard k holds the sample indices
+// shards[k] (any order; they are sorted). Samples may be left out. std::invalid_argument, naming the shard
+// and the index, when there is no shard, an index lies outside [0, num_samples), or an index appears twice
+// (in one shard or in two).
+Partition partition_from_shards(std::vector<std::vector<int32_t>> shards, int num_samples);
+
 // histogram[k][c] = number of samples of class c in shard k.
 std::vector<std::vector<int>> shard_label_histograms(const Partition& partition, const std::vector<int32_t>& labels,
                                                      int num_classes);

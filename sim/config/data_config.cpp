@@ -1,6 +1,7 @@
 #include "sim/config/data_config.hpp"
 
 #include <cstdint>
+#include <filesystem>
 
 #include "sim/config/choice.hpp"
 #include "sim/config/schema.hpp"
@@ -22,7 +23,8 @@ const models::NameTable<PartitionKind>& partition_kind_table() {
   static const models::NameTable<PartitionKind> table{
       {PartitionKind::None, "none"},           {PartitionKind::Iid, "iid"},       {PartitionKind::Dirichlet, "dirichlet"},
       {PartitionKind::Labels, "labels"},       {PartitionKind::Lognormal, "lognormal"},
-      {PartitionKind::Groups, "groups"},       {PartitionKind::Natural, "natural"}};
+      {PartitionKind::Groups, "groups"},       {PartitionKind::Natural, "natural"},
+      {PartitionKind::File, "file"}};
   return table;
 }
 
@@ -96,6 +98,15 @@ DataConfig make_data_config(const Scenario& s) {
   d.labels_per_worker = static_cast<int>(s.integer("data.labels_per_worker"));
   d.labels_assignment = choice_value(label_assignment_table(), s, "data.labels_assignment");
   d.lognormal_sigma = s.real("data.lognormal_sigma");
+  d.partition_file = trim(s.text("data.partition_file"));
+  // Like a profile path: relative to the scenario's folder when the file says it, to the working folder when the
+  // command line does.
+  if (!d.partition_file.empty() && std::filesystem::path(d.partition_file).is_relative() &&
+      !s.origins().of("data.partition_file").command_line && !s.path().empty())
+    d.partition_file = (std::filesystem::path(s.path()).parent_path() / d.partition_file).lexically_normal().string();
+  if (d.partition == PartitionKind::File && d.partition_file.empty())
+    s.fail("data.partition", "file needs a partition file, and data.partition_file is empty",
+           "set data.partition_file to a JSON file holding {\"shards\": [[...], ...]}");
   d.qa_medical_fraction = s.real("data.qa_medical_fraction");
   d.feature_noise = s.real("data.feature_noise");
   if (d.feature_noise > 0 && d.dataset == DatasetSource::Qa)
@@ -143,7 +154,8 @@ void add_data_keys(std::vector<KeySpec>& keys) {
       choice("data.partition", "none", partition_kind_table().names(),
              "How training samples are split over workers: none = one global shuffled order cut into per-worker "
              "shards every step (equals centralised training); iid, dirichlet (over labels), labels (k labels per "
-             "worker), lognormal (quantity skew), groups (label groups), natural (synthetic devices)"),
+             "worker), lognormal (quantity skew), groups (label groups), natural (synthetic devices), file (the "
+             "shards listed in data.partition_file)"),
       real("data.dirichlet_alpha", "0.5", positive(), "Dirichlet partition: concentration (small = skewed labels)"),
       integer("data.labels_per_worker", "2", between(1, 1000), "Labels partition: distinct labels per worker"),
       choice("data.labels_assignment", "balanced", label_assignment_table().names(),
@@ -151,6 +163,10 @@ void add_data_keys(std::vector<KeySpec>& keys) {
              "label cycle (every label held by about as many workers, near-equal shards); random = worker i "
              "holds label i mod classes plus labels drawn at random (NIID-Bench's #C=k, uneven shards)"),
       real("data.lognormal_sigma", "1", at_least(0), "Lognormal partition: sigma of the shard-size distribution"),
+      text("data.partition_file", "",
+           "File partition: a JSON file {\"shards\": [[indices], ...]}, one array of training-set indices per "
+           "worker, e.g. a split drawn by another framework (analysis/flower_partition.py writes Flower's); a "
+           "relative path in a scenario file is relative to its folder", true),
       real("data.feature_noise", "0", between(0, 10),
            "NIID-Bench's noise-based feature imbalance: worker w's training inputs get fresh Gaussian noise of "
            "standard deviation feature_noise * w / (workers - 1) at every step (pixels are in [0, 1]), and the "

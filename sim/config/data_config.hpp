@@ -16,7 +16,7 @@ enum class DatasetSource { FashionMnist, Synthetic, SyntheticIid, Qa };
 const models::NameTable<DatasetSource>& dataset_source_table();
 inline const char* to_string(DatasetSource d) { return dataset_source_table().name(d); }
 
-enum class PartitionKind { None, Iid, Dirichlet, Labels, Lognormal, Groups, Natural };
+enum class PartitionKind { None, Iid, Dirichlet, Labels, Lognormal, Groups, Natural, File };
 const models::NameTable<PartitionKind>& partition_kind_table();
 inline const char* to_string(PartitionKind p) { return partition_kind_table().name(p); }
 
@@ -43,6 +43,7 @@ struct DataConfig {
   models::LabelAssignment labels_assignment = models::LabelAssignment::Balanced;
   double lognormal_sigma = 1.0;
   std::vector<LabelGroup> label_groups;
+  std::string partition_file;  // file partition: the JSON file's path (relative paths resolved as read)
   double qa_medical_fraction = 0.5;  // qa: share of training examples from the medical domain
   double feature_noise = 0.0;         // NIID-Bench's feature imbalance: the last worker's noise std (0 = none)
 

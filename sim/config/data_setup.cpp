@@ -5,6 +5,7 @@
 
 #include "models/random.hpp"
 #include "models/synthetic.hpp"
+#include "sim/config/partition_file.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -37,10 +38,28 @@ models::Partition make_partition(const RunConfig& c, const models::Dataset& trai
                                     " devices but there are " + std::to_string(c.workers) +
                                     " workers (set data.synthetic_devices = cluster.workers)");
       return {natural_shards, models::partition_hash(natural_shards)};
+    case PartitionKind::File:  // read_file_partition, which blames the file
     case PartitionKind::None:
       break;
   }
   throw std::logic_error("make_partition: no partition to make");
+}
+
+// data.partition = file: the file's shards, one per worker, each index inside the training set.
+models::Partition read_file_partition(const RunConfig& c, const models::Dataset& train, const KeyOrigins& at) {
+  std::vector<std::vector<int32_t>> shards = read_partition_file(c.data.partition_file);
+  if (static_cast<int>(shards.size()) != c.workers)
+    at.fail("data.partition_file",
+            "'" + c.data.partition_file + "' lists " + std::to_string(shards.size()) + " shards but there are " +
+                std::to_string(c.workers) + " workers",
+            "set cluster.workers = " + std::to_string(shards.size()) + " or write one shard per worker");
+  try {
+    return models::partition_from_shards(std::move(shards), train.num_samples);
+  } catch (const std::invalid_argument& e) {
+    at.fail("data.partition_file", "'" + c.data.partition_file + "': " + e.what(),
+            "indices count from 0 in the order dtsim loads the training set (" + std::to_string(train.num_samples) +
+                " samples here)");
+  }
 }
 
 // A QA set as a Dataset: tokens as features, the domain as the label.
@@ -116,7 +135,8 @@ TrainingData prepare_data(const RunConfig& c, const KeyOrigins& at) {
   }
   if (c.data.partition != PartitionKind::None) {
     try {
-      data.partition = make_partition(c, data.train, natural_shards);
+      data.partition = c.data.partition == PartitionKind::File ? read_file_partition(c, data.train, at)
+                                                               : make_partition(c, data.train, natural_shards);
     } catch (const std::invalid_argument& e) {
       at.fail("data.partition", std::string("cannot split the training set: ") + e.what());
     }

@@ -221,8 +221,9 @@ std::vector<Rule> numerics_rules() {
       read_by("data.labels_assignment", "data.partition", parts, {P::Labels}, partition),
       read_by("data.lognormal_sigma", "data.partition", parts, {P::Lognormal}, partition),
       read_by("data.label_groups", "data.partition", parts, {P::Groups}, partition),
+      read_by("data.partition_file", "data.partition", parts, {P::File}, partition),
       read_by("training.cap_batch_at_shard", "data.partition", parts,
-              {P::Iid, P::Dirichlet, P::Labels, P::Lognormal, P::Groups, P::Natural}, partition),
+              {P::Iid, P::Dirichlet, P::Labels, P::Lognormal, P::Groups, P::Natural, P::File}, partition),
   };
   return rules;
 }

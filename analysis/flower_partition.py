@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Write the label-quantity ("#C = k") split that Flower's NIID-Bench baseline draws, for data.partition = file.
+
+Flower's baseline (github.com/adap/flower, baselines/niid_bench, dataset_preparation.py) follows NIID-Bench:
+client i holds label i mod classes, then further labels are drawn one at a time from numpy's
+Generator(PCG64) seeded with 42 until it holds k distinct ones (a draw it already holds is thrown away); then,
+label by label, that label's training indices are shuffled with the same generator and cut into as many
+near-equal consecutive pieces as the label has holders (numpy's array_split: the first pieces get one more),
+dealt to its holders in client order. Because the draws go through the same numpy calls in the same order,
+the split is Flower's to the sample, provided numpy's Generator streams for integers and shuffle are those of
+the numpy the baseline ran with (they have been stable since numpy 1.17).
+
+Indices count in the order of Fashion-MNIST's train-labels-idx1-ubyte, which is both torchvision's order and
+dtsim's. The output is {"shards": [[...], ...], "source": ..., "seed": ..., "labels_per_client": ...}.
+
+    analysis/flower_partition.py --labels-per-client 2 --out flower_c2.json
+    dtsim run scenarios/noniid_benchmark.ini --set data.partition=file --set data.partition_file=flower_c2.json
+
+Bad input (a missing or malformed label file, impossible k) is one line on stderr and exit status 2.
+"""
+
+import argparse
+import gzip
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+DEFAULT_DATA = "/usr/share/datasets/fashion-mnist"
+
+
+class InputProblem(Exception):
+    pass
+
+
+def read_idx_labels(path):
+    """Labels of an IDX1 file (gzip or plain): magic 0x00000801, count, then one byte per label."""
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise InputProblem(f"{path}: cannot read the label file ({e.strerror or e})")
+    if len(raw) < 8:
+        raise InputProblem(f"{path}: too short for an IDX header")
+    magic, count = struct.unpack(">II", raw[:8])
+    if magic != 0x801:
+        raise InputProblem(f"{path}: magic {magic:#010x} is not an IDX label file's 0x00000801")
+    if len(raw) != 8 + count:
+        raise InputProblem(f"{path}: header promises {count} labels but the file holds {len(raw) - 8}")
+    return np.frombuffer(raw, dtype=np.uint8, offset=8).astype(np.int64)
+
+
+def label_quantity_split(labels, clients, k, seed):
+    """Flower's NIID-Bench #C = k split: one list of training indices per client."""
+    classes = int(labels.max()) + 1
+    if not 1 <= k <= classes:
+        raise InputProblem(f"--labels-per-client {k} must lie in 1..{classes}")
+    if clients < 1:
+        raise InputProblem("--clients must be at least 1")
+    rng = np.random.default_rng(seed)
+    held = []
+    holders = [0] * classes
+    for client in range(clients):
+        mine = [client % classes]
+        holders[client % classes] += 1
+        while len(mine) < k:
+            label = rng.choice(classes, 1)[0]
+            if label not in mine:
+                mine.append(label)
+                holders[label] += 1
+        held.append(mine)
+    shards = [[] for _ in range(clients)]
+    for label in range(classes):
+        members = np.where(labels == label)[0]
+        rng.shuffle(members)
+        if holders[label] == 0:
+            continue  # nobody holds it (possible when clients < classes): its samples are dropped
+        pieces = np.array_split(members, holders[label])
+        taken = 0
+        for client in range(clients):
+            if label in held[client]:
+                shards[client].extend(int(i) for i in pieces[taken])
+                taken += 1
+    return shards, held
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--labels-per-client", type=int, default=2, help="k of #C = k (default 2)")
+    parser.add_argument("--clients", type=int, default=10, help="number of clients (default 10)")
+    parser.add_argument("--seed", type=int, default=42, help="the baseline's dataset_seed (default 42)")
+    parser.add_argument("--data", default=DEFAULT_DATA, help=f"Fashion-MNIST folder (default {DEFAULT_DATA})")
+    parser.add_argument("--out", required=True, help="JSON file to write")
+    args = parser.parse_args(argv)
+    try:
+        path = os.path.join(args.data, "train-labels-idx1-ubyte.gz")
+        if not os.path.exists(path):
+            path = os.path.join(args.data, "train-labels-idx1-ubyte")
+        labels = read_idx_labels(path)
+        shards, held = label_quantity_split(labels, args.clients, args.labels_per_client, args.seed)
+    except InputProblem as e:
+        print(f"flower_partition.py: {e}", file=sys.stderr)
+        return 2
+    doc = {
+        "source": "Flower baselines/niid_bench label_quantity split (NIID-Bench #C = k), numpy "
+                  f"default_rng({args.seed}), numpy {np.__version__}",
+        "seed": args.seed,
+        "labels_per_client": args.labels_per_client,
+        "labels": [[int(x) for x in mine] for mine in held],
+        "shards": shards,
+    }
+    tmp = args.out + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, separators=(",", ":"))
+    os.replace(tmp, args.out)
+    sizes = ", ".join(str(len(s)) for s in shards)
+    print(f"{args.out}: {args.clients} shards of {sizes} samples; labels {doc['labels']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+"""Checks flower_partition.py's split against the rule it implements (on a small label file written here) and
+its errors on bad input."""
+import contextlib
+import gzip
+import io
+import json
+import os
+import struct
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import flower_partition  # noqa: E402
+
+
+def write_labels(folder, labels, gz=True):
+    raw = struct.pack(">II", 0x801, len(labels)) + bytes(labels)
+    name = "train-labels-idx1-ubyte" + (".gz" if gz else "")
+    opener = gzip.open if gz else open
+    with opener(os.path.join(folder, name), "wb") as f:
+        f.write(raw)
+
+
+def run(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = flower_partition.main(argv)
+    return rc, out.getvalue(), err.getvalue()
+
+
+class FlowerPartitionTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        # 5 classes of 23 samples each, interleaved: sample j has label j mod 5.
+        self.labels = [j % 5 for j in range(115)]
+        write_labels(self.tmp.name, self.labels)
+        self.out = os.path.join(self.tmp.name, "split.json")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def split(self, clients, k, seed=42):
+        rc, _, err = run(["--data", self.tmp.name, "--clients", str(clients), "--labels-per-client", str(k),
+                          "--seed", str(seed), "--out", self.out])
+        self.assertEqual(rc, 0, err)
+        with open(self.out) as f:
+            return json.load(f)
+
+    def test_every_client_holds_its_own_label_and_k_distinct_ones(self):
+        doc = self.split(clients=7, k=3)
+        self.assertEqual(len(doc["labels"]), 7)
+        for i, held in enumerate(doc["labels"]):
+            self.assertEqual(held[0], i % 5)
+            self.assertEqual(len(set(held)), 3)
+        for i, shard in enumerate(doc["shards"]):
+            self.assertEqual({self.labels[s] for s in shard}, set(doc["labels"][i]))
+
+    def test_each_label_is_cut_evenly_among_its_holders_in_client_order(self):
+        doc = self.split(clients=7, k=2)
+        labels = np.array(self.labels)
+        seen = []
+        for label in range(5):
+            holders = [i for i, held in enumerate(doc["labels"]) if label in held]
+            pieces = [[s for s in doc["shards"][i] if labels[s] == label] for i in holders]
+            sizes = [len(p) for p in pieces]
+            # array_split of 23 into h pieces: the first 23 mod h pieces get one more
+            h = len(holders)
+            self.assertEqual(sizes, [23 // h + (1 if j < 23 % h else 0) for j in range(h)])
+            for p in pieces:
+                seen.extend(p)
+        self.assertEqual(sorted(seen), list(range(115)), "every sample of a held label is dealt exactly once")
+
+    def test_the_seed_fixes_the_split(self):
+        a = self.split(clients=7, k=2, seed=42)["shards"]
+        b = self.split(clients=7, k=2, seed=42)["shards"]
+        c = self.split(clients=7, k=2, seed=43)["shards"]
+        self.assertEqual(a, b)
+        self.assertNotEqual(a, c)
+
+    def test_the_draws_are_numpys_in_the_baselines_order(self):
+        # Rebuilt here call by call: the label draws first, then one shuffle per label.
+        doc = self.split(clients=6, k=2, seed=7)
+        rng = np.random.default_rng(7)
+        held = []
+        for client in range(6):
+            mine = [client % 5]
+            while len(mine) < 2:
+                x = int(rng.choice(5, 1)[0])
+                if x not in mine:
+                    mine.append(x)
+            held.append(mine)
+        self.assertEqual(doc["labels"], held)
+        first = np.where(np.array(self.labels) == 0)[0]
+        rng.shuffle(first)
+        holders0 = [i for i, m in enumerate(held) if 0 in m]
+        piece = np.array_split(first, len(holders0))[0]
+        self.assertEqual(sorted(int(s) for s in piece),
+                         sorted(s for s in doc["shards"][holders0[0]] if self.labels[s] == 0))
+
+    def test_bad_input_is_one_line_and_status_2(self):
+        for argv in (["--labels-per-client", "6"], ["--labels-per-client", "0"], ["--clients", "0"]):
+            rc, _, err = run(["--data", self.tmp.name, "--out", self.out] + argv)
+            self.assertEqual(rc, 2, argv)
+            self.assertEqual(len(err.strip().splitlines()), 1, err)
+        rc, _, err = run(["--data", os.path.join(self.tmp.name, "missing"), "--out", self.out])
+        self.assertEqual(rc, 2)
+        self.assertIn("cannot read the label file", err)
+        with gzip.open(os.path.join(self.tmp.name, "train-labels-idx1-ubyte.gz"), "wb") as f:
+            f.write(struct.pack(">II", 0x803, 3) + bytes([0, 1, 2]))
+        rc, _, err = run(["--data", self.tmp.name, "--out", self.out])
+        self.assertEqual(rc, 2)
+        self.assertIn("magic", err)
+        self.assertFalse(os.path.exists(self.out), "nothing is written on bad input")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,60 @@
+#include "sim/config/partition_file.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sim/scenario/errors.hpp"
+
+namespace dtsim::sim {
+namespace {
+
+constexpr const char* kKey = "data.partition_file";
+constexpr const char* kShape = "write {\"shards\": [[indices of worker 0], [indices of worker 1], ...]}";
+
+// `line` 0 names the file alone (the JSON parsed; what is wrong is its shape, not one line).
+[[noreturn]] void refuse(const std::string& path, int line, const std::string& reason, const std::string& hint = kShape) {
+  throw InputError(Origin::at(path, line), kKey, reason, hint);
+}
+
+// 1-based line of byte offset `byte` (nlohmann counts the bytes read, the failing one included).
+int line_of(const std::string& text, size_t byte) {
+  const size_t end = std::min(text.size(), byte > 0 ? byte - 1 : 0);
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
+}
+
+}  // namespace
+
+std::vector<std::vector<int32_t>> read_partition_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) refuse(path, 0, "cannot open the partition file", "check data.partition_file's path");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    refuse(path, line_of(text, e.byte), "not valid JSON (" + std::string(e.what()) + ")");
+  }
+  if (!doc.is_object() || !doc.contains("shards")) refuse(path, 0, "no top-level \"shards\" member");
+  const nlohmann::json& shards = doc["shards"];
+  if (!shards.is_array() || shards.empty()) refuse(path, 0, "\"shards\" must be a non-empty array of arrays");
+
+  std::vector<std::vector<int32_t>> out(shards.size());
+  for (size_t k = 0; k < shards.size(); ++k) {
+    if (!shards[k].is_array()) refuse(path, 0, "shard " + std::to_string(k) + " is not an array of sample indices");
+    out[k].reserve(shards[k].size());
+    for (const nlohmann::json& v : shards[k]) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > std::numeric_limits<int32_t>::max())
+        refuse(path, 0, "shard " + std::to_string(k) + " holds " + v.dump() + ", not a sample index (an integer ≥ 0)");
+      out[k].push_back(static_cast<int32_t>(v.get<int64_t>()));
+    }
+  }
+  return out;
+}
+
+}  // namespace dtsim::sim
