@@ -1,7 +1,6 @@
 #include "sim/config/data_config.hpp"
 
 #include <cstdint>
-#include <filesystem>
 
 #include "sim/config/choice.hpp"
 #include "sim/config/schema.hpp"
@@ -98,12 +97,7 @@ DataConfig make_data_config(const Scenario& s) {
   d.labels_per_worker = static_cast<int>(s.integer("data.labels_per_worker"));
   d.labels_assignment = choice_value(label_assignment_table(), s, "data.labels_assignment");
   d.lognormal_sigma = s.real("data.lognormal_sigma");
-  d.partition_file = trim(s.text("data.partition_file"));
-  // Like a profile path: relative to the scenario's folder when the file says it, to the working folder when the
-  // command line does.
-  if (!d.partition_file.empty() && std::filesystem::path(d.partition_file).is_relative() &&
-      !s.origins().of("data.partition_file").command_line && !s.path().empty())
-    d.partition_file = (std::filesystem::path(s.path()).parent_path() / d.partition_file).lexically_normal().string();
+  d.partition_file = s.file_path("data.partition_file");
   if (d.partition == PartitionKind::File && d.partition_file.empty())
     s.fail("data.partition", "file needs a partition file, and data.partition_file is empty",
            "set data.partition_file to a JSON file holding {\"shards\": [[...], ...]}");

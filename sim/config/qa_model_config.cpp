@@ -1,7 +1,6 @@
 #include "sim/config/qa_model_config.hpp"
 
 #include <algorithm>
-#include <filesystem>
 
 #include "models/name_table.hpp"
 #include "sim/config/choice.hpp"
@@ -76,13 +75,7 @@ QaModelConfig make_qa_model_config(const Scenario& s) {
                std::to_string(t.head_dim()) + " wide, an odd number",
            "choose dim and heads for an even head width, or set transformer.positions = learned");
   }
-  c.base_path = trim(s.text("transformer.base"));
-  // Like a profile path: relative to the scenario's folder when the file says it, to the working folder when the
-  // command line does.
-  if (!c.base_path.empty() && std::filesystem::path(c.base_path).is_relative() &&
-      !s.origins().of("transformer.base").command_line && !s.path().empty()) {
-    c.base_path = (std::filesystem::path(s.path()).parent_path() / c.base_path).lexically_normal().string();
-  }
+  c.base_path = s.file_path("transformer.base");
   c.lora.rank = static_cast<int>(s.integer("lora.rank"));
   c.lora.alpha = s.real("lora.alpha");
   read_targets(s, c.lora);

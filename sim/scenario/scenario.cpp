@@ -206,6 +206,13 @@ bool Scenario::boolean(const std::string& key) const { return parse_bool(text(ke
 std::vector<int64_t> Scenario::int_list(const std::string& key) const { return parse_int_list(text(key)); }
 const Origin& Scenario::origin(const std::string& key) const { return value(key).origin; }
 
+std::string Scenario::file_path(const std::string& key) const {
+  const std::string path = trim(text(key));
+  const Origin& where = origin(key);
+  if (path.empty() || !std::filesystem::path(path).is_relative() || where.command_line || path_.empty()) return path;
+  return (std::filesystem::path(path_).parent_path() / path).lexically_normal().string();
+}
+
 double Scenario::quantity(const std::string& key) const {
   const KeySpec* spec = schema_->find(key);
   if (!spec || spec->type != ValueType::Quantity) throw std::logic_error("'" + key + "' is not a quantity key");
