@@ -62,10 +62,7 @@ std::vector<ParamTensor> Conv2d<T>::param_tensors(const std::string& prefix) con
 template <class T>
 void Conv2d<T>::init_params(T* params, Rng& rng, InitScheme scheme) const {
   const double fan_in = static_cast<double>(in_.channels) * kernel_h_ * kernel_w_;
-  const UniformInitBounds bound = uniform_init_bounds(scheme, fan_in);
-  for (size_t i = 0; i < weight_count(); ++i) params[i] = static_cast<T>(rng.uniform(-bound.weight, bound.weight));
-  for (int c = 0; c < out_.channels; ++c)
-    params[weight_count() + c] = bound.bias > 0 ? static_cast<T>(rng.uniform(-bound.bias, bound.bias)) : T(0);
+  init_weights_and_biases(params, weight_count(), static_cast<size_t>(out_.channels), scheme, fan_in, rng);
 }
 
 template <class T>

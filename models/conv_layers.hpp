@@ -29,7 +29,7 @@ class Conv2d final : public Layer<T> {
   // out_channels × (in_channels · kernel_h · kernel_w)
   size_t weight_rows() const override { return static_cast<size_t>(out_.channels); }
   std::vector<ParamTensor> param_tensors(const std::string& prefix) const override;
-  // He (Kaiming) uniform with fan_in = channels · kernel_h · kernel_w; zero biases.
+  // Weights and biases at the scheme's bounds for fan_in = channels · kernel_h · kernel_w.
   void init_params(T* params, Rng& rng, InitScheme scheme) const override;
   size_t scratch_size(Ops<T>& ops, int batch) const override;
   // Per output position and output channel: a patch_size-long multiply-add sum and a bias add. Backward:

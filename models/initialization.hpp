@@ -12,6 +12,7 @@
 // fan_in is a dense layer's input width and a convolution's in_channels × kernel height × kernel width.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -32,5 +33,16 @@ struct UniformInitBounds {
   double bias = 0.0;
 };
 UniformInitBounds uniform_init_bounds(InitScheme scheme, double fan_in);
+
+// A dense or convolution layer's start: `weight_count` weights then `bias_count` biases, drawn (from `rng`, in
+// that order) at the bounds of `scheme` for `fan_in`; biases with a zero bound are set to 0 without a draw.
+template <class T, class Rng>
+void init_weights_and_biases(T* params, size_t weight_count, size_t bias_count, InitScheme scheme, double fan_in,
+                             Rng& rng) {
+  const UniformInitBounds bound = uniform_init_bounds(scheme, fan_in);
+  for (size_t i = 0; i < weight_count; ++i) params[i] = static_cast<T>(rng.uniform(-bound.weight, bound.weight));
+  for (size_t j = 0; j < bias_count; ++j)
+    params[weight_count + j] = bound.bias > 0 ? static_cast<T>(rng.uniform(-bound.bias, bound.bias)) : T(0);
+}
 
 }  // namespace dtsim::models

@@ -31,11 +31,7 @@ std::vector<ParamTensor> Dense<T>::param_tensors(const std::string& prefix) cons
 
 template <class T>
 void Dense<T>::init_params(T* params, Rng& rng, InitScheme scheme) const {
-  const UniformInitBounds bound = uniform_init_bounds(scheme, in_);
-  const size_t weights = static_cast<size_t>(in_) * out_;
-  for (size_t i = 0; i < weights; ++i) params[i] = static_cast<T>(rng.uniform(-bound.weight, bound.weight));
-  for (int j = 0; j < out_; ++j)
-    params[weights + j] = bound.bias > 0 ? static_cast<T>(rng.uniform(-bound.bias, bound.bias)) : T(0);
+  init_weights_and_biases(params, static_cast<size_t>(in_) * out_, static_cast<size_t>(out_), scheme, in_, rng);
 }
 
 template <class T>

@@ -84,7 +84,7 @@ class Dense final : public Layer<T> {
   size_t weight_rows() const override { return static_cast<size_t>(in_); }  // inputs × outputs
   size_t param_count() const override { return static_cast<size_t>(in_) * out_ + out_; }
   std::vector<ParamTensor> param_tensors(const std::string& prefix) const override;
-  // He (Kaiming) uniform for the weights, suited to ReLU; zero biases.
+  // Weights and biases at the scheme's bounds for fan_in = the input width (models/initialization.hpp).
   void init_params(T* params, Rng& rng, InitScheme scheme) const override;
   double forward_flops() const override;
   double backward_flops(bool with_input_grad) const override;
