@@ -12,8 +12,25 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// data.partition = file: the file's shards, one per worker, each index inside the training set.
+models::Partition read_file_partition(const RunConfig& c, const models::Dataset& train, const KeyOrigins& at) {
+  std::vector<std::vector<int32_t>> shards = read_partition_file(c.data.partition_file);
+  if (static_cast<int>(shards.size()) != c.workers)
+    at.fail("data.partition_file",
+            "'" + c.data.partition_file + "' lists " + std::to_string(shards.size()) + " shards but there are " +
+                std::to_string(c.workers) + " workers",
+            "set cluster.workers = " + std::to_string(shards.size()) + " or write one shard per worker");
+  try {
+    return models::partition_from_shards(std::move(shards), train.num_samples);
+  } catch (const std::invalid_argument& e) {
+    at.fail("data.partition_file", "'" + c.data.partition_file + "': " + e.what(),
+            "indices count from 0 in the order dtsim loads the training set (" + std::to_string(train.num_samples) +
+                " samples here)");
+  }
+}
+
 models::Partition make_partition(const RunConfig& c, const models::Dataset& train,
-                                 const std::vector<std::vector<int32_t>>& natural_shards) {
+                                 const std::vector<std::vector<int32_t>>& natural_shards, const KeyOrigins& at) {
   switch (c.data.partition) {
     case PartitionKind::Iid:
       return models::partition_iid(train.num_samples, c.workers, c.data_seed());
@@ -38,28 +55,12 @@ models::Partition make_partition(const RunConfig& c, const models::Dataset& trai
                                     " devices but there are " + std::to_string(c.workers) +
                                     " workers (set data.synthetic_devices = cluster.workers)");
       return {natural_shards, models::partition_hash(natural_shards)};
-    case PartitionKind::File:  // read_file_partition, which blames the file
+    case PartitionKind::File:
+      return read_file_partition(c, train, at);
     case PartitionKind::None:
       break;
   }
   throw std::logic_error("make_partition: no partition to make");
-}
-
-// data.partition = file: the file's shards, one per worker, each index inside the training set.
-models::Partition read_file_partition(const RunConfig& c, const models::Dataset& train, const KeyOrigins& at) {
-  std::vector<std::vector<int32_t>> shards = read_partition_file(c.data.partition_file);
-  if (static_cast<int>(shards.size()) != c.workers)
-    at.fail("data.partition_file",
-            "'" + c.data.partition_file + "' lists " + std::to_string(shards.size()) + " shards but there are " +
-                std::to_string(c.workers) + " workers",
-            "set cluster.workers = " + std::to_string(shards.size()) + " or write one shard per worker");
-  try {
-    return models::partition_from_shards(std::move(shards), train.num_samples);
-  } catch (const std::invalid_argument& e) {
-    at.fail("data.partition_file", "'" + c.data.partition_file + "': " + e.what(),
-            "indices count from 0 in the order dtsim loads the training set (" + std::to_string(train.num_samples) +
-                " samples here)");
-  }
 }
 
 // A QA set as a Dataset: tokens as features, the domain as the label.
@@ -135,8 +136,7 @@ TrainingData prepare_data(const RunConfig& c, const KeyOrigins& at) {
   }
   if (c.data.partition != PartitionKind::None) {
     try {
-      data.partition = c.data.partition == PartitionKind::File ? read_file_partition(c, data.train, at)
-                                                               : make_partition(c, data.train, natural_shards);
+      data.partition = make_partition(c, data.train, natural_shards, at);
     } catch (const std::invalid_argument& e) {
       at.fail("data.partition", std::string("cannot split the training set: ") + e.what());
     }
