@@ -1,12 +1,11 @@
 #include "sim/config/partition_file.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "sim/scenario/errors.hpp"
+#include "sim/scenario/ini_file.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -28,11 +27,8 @@ int line_of(const std::string& text, size_t byte) {
 }  // namespace
 
 std::vector<std::vector<int32_t>> read_partition_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) refuse(path, 0, "cannot open the partition file", "check data.partition_file's path");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  // A shard list of a few million indices is tens of MiB, so the cap is well above a key file's.
+  const std::string text = read_text_file(path, "partition file", TextFileLimits{kKey, std::uintmax_t(256) << 20});
 
   nlohmann::json doc;
   try {

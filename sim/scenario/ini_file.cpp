@@ -155,20 +155,22 @@ IniFile parse_ini(const std::string& path, const std::string& content, const std
   return ini;
 }
 
-std::string read_text_file(const std::string& path, const std::string& what) {
+std::string read_text_file(const std::string& path, const std::string& what, const TextFileLimits& limits) {
+  const std::string& key = limits.key;
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw InputError(path, "", what + " not found", "check the path");
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path, "", what + " is not a regular file");
-  constexpr std::uintmax_t kMaxBytes = std::uintmax_t(16) << 20;
+  if (!std::filesystem::exists(path, ec)) throw InputError(path, key, what + " not found", "check the path");
+  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path, key, what + " is not a regular file");
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (!ec && size > kMaxBytes)
-    throw InputError(path, "", what + " is " + std::to_string(size) + " bytes, more than the 16 MiB a file of keys may hold",
+  if (!ec && size > limits.max_bytes)
+    throw InputError(path, key,
+                     what + " is " + std::to_string(size) + " bytes, more than the " +
+                         std::to_string(limits.max_bytes >> 20) + " MiB such a file may hold",
                      "is it the right file?");
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, "", "cannot open " + what, "check its permissions");
+  if (!f) throw InputError(path, key, "cannot open " + what, "check its permissions");
   std::ostringstream content;
   content << f.rdbuf();
-  if (f.bad()) throw InputError(path, "", "cannot read " + what);
+  if (f.bad()) throw InputError(path, key, "cannot read " + what);
   return content.str();
 }
 

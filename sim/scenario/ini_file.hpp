@@ -2,6 +2,7 @@
 // the line number of every entry so that errors can point at it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,9 +35,16 @@ struct IniFile {
 // Section headers may have spaces inside the brackets: [ training ] is [training].
 IniFile parse_ini(const std::string& path, const std::string& content, const std::vector<KeySpec>& keys);
 
-// The whole content of a text file; a missing, unreadable or implausibly large (over 16 MiB) file is an
-// InputError naming it.
-std::string read_text_file(const std::string& path, const std::string& what);
+// What read_text_file accepts: files larger than `max_bytes` are refused as implausible (a scenario or key
+// file is a few KiB; 16 MiB is far past any real one), and errors name `key` when a key named the file.
+struct TextFileLimits {
+  std::string key;
+  std::uintmax_t max_bytes = std::uintmax_t(16) << 20;
+};
+
+// The whole content of a text file; a missing, unreadable, non-regular or implausibly large file is an
+// InputError naming it (and limits.key, if set).
+std::string read_text_file(const std::string& path, const std::string& what, const TextFileLimits& limits = {});
 
 // Reads a file from disk and parses it; a missing or unreadable file is an InputError naming it.
 IniFile read_ini(const std::string& path, const std::string& what, const std::vector<KeySpec>& keys);

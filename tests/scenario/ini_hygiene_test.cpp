@@ -273,7 +273,7 @@ TEST_F(ProfileFiles, TooLargeAFileIsRefusedBeforeReadingIt) {
   } catch (const InputError& e) {
     msg = e.what();
   }
-  EXPECT_EQ(msg, big.string() + ": scenario file is 16777217 bytes, more than the 16 MiB a file of keys may hold; is it the right file?");
+  EXPECT_EQ(msg, big.string() + ": scenario file is 16777217 bytes, more than the 16 MiB such a file may hold; is it the right file?");
 }
 
 }  // namespace
