@@ -57,6 +57,15 @@ enum class IndexEncoding { Bits, Int32 };
 IndexEncoding parse_index_encoding(const std::string& text);  // "bits" | "int32"
 const char* to_string(IndexEncoding encoding);
 
+// What the sign compressors send for a value that is exactly zero. A packed bit has two symbols, so a 1-bit
+// wire format folds zero into one of them (Plus: x >= 0 is sent as +1, as bit-packing implementations such as
+// GRACE's do); the papers' sign(0) = 0 (Zero: torch.sign, the reference code of Karimireddy et al. 2019) needs
+// a third symbol that the wire accounting does not charge for. The choice matters where gradients are sparse
+// (ReLU networks at small batches): under Plus every zero entry is pushed the same way, step after step.
+enum class SignOfZero { Plus, Zero };
+SignOfZero parse_sign_of_zero(const std::string& text);  // "plus" | "zero"
+const char* to_string(SignOfZero sign);
+
 struct CompressionSettings {
   CompressorKind kind = CompressorKind::None;
   double ratio = 0.01;             // topk, randomk: k = max(1, round(ratio·d)) per tensor, ratio in (0, 1]
@@ -76,6 +85,7 @@ struct CompressionSettings {
   int powersgd_rank = 1;
   double signum_momentum = 0.9;    // m = β·m + (1 − β)·x, sign(m) is sent; β in [0, 1)
   bool majority_vote = false;      // sign, signum: the receivers take the sign of the sum of the workers' signs
+  SignOfZero sign_of_zero = SignOfZero::Plus;  // sign, scaled-sign, signum: what a zero value is sent as
   bool predivide = false;          // fp16, bf16: divide by the number of workers before the (narrow) sum
   bool error_feedback = false;
   // topk, randomk, with error feedback: Deep Gradient Compression's momentum correction (Lin et al. 2018, §3.2)

@@ -69,6 +69,7 @@ const NameTable<CompressionSetting>& compression_setting_table() {
                                                    {S::PowerSgdRank, "powersgd_rank"},
                                                    {S::SignumMomentum, "signum_momentum"},
                                                    {S::MajorityVote, "majority_vote"},
+                                                   {S::SignOfZero, "sign_of_zero"},
                                                    {S::Predivide, "predivide"},
                                                    {S::ErrorFeedback, "error_feedback"},
                                                    {S::MomentumCorrection, "momentum_correction"},
@@ -88,6 +89,13 @@ const NameTable<IndexEncoding>& index_encoding_table() {
 }
 
 std::vector<std::string> index_encoding_names() { return index_encoding_table().names(); }
+
+const NameTable<SignOfZero>& sign_of_zero_table() {
+  static const NameTable<SignOfZero> table{{SignOfZero::Plus, "plus"}, {SignOfZero::Zero, "zero"}};
+  return table;
+}
+
+std::vector<std::string> sign_of_zero_names() { return sign_of_zero_table().names(); }
 
 const NameTable<Collective>& collective_table() {
   static const NameTable<Collective> table{{Collective::Allreduce, "allreduce"}, {Collective::AllGather, "allgather"}};

@@ -35,6 +35,7 @@ enum class CompressionSetting {
   PowerSgdRank,
   SignumMomentum,
   MajorityVote,
+  SignOfZero,
   Predivide,
   ErrorFeedback,
   MomentumCorrection,
@@ -63,7 +64,7 @@ struct CompressorDescriptor {
   CompressorFamily family;
   // Every CompressionSettings field that can change what this compressor does, in CompressionSetting order.
   // A field not listed has no effect with this kind (validate() refuses some of those when they are set:
-  // majority_vote, predivide, sampled_threshold, unbiased, momentum_correction). "none" reads nothing.
+  // majority_vote, sign_of_zero, predivide, sampled_threshold, unbiased, momentum_correction). "none" reads nothing.
   // `seed` is listed where the compressor draws random numbers; it is derived, not chosen by a user.
   std::vector<CompressionSetting> settings;
   CodecFactory<float> make_float;
@@ -92,6 +93,9 @@ std::vector<std::string> compressor_kind_names();  // none, fp16, bf16, topk, ra
 
 const NameTable<IndexEncoding>& index_encoding_table();
 std::vector<std::string> index_encoding_names();  // bits, int32
+
+const NameTable<SignOfZero>& sign_of_zero_table();
+std::vector<std::string> sign_of_zero_names();  // plus, zero
 
 const NameTable<Collective>& collective_table();
 std::vector<std::string> collective_names();  // allreduce, allgather

@@ -48,6 +48,13 @@ IndexEncoding parse_index_encoding(const std::string& text) {
 
 const char* to_string(IndexEncoding encoding) { return index_encoding_table().name(encoding); }
 
+SignOfZero parse_sign_of_zero(const std::string& text) {
+  if (const auto sign = sign_of_zero_table().parse(text)) return *sign;
+  reject("unknown sign of zero '" + text + "' (expected " + sign_of_zero_table().or_list() + ")");
+}
+
+const char* to_string(SignOfZero sign) { return sign_of_zero_table().name(sign); }
+
 const char* to_string(Collective collective) { return collective_table().name(collective); }
 
 void validate(const CompressionSettings& s) {
@@ -64,6 +71,7 @@ void validate(const CompressionSettings& s) {
   // Options switched on for a compressor that does not read them.
   const CompressorDescriptor& compressor = compressor_descriptor(s.kind);
   reject_unless_read(compressor, S::MajorityVote, s.majority_vote);
+  reject_unless_read(compressor, S::SignOfZero, s.sign_of_zero != SignOfZero::Plus);
   reject_unless_read(compressor, S::Predivide, s.predivide);
   reject_unless_read(compressor, S::SampledThreshold, s.sampled_threshold);
   reject_unless_read(compressor, S::Unbiased, s.unbiased);

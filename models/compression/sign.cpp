@@ -3,7 +3,8 @@
 //   scaled-sign  (‖x‖₁/d)·sign(x) (Karimireddy et al. 2019, the compressor of EF-SignSGD): decoded ±‖x‖₁/d,
 //                the scale sent at 4 bytes
 //   signum       sign of the worker's momentum m = β·m + (1 − β)·x (Bernstein et al. 2018): decoded ±1
-// A bit has no zero: sign(0) is sent as +1 (−0 too). NaN compares false and is sent as −1: check gradients for
+// A bit has no zero: by default (sign_of_zero = plus) sign(0) is sent as +1 (−0 too); sign_of_zero = zero sends
+// it as 0, the papers' sign, still charged one bit. NaN compares false and is sent as −1: check gradients for
 // overflow before compressing, or the overflow is lost here.
 //
 // In a group the workers' bits are all-gathered (a bit cannot be summed on the wire without widening it).
@@ -42,7 +43,8 @@ class SignCodec final : public Codec<T> {
       for (const T value : v) l1 += std::fabs(static_cast<double>(value));
       magnitude = static_cast<T>(l1 / static_cast<double>(n));
     }
-    for (T& value : v) value = value >= T(0) ? magnitude : -magnitude;
+    const T at_zero = this->settings_.sign_of_zero == SignOfZero::Zero ? T(0) : magnitude;
+    for (T& value : v) value = value > T(0) ? magnitude : value == T(0) ? at_zero : -magnitude;
     this->upload_host(x, n);
     const uint64_t scale_bytes = kind == CompressorKind::ScaledSign ? kFp32Bytes : 0;
     return {t, Collective::AllGather, scale_bytes + whole_bytes(n)};
@@ -57,7 +59,7 @@ class SignCodec final : public Codec<T> {
     votes_.assign(n, 0);
     for (const T* d : decoded) {
       const std::vector<T>& v = this->host_copy(d, n);
-      for (size_t j = 0; j < n; ++j) votes_[j] += v[j] > T(0) ? 1 : -1;
+      for (size_t j = 0; j < n; ++j) votes_[j] += v[j] > T(0) ? 1 : v[j] < T(0) ? -1 : 0;  // a sent zero abstains
     }
     std::vector<T>& out = this->host_;
     for (size_t j = 0; j < n; ++j) out[j] = votes_[j] > 0 ? T(1) : votes_[j] < 0 ? T(-1) : T(0);
@@ -94,19 +96,21 @@ template std::unique_ptr<Codec<double>> make_sign_codec(gpu::Ops<double>&, const
                                                         const CompressionSettings&);
 
 CompressorDescriptor describe_sign() {
-  return {CompressorKind::Sign, "sign", CompressorFamily::Sign, compressed_settings({CompressionSetting::MajorityVote}),
+  return {CompressorKind::Sign, "sign", CompressorFamily::Sign,
+          compressed_settings({CompressionSetting::MajorityVote, CompressionSetting::SignOfZero}),
           &make_sign_codec<float>, &make_sign_codec<double>};
 }
 
 CompressorDescriptor describe_scaled_sign() {
-  return {CompressorKind::ScaledSign, "scaled-sign", CompressorFamily::Sign, compressed_settings({}),
+  return {CompressorKind::ScaledSign, "scaled-sign", CompressorFamily::Sign,
+          compressed_settings({CompressionSetting::SignOfZero}),
           &make_sign_codec<float>, &make_sign_codec<double>};
 }
 
 CompressorDescriptor describe_signum() {
   using S = CompressionSetting;
   return {CompressorKind::Signum, "signum", CompressorFamily::Sign,
-          compressed_settings({S::SignumMomentum, S::MajorityVote}), &make_sign_codec<float>,
+          compressed_settings({S::SignumMomentum, S::MajorityVote, S::SignOfZero}), &make_sign_codec<float>,
           &make_sign_codec<double>};
 }
 

@@ -10,6 +10,7 @@
 #include "models/network.hpp"
 #include "models/qa/qa_objective.hpp"
 #include "sim/config/qa_setup.hpp"
+#include "sim/config/strategy.hpp"
 #include "sim/scenario/errors.hpp"
 #include "sim/world/build_platform.hpp"
 #include "sim/world/heterogeneity.hpp"
@@ -287,10 +288,12 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
     if (traffic) stopped.busiest_link = traffic->busiest(stopped.simulated_time_s);
     return stopped;
   }
+  // A divergence is reported in the unit of the rows: a step, a parameter-server update, or a round.
+  const std::string row_step = strategy_descriptor(inputs.config.strategy).row_step;
   if (metrics.divergence() && cfg.stop_on_divergence) {
     const Divergence& d = *metrics.divergence();
     RunResult diverged = result_so_far(inputs, metrics, RunStatus::Diverged,
-                                       d.cause + " at step " + std::to_string(d.step) + " (simulated time " +
+                                       d.cause + " at " + row_step + " " + std::to_string(d.step) + " (simulated time " +
                                            format_seconds(d.sim_time_s) + "); the run stopped there",
                                        sg4::Engine::get_clock());
     // The rows stop at the last evaluation; the strategy knows how far training got (steps, bytes, time).
@@ -321,7 +324,7 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   if (const auto& d = metrics.divergence()) {  // eval.stop_on_divergence = false: it ran on regardless
     r.status = RunStatus::Diverged;
     r.divergence = d;
-    r.status_reason = d->cause + " at step " + std::to_string(d->step) + " (simulated time " +
+    r.status_reason = d->cause + " at " + row_step + " " + std::to_string(d->step) + " (simulated time " +
                       format_seconds(d->sim_time_s) + "); the run continued (eval.stop_on_divergence = false)";
   }
   return r;

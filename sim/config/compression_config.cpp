@@ -53,6 +53,7 @@ CompressionConfig make_compression_config(const Scenario& s, uint64_t run_seed) 
   m.powersgd_rank = static_cast<int>(s.integer("compression.rank"));
   m.signum_momentum = s.real("compression.signum_momentum");
   m.majority_vote = s.boolean("compression.majority_vote");
+  m.sign_of_zero = models::parse_sign_of_zero(s.text("compression.sign_of_zero"));  // a choice key: always valid
   m.predivide = s.boolean("compression.predivide");
   m.error_feedback = s.boolean("compression.error_feedback");
   m.momentum_correction = s.real("compression.momentum_correction");
@@ -110,6 +111,9 @@ void add_compression_keys(std::vector<KeySpec>& keys) {
       boolean("compression.majority_vote", "false",
               "sign, signum, training.strategy = sync or local: the update is the sign of the sum of the workers' signs "
               "(signSGD with majority vote)"),
+      choice("compression.sign_of_zero", "plus", models::sign_of_zero_names(),
+             "sign, scaled-sign, signum: what a value that is exactly 0 is sent as: plus = +1, as a packed bit "
+             "(x >= 0) carries it; zero = 0, the papers' sign(0) (torch.sign), still charged one bit"),
       boolean("compression.predivide", "false",
               "fp16, bf16, training.strategy = sync or local: divide by the number of workers before the narrow-format "
               "sum, so that it cannot overflow"),

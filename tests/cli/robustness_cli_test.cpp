@@ -162,6 +162,10 @@ TEST_F(Robustness, DivergenceStopsTheRunAndIsReported) {
   EXPECT_GE(s["divergence"]["step"].get<int64_t>(), 1);
   EXPECT_LT(s["divergence"]["step"].get<int64_t>(), 50) << "stopped there, not at the planned end";
   EXPECT_GT(s["divergence"]["simulated_time_s"].get<double>(), 0.0);
+  EXPECT_NE(s["status_reason"].get<std::string>().find(
+                " at step " + std::to_string(s["divergence"]["step"].get<int64_t>()) + " "),
+            std::string::npos)
+      << s["status_reason"];
   expect_clean_rows(read_file(out() / "metrics.csv"));
   // It says what ran, as a completed run does (these used to be empty on every early end).
   EXPECT_EQ(s["backend"], "cpu");
@@ -188,6 +192,10 @@ TEST_F(Robustness, ADivergedFederatedRunCountsItsLocalEpochs) {
   ASSERT_LT(trained, 6);
   EXPECT_EQ(s["steps"].get<int64_t>(), trained - 1);
   EXPECT_DOUBLE_EQ(s["epochs"].get<double>(), 2.0 * static_cast<double>(trained));
+  // The reason counts in the rows' unit, rounds: "… at round 2 (simulated time …)", not "at step".
+  const std::string reason = s["status_reason"].get<std::string>();
+  EXPECT_NE(reason.find(" at round " + std::to_string(trained) + " "), std::string::npos) << reason;
+  EXPECT_EQ(reason.find(" at step "), std::string::npos) << reason;
   EXPECT_EQ(s["model"]["parameters"], 235146);
   EXPECT_NE(s["platform"].get<std::string>(), "");
 }

@@ -61,6 +61,13 @@ std::vector<std::pair<std::string, CompressionSettings>> every_compressor() {
   s = of(CompressorKind::Signum);
   s.majority_vote = true;
   all.push_back({"signum vote", s});
+  s = of(CompressorKind::ScaledSign);
+  s.sign_of_zero = SignOfZero::Zero;
+  all.push_back({"scaled-sign zero", s});
+  s = of(CompressorKind::Sign);
+  s.majority_vote = true;
+  s.sign_of_zero = SignOfZero::Zero;
+  all.push_back({"sign vote zero", s});
   s = of(CompressorKind::PowerSgd);
   s.powersgd_rank = 2;
   all.push_back({"powersgd rank 2", s});
@@ -116,6 +123,24 @@ TEST(CompressionGroup, MajorityVoteOnAConstructedCase) {
   b = {-1, -1, -5, 2, 3};
   pair.average({a.data(), b.data()}, 0, mean.data());
   EXPECT_EQ(mean, (std::vector<double>{0, -1, 0, 1, 0}));
+  // With sign_of_zero = zero a worker whose value is 0 abstains: (0,0,0) → 0, (0,−,+) → 0, (0,+,+) → +,
+  // (0,0,−) → −; under plus the zeros would have voted +: (+,+,+), (+,−,+), (+,+,+), (+,+,−), all +.
+  {
+    CompressionSettings z = of(CompressorKind::Sign);
+    z.majority_vote = true;
+    z.sign_of_zero = SignOfZero::Zero;
+    GroupCompressor<double> abstaining(ops, {{{"x", 0, 4, false}, 0, 0}}, 4, z, 3);
+    std::vector<double> p = {0, 0, 0, 0}, q = {0, -2, 1, 0}, r = {0, 3, 4, -1}, voted(4);
+    abstaining.average({p.data(), q.data(), r.data()}, 0, voted.data());
+    EXPECT_EQ(voted, (std::vector<double>{0, 0, 1, -1}));
+    z.sign_of_zero = SignOfZero::Plus;
+    GroupCompressor<double> folding(ops, {{{"x", 0, 4, false}, 0, 0}}, 4, z, 3);
+    p = {0, 0, 0, 0};
+    q = {0, -2, 1, 0};
+    r = {0, 3, 4, -1};
+    folding.average({p.data(), q.data(), r.data()}, 0, voted.data());
+    EXPECT_EQ(voted, (std::vector<double>{1, 1, 1, 1}));
+  }
   // Signum with β = 0 is sign; a bias below min_tensor_size is averaged, not voted.
   s.kind = CompressorKind::Signum;
   s.signum_momentum = 0.0;

@@ -332,6 +332,50 @@ TEST(Sign, DecodesSignsAndScaledSigns) {
   EXPECT_EQ(y, (Vec{l1, -l1, l1, l1}));
 }
 
+TEST(Sign, SignOfZeroZeroSendsZeroAsZero) {
+  // The papers' sign(0) = 0; −0 is zero too, and NaN still goes out as −1 (it compares false both ways).
+  gpu::CpuOps<double> ops;
+  const Vec x = {0.5, -2, 0, 3.5, -0.0, std::nan("")};
+  CompressionSettings s = settings_for(CompressorKind::Sign);
+  s.sign_of_zero = SignOfZero::Zero;
+  Compressor<double> sign(ops, one_vector(6), 6, s, 0);
+  Vec y = x;
+  sign.compress(y.data(), 0);
+  EXPECT_EQ(y, (Vec{1, -1, 0, 1, 0, -1}));
+  s.kind = CompressorKind::ScaledSign;
+  Compressor<double> scaled(ops, one_vector(4), 4, s, 0);
+  y = {0.5, -2, 0, 3.5};
+  scaled.compress(y.data(), 0);
+  const double l1 = 1.5;  // ‖x‖₁/d counts the zero in d: (0.5 + 2 + 0 + 3.5) / 4
+  EXPECT_EQ(y, (Vec{l1, -l1, 0, l1}));
+  // The wire is charged one bit per value either way: the same bytes as plus.
+  Compressor<double> plus(ops, one_vector(4), 4, settings_for(CompressorKind::ScaledSign), 0);
+  Vec z = {0, 0, 1, 0};
+  EXPECT_EQ(scaled.compress(z.data(), 1).stats.wire_bytes, plus.compress(z.data(), 1).stats.wire_bytes);
+}
+
+// With error feedback a zero sent as +scale leaves −scale behind (so the next step pulls back); sent as 0 it
+// leaves nothing. Two steps of a zero gradient on value 2 against the closed form.
+TEST(Sign, SignOfZeroDecidesWhatErrorFeedbackKeeps) {
+  gpu::CpuOps<double> ops;
+  for (const SignOfZero zero : {SignOfZero::Plus, SignOfZero::Zero}) {
+    CompressionSettings s = settings_for(CompressorKind::ScaledSign);
+    s.error_feedback = true;
+    s.sign_of_zero = zero;
+    Compressor<double> c(ops, one_vector(3), 3, s, 0);
+    Vec g = {3, -3, 0};  // scale 2: sent (2, −2, 2 or 0), residual (1, −1, −2 or 0)
+    c.compress(g.data(), 0);
+    EXPECT_EQ(g, (Vec{2, -2, zero == SignOfZero::Plus ? 2.0 : 0.0}));
+    g = {0, 0, 0};  // corrected input = the residual: plus (1, −1, −2), scale 4/3; zero (1, −1, 0), scale 2/3
+    c.compress(g.data(), 1);
+    if (zero == SignOfZero::Plus) {
+      EXPECT_EQ(g, (Vec{4.0 / 3, -4.0 / 3, -4.0 / 3}));
+    } else {
+      EXPECT_EQ(g, (Vec{2.0 / 3, -2.0 / 3, 0}));
+    }
+  }
+}
+
 TEST(Sign, SignumSendsTheSignOfTheMomentum) {
   // β = 0.5: m1 = 0.5·g1 = (0.5, −0.5); m2 = 0.5·m1 + 0.5·g2 = (0.25 − 1.5, −0.25 + 0.05) = (−1.25, −0.2);
   // m3 = 0.5·m2 + 0.5·g3 = (−0.625 + 1, −0.1 + 0.5) = (0.375, 0.4).

@@ -132,14 +132,19 @@ TEST(EnumNames, CompressorFamilyAndCompressionSetting) {
   using S = CompressionSetting;
   const std::vector<std::string> names = {
       "ratio",     "sampled_threshold", "unbiased",        "shared_indices",      "qsgd_levels", "qsgd_bucket",
-      "powersgd_rank", "signum_momentum", "majority_vote", "predivide",           "error_feedback",
+      "powersgd_rank", "signum_momentum", "majority_vote", "sign_of_zero", "predivide", "error_feedback",
       "momentum_correction", "start_step", "min_tensor_size", "indices",          "seed"};
   expect_table(compression_setting_table(),
                {S::Ratio, S::SampledThreshold, S::Unbiased, S::SharedIndices, S::QsgdLevels, S::QsgdBucket,
-                S::PowerSgdRank, S::SignumMomentum, S::MajorityVote, S::Predivide, S::ErrorFeedback,
+                S::PowerSgdRank, S::SignumMomentum, S::MajorityVote, S::SignOfZero, S::Predivide, S::ErrorFeedback,
                 S::MomentumCorrection, S::StartStep, S::MinTensorSize, S::Indices, S::Seed},
                names);
   EXPECT_EQ(compression_setting_names(), names);
+  expect_table(sign_of_zero_table(), {SignOfZero::Plus, SignOfZero::Zero}, {"plus", "zero"});
+  EXPECT_EQ(sign_of_zero_names(), (std::vector<std::string>{"plus", "zero"}));
+  EXPECT_EQ(parse_sign_of_zero("zero"), SignOfZero::Zero);
+  EXPECT_STREQ(to_string(SignOfZero::Plus), "plus");
+  EXPECT_THROW(parse_sign_of_zero("minus"), std::invalid_argument);
 }
 
 TEST(EnumNames, FlAlgorithm) {

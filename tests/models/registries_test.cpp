@@ -64,13 +64,16 @@ TEST(CompressorRegistry, SettingsEachCompressorReads) {
   EXPECT_EQ(compressor_descriptor(CompressorKind::RandomK).settings,
             with_common({S::Ratio, S::Unbiased, S::SharedIndices, S::MomentumCorrection, S::Indices, S::Seed}));
   EXPECT_EQ(compressor_descriptor(CompressorKind::Qsgd).settings, with_common({S::QsgdLevels, S::QsgdBucket, S::Seed}));
-  EXPECT_EQ(compressor_descriptor(CompressorKind::Sign).settings, with_common({S::MajorityVote}));
-  EXPECT_EQ(compressor_descriptor(CompressorKind::ScaledSign).settings, with_common({}));
-  EXPECT_EQ(compressor_descriptor(CompressorKind::Signum).settings, with_common({S::SignumMomentum, S::MajorityVote}));
+  EXPECT_EQ(compressor_descriptor(CompressorKind::Sign).settings, with_common({S::MajorityVote, S::SignOfZero}));
+  EXPECT_EQ(compressor_descriptor(CompressorKind::ScaledSign).settings, with_common({S::SignOfZero}));
+  EXPECT_EQ(compressor_descriptor(CompressorKind::Signum).settings,
+            with_common({S::SignumMomentum, S::MajorityVote, S::SignOfZero}));
   EXPECT_EQ(compressor_descriptor(CompressorKind::PowerSgd).settings, with_common({S::PowerSgdRank, S::Seed}));
 
   using Kinds = std::vector<CompressorKind>;
   EXPECT_EQ(compressors_reading(S::MajorityVote), (Kinds{CompressorKind::Sign, CompressorKind::Signum}));
+  EXPECT_EQ(compressors_reading(S::SignOfZero),
+            (Kinds{CompressorKind::Sign, CompressorKind::ScaledSign, CompressorKind::Signum}));
   EXPECT_EQ(compressors_reading(S::Predivide), (Kinds{CompressorKind::Fp16, CompressorKind::Bf16}));
   EXPECT_EQ(compressors_reading(S::MomentumCorrection),
             (Kinds{CompressorKind::TopK, CompressorKind::RandomK}));
@@ -88,6 +91,7 @@ TEST(CompressorRegistry, ValidateFollowsTheDescriptors) {
   };
   const Option options[] = {
       {S::MajorityVote, [](CompressionSettings& s) { s.majority_vote = true; }, "sign and signum"},
+      {S::SignOfZero, [](CompressionSettings& s) { s.sign_of_zero = SignOfZero::Zero; }, "sign, scaled-sign and signum"},
       {S::Predivide, [](CompressionSettings& s) { s.predivide = true; }, "fp16 and bf16"},
       {S::SampledThreshold, [](CompressionSettings& s) { s.sampled_threshold = true; }, "topk"},
       {S::Unbiased, [](CompressionSettings& s) { s.unbiased = true; }, "randomk"},

@@ -202,6 +202,11 @@ TEST(CompressionKeys, AreReadIntoTheSettings) {
   EXPECT_TRUE(c.compression.settings.sampled_threshold);
   EXPECT_EQ(c.compression.settings.min_tensor_size, 300u);
   EXPECT_EQ(c.compression.settings.indices, models::IndexEncoding::Int32);
+  EXPECT_EQ(c.compression.settings.sign_of_zero, models::SignOfZero::Plus);
+  EXPECT_EQ(make_run_config(parse_scenario("test.ini", "[compression]\nkind = signum\nsign_of_zero = zero\n", {},
+                                           testing::kProfiles))
+                .compression.settings.sign_of_zero,
+            models::SignOfZero::Zero);
   EXPECT_EQ(c.compression.resolved(100).start_step, 200) << "the later of 10 steps and 2 epochs of 100 steps";
   EXPECT_EQ(c.compression.resolved(3).start_step, 10);
   EXPECT_FALSE(make_run_config(parse_scenario("test.ini", "", {}, testing::kProfiles)).compression.active());
@@ -222,6 +227,10 @@ TEST(CompressionKeys, BadCombinationsAreErrorsAtTheKey) {
                        "compression.kind"));
   EXPECT_TRUE(contains(config_error_of("[compression]\nkind = topk\nratio = 0\n"), "compression.ratio"));
   EXPECT_EQ(config_error_of("[compression]\nkind = sign\nmajority_vote = true\nerror_feedback = true\n"), "");
+  // sign_of_zero = zero belongs to the sign family; the default (plus) is what every kind does anyway.
+  EXPECT_TRUE(contains(config_error_of("[compression]\nkind = topk\nsign_of_zero = zero\n"), "compression.sign_of_zero"));
+  EXPECT_EQ(config_error_of("[compression]\nkind = scaled-sign\nsign_of_zero = zero\n"), "");
+  EXPECT_TRUE(contains(config_error_of("[compression]\nkind = sign\nsign_of_zero = minus\n"), "compression.sign_of_zero"));
   // Momentum correction moves the optimizer's momentum into the workers: it needs EF, a sparsifier and no
   // optimizer momentum.
   const std::string corrected = "[compression]\nkind = topk\nerror_feedback = true\nmomentum_correction = 0.9\n";
