@@ -292,10 +292,9 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   const std::string row_step = strategy_descriptor(inputs.config.strategy).row_step;
   if (metrics.divergence() && cfg.stop_on_divergence) {
     const Divergence& d = *metrics.divergence();
-    RunResult diverged = result_so_far(inputs, metrics, RunStatus::Diverged,
-                                       d.cause + " at " + row_step + " " + std::to_string(d.step) + " (simulated time " +
-                                           format_seconds(d.sim_time_s) + "); the run stopped there",
-                                       sg4::Engine::get_clock());
+    const std::string where = " at " + row_step + " " + std::to_string(d.step) + " (simulated time " +
+                              format_seconds(d.sim_time_s) + "); the run stopped there";
+    RunResult diverged = result_so_far(inputs, metrics, RunStatus::Diverged, d.cause + where, sg4::Engine::get_clock());
     // The rows stop at the last evaluation; the strategy knows how far training got (steps, bytes, time).
     take_progress(*strategy, diverged);
     identify(diverged, ops, platform, objective);
