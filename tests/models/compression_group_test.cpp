@@ -126,15 +126,16 @@ TEST(CompressionGroup, MajorityVoteOnAConstructedCase) {
   // With sign_of_zero = zero a worker whose value is 0 abstains: (0,0,0) → 0, (0,−,+) → 0, (0,+,+) → +,
   // (0,0,−) → −; under plus the zeros would have voted +: (+,+,+), (+,−,+), (+,+,+), (+,+,−), all +.
   {
+    const std::vector<TensorLayout> four = {{{"x", 0, 4, false}, 0, 0}};
     CompressionSettings z = of(CompressorKind::Sign);
     z.majority_vote = true;
     z.sign_of_zero = SignOfZero::Zero;
-    GroupCompressor<double> abstaining(ops, {{{"x", 0, 4, false}, 0, 0}}, 4, z, 3);
+    GroupCompressor<double> abstaining(ops, four, 4, z, 3);
     std::vector<double> p = {0, 0, 0, 0}, q = {0, -2, 1, 0}, r = {0, 3, 4, -1}, voted(4);
     abstaining.average({p.data(), q.data(), r.data()}, 0, voted.data());
     EXPECT_EQ(voted, (std::vector<double>{0, 0, 1, -1}));
     z.sign_of_zero = SignOfZero::Plus;
-    GroupCompressor<double> folding(ops, {{{"x", 0, 4, false}, 0, 0}}, 4, z, 3);
+    GroupCompressor<double> folding(ops, four, 4, z, 3);
     p = {0, 0, 0, 0};
     q = {0, -2, 1, 0};
     r = {0, 3, 4, -1};
