@@ -288,13 +288,16 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
     if (traffic) stopped.busiest_link = traffic->busiest(stopped.simulated_time_s);
     return stopped;
   }
-  // A divergence is reported in the unit of the rows: a step, a parameter-server update, or a round.
-  const std::string row_step = strategy_descriptor(inputs.config.strategy).row_step;
+  // "<cause> at round 7 (simulated time 2.39 s)": in the unit of the rows (a step, a parameter-server update or
+  // a round).
+  const auto divergence_reason = [&](const Divergence& d) {
+    return d.cause + " at " + strategy_descriptor(inputs.config.strategy).row_step + " " + std::to_string(d.step) +
+           " (simulated time " + format_seconds(d.sim_time_s) + ")";
+  };
   if (metrics.divergence() && cfg.stop_on_divergence) {
     const Divergence& d = *metrics.divergence();
-    const std::string where = " at " + row_step + " " + std::to_string(d.step) + " (simulated time " +
-                              format_seconds(d.sim_time_s) + "); the run stopped there";
-    RunResult diverged = result_so_far(inputs, metrics, RunStatus::Diverged, d.cause + where, sg4::Engine::get_clock());
+    RunResult diverged = result_so_far(inputs, metrics, RunStatus::Diverged,
+                                       divergence_reason(d) + "; the run stopped there", sg4::Engine::get_clock());
     // The rows stop at the last evaluation; the strategy knows how far training got (steps, bytes, time).
     take_progress(*strategy, diverged);
     identify(diverged, ops, platform, objective);
@@ -323,8 +326,7 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   if (const auto& d = metrics.divergence()) {  // eval.stop_on_divergence = false: it ran on regardless
     r.status = RunStatus::Diverged;
     r.divergence = d;
-    r.status_reason = d->cause + " at " + row_step + " " + std::to_string(d->step) + " (simulated time " +
-                      format_seconds(d->sim_time_s) + "); the run continued (eval.stop_on_divergence = false)";
+    r.status_reason = divergence_reason(*d) + "; the run continued (eval.stop_on_divergence = false)";
   }
   return r;
 }
