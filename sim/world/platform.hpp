@@ -69,7 +69,7 @@ struct Platform {
   std::vector<sg4::Host*> workers;              // one per GPU, rank order
   std::vector<int> node_of_worker;              // the server (node) each worker sits in
   std::vector<std::vector<int>> workers_of_node;  // the ranks of each node, ascending
-  std::vector<sg4::Link*> worker_links;         // each worker's own first link (its NIC, or NVLink port)
+  std::vector<sg4::Link*> worker_links;         // each worker's own link towards the network (see build.cpp)
   std::vector<sg4::Host*> servers;              // extra hosts asked for (parameter servers, aggregators)
   std::string description;                      // one line for people, e.g. "star, 8 × 1 GPU"
   // Each link's achievable fraction of its bandwidth (the flows get it through SimGrid's bandwidth factor);

@@ -137,15 +137,15 @@ TEST(BondedNics, FatTreeLinksCarryABondedFlowAndAServerHasOneNic) {
   // Worker 0 to server 0 (index 8), on leaf 4 with the padding.
   EXPECT_NEAR(transfer_time(c, {{0, 8, bytes}}, 1), ib_route_latency(4) + bytes / (Ib::efficiency * Ib::bandwidth),
               1e-12);
-  // Rails: 2 nodes of 4 GPUs with 8 NICs, GPU g of each node on rail g: 2 NICs' rate across, NVLink ports at
-  // both ends.
+  // Rails: 2 nodes of 4 GPUs with 8 NICs, GPU g of each node on rail g: 2 NICs' rate across (a GPU reaches
+  // its NICs over PCIe, not through its NVLink port).
   const RunConfig rails = config_of("[cluster]\ntopology = fat-tree\nworkers = 8\ngpus_per_node = 4\nnics_per_node = 8\n"
                                     "rail_optimized = true\n" + kNvlink);
-  EXPECT_NEAR(transfer_time(rails, {{1, 5, bytes}}),
-              nvlink_ports_latency() + ib_route_latency(2) + bytes / (2 * Ib::efficiency * Ib::bandwidth), 1e-12);
+  EXPECT_NEAR(transfer_time(rails, {{1, 5, bytes}}), ib_route_latency(2) + bytes / (2 * Ib::efficiency * Ib::bandwidth),
+              1e-12);
   // Two GPUs of a node send at once, each through its own bonded port.
   EXPECT_NEAR(transfer_time(rails, {{0, 4, bytes}, {1, 5, bytes}}),
-              nvlink_ports_latency() + ib_route_latency(2) + bytes / (2 * Ib::efficiency * Ib::bandwidth), 1e-12);
+              ib_route_latency(2) + bytes / (2 * Ib::efficiency * Ib::bandwidth), 1e-12);
 }
 
 // Groups of different node sizes on a star with 4 NICs per node: 1-GPU nodes bond all 4, 4-GPU nodes give
@@ -156,20 +156,19 @@ TEST(BondedNics, GroupsBondWhereTheirNodesHaveFewerGpusThanNics) {
   const double bytes = 1e9;
   EXPECT_NEAR(transfer_time(c, {{0, 1, bytes}}), ib_route_latency(2) + bytes / (4 * Ib::efficiency * Ib::bandwidth),
               1e-12);
-  // Into the 4-GPU node, one NIC's rate (NVLink's port at the far end adds its latency only).
-  EXPECT_NEAR(transfer_time(c, {{0, 2, bytes}}),
-              NvLink::link + NvLink::sw / 2 + ib_route_latency(2) + bytes / (Ib::efficiency * Ib::bandwidth), 1e-12);
+  // Into the 4-GPU node, one NIC's rate; the far GPU's NVLink port is not on the route.
+  EXPECT_NEAR(transfer_time(c, {{0, 2, bytes}}), ib_route_latency(2) + bytes / (Ib::efficiency * Ib::bandwidth), 1e-12);
 }
 
 // Two nodes of 2 GPUs, a 400 Gb/s NIC per GPU behind PCIe Gen4 x16 (31.5 GB/s: the NIC is faster than its
-// slot). A route leaving a node: GPU port, PCIe switch link (GPU → switch → NIC: 2 links), NIC, switch, NIC,
-// PCIe switch link, GPU port. With gpus_per_pcie_switch = 2 both GPUs' traffic shares one link per node.
+// slot). A route leaving a node: PCIe switch link (GPU → switch → NIC: 2 links), NIC, switch, NIC, PCIe
+// switch link; the GPUs' NVLink ports carry only their traffic to each other. With gpus_per_pcie_switch = 2 both GPUs' traffic shares one link per node.
 std::string pcie_nodes(const std::string& extra) {
   return "[cluster]\nworkers = 4\ngpus_per_node = 2\nnics_per_node = 2\n" + kNvlink + extra +
          "[fabric]\nprofile = ib-ndr-400\n";
 }
 double pcie_route_latency() {
-  return nvlink_ports_latency() + 2 * (2 * Pcie4::link + Pcie4::sw) + 2 * Ndr::link + Ndr::sw;
+  return 2 * (2 * Pcie4::link + Pcie4::sw) + 2 * Ndr::link + Ndr::sw;
 }
 
 TEST(PcieSwitch, TwoGpusBehindOneSwitchShareItsBandwidth) {
@@ -189,7 +188,7 @@ TEST(PcieSwitch, TwoGpusBehindOneSwitchShareItsBandwidth) {
 TEST(PcieSwitch, WithoutTheKeyNothingChanges) {
   const double bytes = 1e9;
   const std::vector<std::tuple<int, int, double>> both = {{0, 2, bytes}, {1, 3, bytes}};
-  const double expected = nvlink_ports_latency() + 2 * Ndr::link + Ndr::sw + bytes / (Ndr::efficiency * Ndr::bandwidth);
+  const double expected = 2 * Ndr::link + Ndr::sw + bytes / (Ndr::efficiency * Ndr::bandwidth);
   EXPECT_NEAR(transfer_time(config_of(pcie_nodes("")), both), expected, 1e-12);
   // gpus_per_pcie_switch alone has no effect (and is reported: ignored_keys_test): the same routes, link for link.
   const std::vector<std::pair<int, int>> pairs = {{0, 1}, {0, 2}, {1, 3}, {3, 0}};

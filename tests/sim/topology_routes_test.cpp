@@ -24,9 +24,11 @@ TEST(StarRoutes, OneSwitchBetweenEveryPairAndNvlinkInsideNodes) {
   const auto nodes = routes_between(config_of("[cluster]\nworkers = 16\n" + nodes_of(8)), {{0, 1}, {0, 8}, {15, 2}});
   EXPECT_EQ(nodes[0]["links"], nlohmann::json({"worker0.port_UP", "worker1.port_DOWN"}));
   EXPECT_NEAR(nodes[0]["latency"].get<double>(), nvlink_ports_latency(), 1e-15);
+  // Between nodes a GPU reaches its NIC over PCIe, not its NVLink port: the route leaves through a link of
+  // its own to the NIC (no latency of its own; the NIC's bandwidth).
   EXPECT_EQ(nodes[1]["links"],
-            nlohmann::json({"worker0.port_UP", "nic-node0.nic0_UP", "nic-node1.nic0_DOWN", "worker8.port_DOWN"}));
-  EXPECT_NEAR(nodes[2]["latency"].get<double>(), nvlink_ports_latency() + ib_route_latency(2), 1e-15);
+            nlohmann::json({"worker0.to-nic_UP", "nic-node0.nic0_UP", "nic-node1.nic0_DOWN", "worker8.to-nic_DOWN"}));
+  EXPECT_NEAR(nodes[2]["latency"].get<double>(), ib_route_latency(2), 1e-15);
 }
 
 struct FatTreeCase {
@@ -69,9 +71,10 @@ INSTANTIATE_TEST_SUITE_P(
         // 3 levels, 1024 nodes: 16 ports, 8 leaves per pod, 8 pods.
         FatTreeCase{"three_levels_1024", 1024, "fat_tree_levels = 3\n", {{0, 15}, {0, 16}, {0, 128}}, {2, 4, 6},
                     {ib_route_latency(2), ib_route_latency(4), ib_route_latency(6)}},
-        // 128 nodes of 8 GPUs: 16 nodes per leaf; NVLink ports at both ends of inter-node routes.
+        // 128 nodes of 8 GPUs: 16 nodes per leaf; inside a node two NVLink ports, between nodes each GPU's
+        // link to its NIC at both ends (no latency of their own).
         FatTreeCase{"gpus1024_nodes8", 1024, nodes_of(8), {{0, 7}, {0, 8}, {0, 128}}, {2, 4, 6},
-                    {kNv, kNv + ib_route_latency(2), kNv + ib_route_latency(4)}}),
+                    {kNv, ib_route_latency(2), ib_route_latency(4)}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // Rail-optimized: NIC j of every node on rail j's leaf. 8 nodes × 8 GPUs × 8 NICs, 8 ports per leaf: rail
@@ -79,16 +82,16 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(RailOptimized, NicJOfEveryNodeHangsOffRailJ) {
   const std::string base = "[cluster]\ntopology = fat-tree\nworkers = 64\nnics_per_node = 8\nleaf_ports = 8\n" + nodes_of(8);
   const auto rails = routes_between(config_of(base + "rail_optimized = true\n"), {{0, 8}, {13, 45}, {0, 9}, {0, 1}});
-  // GPU 0 of node 0 to GPU 0 of node 1: port, rail 0's leaf, port.
+  // GPU 0 of node 0 to GPU 0 of node 1: its link to the NIC, rail 0's leaf, the peer's link from its NIC.
   EXPECT_EQ(hops(rails[0]), 4u);
-  EXPECT_NEAR(rails[0]["latency"].get<double>(), kNv + ib_route_latency(2), 1e-15);
+  EXPECT_NEAR(rails[0]["latency"].get<double>(), ib_route_latency(2), 1e-15);
   // GPU 5 of node 1 (NIC 5: position 8·5 + 1 = 41) to GPU 5 of node 5 (position 45), both on leaf 5.
   const auto& links = rails[1]["links"];
   ASSERT_EQ(links.size(), 4u) << rails[1];
-  EXPECT_EQ(links[0], "worker13.port_UP");
+  EXPECT_EQ(links[0], "worker13.to-nic_UP");
   EXPECT_EQ(links[1].get<std::string>().rfind("link_from_41_", 0), 0u) << links[1];
   EXPECT_EQ(links[2].get<std::string>().rfind("link_from_45_", 0), 0u) << links[2];
-  EXPECT_EQ(links[3], "worker45.port_DOWN");
+  EXPECT_EQ(links[3], "worker45.to-nic_DOWN");
   // Another rail goes over a spine.
   EXPECT_EQ(hops(rails[2]), 6u);
   // Inside a node, whichever NICs: port, the node's switch, port.
@@ -234,8 +237,8 @@ TEST(TwoSites, RoutesCrossTheWanBetweenBorders) {
         return nlohmann::json{{"server", route_json(p.workers[0], p.servers[0])}, {"cross", route_json(p.workers[0], p.workers[4])}};
       },
       1);
-  EXPECT_NEAR(split["server"]["latency"].get<double>(), NvLink::link + NvLink::sw / 2 + ib_route_latency(2), 1e-15);
-  EXPECT_NEAR(split["cross"]["latency"].get<double>(), kNv + 2 * ib_route_latency(2) + wan_latency, 1e-12);
+  EXPECT_NEAR(split["server"]["latency"].get<double>(), ib_route_latency(2), 1e-15);
+  EXPECT_NEAR(split["cross"]["latency"].get<double>(), 2 * ib_route_latency(2) + wan_latency, 1e-12);
 }
 
 TEST(PlatformFields, RanksNodesLinksAndServers) {
@@ -260,11 +263,11 @@ TEST(PlatformFields, RanksNodesLinksAndServers) {
   EXPECT_EQ(j["names"][11], "worker11");
   EXPECT_EQ(j["node_of_worker"], nlohmann::json({0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 2}));
   EXPECT_EQ(j["workers_of_node"][2], nlohmann::json({10, 11}));
-  EXPECT_EQ(j["links"][9], "worker9.port");
+  EXPECT_EQ(j["links"][9], "worker9.to-nic");  // a worker's own link is its way to the network
   EXPECT_EQ(j["servers"], 2);
   EXPECT_EQ(j["hosts"], 14);
   // Two servers and three nodes: 5 ports, leaves of 4 (√5 → 4): server 1 (port 4) is on the second leaf.
-  EXPECT_NEAR(j["server_route"]["latency"].get<double>(), NvLink::link + NvLink::sw / 2 + ib_route_latency(4), 1e-15);
+  EXPECT_NEAR(j["server_route"]["latency"].get<double>(), ib_route_latency(4), 1e-15);
   EXPECT_TRUE(contains(j["description"], "big: 1 × 8 GPUs A100-SXM4-40GB + small: 2 × 2 GPUs test V100")) << j["description"];
 
   // Bare hosts: the first link is the port the zone made.

@@ -41,7 +41,7 @@ inline const std::string& test_profile_dir() {
     const auto d = std::filesystem::temp_directory_path() / ("dtsim_topology_profiles_" + std::to_string(::getpid()));
     std::filesystem::create_directories(d);
     std::ofstream(d / "test-nvlink.ini") << "[fabric]\nname = test NVLink\nbandwidth = 300GB/s\nlink_latency = 0.3us\n"
-                                            "switch_latency = 100ns\nefficiency = 0.8\n";
+                                            "switch_latency = 100ns\nefficiency = 0.8\nprotocol = nvlink\n";
     std::ofstream(d / "test-wan.ini") << "[fabric]\nname = test WAN\nbandwidth = 10Gbps\nlink_latency = 5ms\n"
                                          "switch_latency = 20us\nefficiency = 0.9\n";
     std::ofstream(d / "test-v100.ini") << "[gpu]\nname = test V100\npeak_fp32 = 15.7TFLOPS\npeak_tf32 = 15.7TFLOPS\n"

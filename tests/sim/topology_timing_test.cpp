@@ -3,6 +3,10 @@
 // the WAN, mixed GPU speeds and the IB model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+
+#include "sim/world/heterogeneity.hpp"
 #include "tests/sim/topology_support.hpp"
 
 namespace dtsim::sim {
@@ -46,9 +50,73 @@ TEST(MultiGpuNodes, NvlinkInsideANodeTheNicBetweenNodes) {
   // Same node: two NVLink ports, NVLink's efficiency.
   EXPECT_NEAR(transfer_time(config_of(nodes), {{0, 1, bytes}}),
               nvlink_ports_latency() + bytes / (NvLink::efficiency * NvLink::bandwidth), 1e-12);
-  // Across nodes: the NICs limit, at InfiniBand's efficiency (not NVLink's, the smaller: see calibration.cpp).
-  EXPECT_NEAR(transfer_time(config_of(nodes), {{0, 8, bytes}}),
-              nvlink_ports_latency() + ib_route_latency(2) + bytes / (Ib::efficiency * Ib::bandwidth), 1e-9);
+  // Across nodes: the NICs limit, at InfiniBand's efficiency; a GPU reaches its NIC over PCIe, so the
+  // NVLink ports add neither latency nor a share.
+  EXPECT_NEAR(transfer_time(config_of(nodes), {{0, 8, bytes}}), ib_route_latency(2) + bytes / (Ib::efficiency * Ib::bandwidth),
+              1e-9);
+}
+
+// Whether a GPU's network traffic shares its port into the node's fabric depends on that fabric. NVLink
+// carries traffic between GPUs only (a GPU reaches its NIC over PCIe): a GPU sending to a GPU of its node
+// and to one of another node at once gets each at its full rate. A PCIe fabric inside the node is also the
+// GPU's way to its NIC: the two flows share the port. Both nodes' port: 30 GB/s nominal at 0.8 (24 GB/s).
+TEST(MultiGpuNodes, NetworkTrafficSharesAPciePortButNotAnNvlinkPort) {
+  for (const char* name : {"slow-nvlink", "slow-pcie"}) {
+    const std::string protocol = std::string(name) == "slow-nvlink" ? "nvlink" : "pcie";
+    std::ofstream(test_profile_dir() + "/" + name + ".ini")
+        << "[fabric]\nname = " << name << "\nbandwidth = 30GB/s\nlink_latency = 0.3us\nswitch_latency = 100ns\n"
+        << "efficiency = 0.8\nprotocol = " << protocol << "\n";
+  }
+  const auto nodes = [](const std::string& fabric) {
+    return "[cluster]\nworkers = 16\ngpus_per_node = 8\nintra_node_fabric = " + profile(fabric) + "\n";
+  };
+  const double bytes = 1.2e9;
+  const double port_latency = 0.3e-6 + 100e-9 / 2;
+  const double intra_rate = 0.8 * 30e9;                                  // alone on the port
+  const double network_rate = Ib::efficiency * Ib::bandwidth;            // 24 GB/s: the NIC limits
+  const std::vector<std::tuple<int, int, double>> both = {{0, 1, bytes}, {0, 8, bytes}};
+  // NVLink: nothing shared; the later of the two alone.
+  const double nvlink = std::max(2 * port_latency + bytes / intra_rate, ib_route_latency(2) + bytes / network_rate);
+  EXPECT_NEAR(transfer_time(config_of(nodes("slow-nvlink")), both), nvlink, 1e-9);
+  // PCIe: the two flows share the port's 30 GB/s nominal, in SimGrid's CM02 model in inverse proportion to
+  // their route latencies (the intra-node route: two ports; the network route: two ports and the IB route),
+  // each share then times its route's factor (0.8 inside the node; 24/25 = 0.96 for the network flow, whose
+  // slowest link is the NIC's 25 GB/s). The intra-node flow ends first; the network flow finishes alone at
+  // 24 GB/s.
+  const double intra_route = 2 * port_latency, network_route = 2 * port_latency + ib_route_latency(2);
+  const double intra_share = 30e9 * (1 / intra_route) / (1 / intra_route + 1 / network_route);
+  const double first = bytes / (0.8 * intra_share);
+  const double pcie = first + (bytes - 0.96 * (30e9 - intra_share) * first) / network_rate;
+  const double shared = transfer_time(config_of(nodes("slow-pcie")), both);
+  EXPECT_NEAR(shared, pcie, 1e-4 * pcie);
+  EXPECT_GT(shared, 1.05 * nvlink);
+}
+
+// A worker's own link (what `link N` in faults.events and background.link_profile act on) is its way to the
+// network: on an NVLink node, the GPU's link to its NIC. With it off, the GPU's transfers to another node
+// fail and those to a GPU of its node still arrive.
+TEST(MultiGpuNodes, AWorkersOwnLinkIsItsWayToTheNetwork) {
+  const std::string nodes = "[cluster]\nworkers = 16\ngpus_per_node = 8\nintra_node_fabric = " + profile("test-nvlink") + "\n";
+  const auto j = in_platform(config_of(nodes), [](sg4::Engine& engine, const Platform& p) {
+    nlohmann::json out;
+    out["link"] = p.worker_links[0]->get_name();
+    sg4::Actor::create("probe", p.workers[0], [&] {
+      for (sg4::Link* l : link_directions(p.worker_links[0])) l->turn_off();
+      for (const int peer : {1, 8}) {
+        try {
+          sg4::Comm::sendto(p.workers[0], p.workers[peer], 1000);
+          out[std::to_string(peer)] = "delivered";
+        } catch (const simgrid::NetworkFailureException&) {
+          out[std::to_string(peer)] = "failed";
+        }
+      }
+    });
+    engine.run();
+    return out;
+  });
+  EXPECT_EQ(j["link"], "worker0.to-nic");
+  EXPECT_EQ(j["1"], "delivered");
+  EXPECT_EQ(j["8"], "failed");
 }
 
 // Eight GPUs of node 0 send to their peers on node 1 at once: with one NIC per node they share it (8×
@@ -60,7 +128,7 @@ TEST(MultiGpuNodes, OneNicIsSharedAPerGpuNicIsNot) {
   const double bytes = 1e9;
   for (int g = 0; g < 8; ++g) pairs.emplace_back(g, 8 + g, bytes);
   const double one = bytes / (Ib::efficiency * Ib::bandwidth);
-  const double latency = nvlink_ports_latency() + ib_route_latency(2);
+  const double latency = ib_route_latency(2);
   EXPECT_NEAR(transfer_time(config_of(nodes), pairs), latency + 8 * one, 1e-9);
   EXPECT_NEAR(transfer_time(config_of(nodes + "nics_per_node = 8\nrail_optimized = true\n"), pairs), latency + one, 1e-9);
 }

@@ -9,6 +9,11 @@ std::string str(long long v) { return std::to_string(v); }
 
 std::string plural(long long count, const std::string& noun) { return str(count) + " " + noun + (count == 1 ? "" : "s"); }
 
+// Whether a fabric joining the GPUs of a node carries their traffic to each other only: NVLink, which a
+// GPU's network traffic does not cross (GPUDirect RDMA goes GPU, PCIe, NIC). PCIe as the node's fabric is
+// also the GPU's way to its NIC.
+bool carries_only_gpu_traffic(const FabricSpec& intra) { return intra.protocol == FabricProtocol::Nvlink; }
+
 }  // namespace
 
 PlatformBuild::PlatformBuild(const PlatformSpec& spec, int servers)
@@ -93,50 +98,91 @@ Attachment PlatformBuild::attach(sg4::NetZone* parent, const Port& port, const s
 
 Attachment PlatformBuild::attach_nic(sg4::NetZone* parent, int node_index, int port) {
   const NodePlan& node = nodes_[static_cast<size_t>(node_index)];
-  NodeParts& parts = parts_[static_cast<size_t>(node_index)];
   const std::string node_name = "node" + str(node_index);
   const std::string zone_name = node.ports() == 1 ? node_name : node_name + ".slice" + str(port);
-  sg4::NetZone* zone = sg4::create_star_zone(zone_name);
+  const FabricSpec& intra = cluster().intra_node_fabric;
+  // A star zone sends every route of a GPU through its one port link, which is right where that port is
+  // the GPU's PCIe link (its network traffic crosses it too) but not for NVLink: a GPU reaches its NIC over
+  // PCIe, so its network traffic leaves the NVLink port free for the other GPUs. Such slices are full
+  // zones, each pair's route written out.
+  const bool port_off_nic_route = node.gpus > 1 && carries_only_gpu_traffic(intra);
+  sg4::NetZone* zone = port_off_nic_route ? sg4::create_full_zone(zone_name) : sg4::create_star_zone(zone_name);
   zone->set_parent(parent);
   NetPoint* gateway = zone->create_router(node_name + ".nic" + str(port));
   // Traffic between the slice's GPUs and its NIC crosses the slice's PCIe switch, if there is one: the
   // switch's link is on the NIC's own route in the slice, so routes between GPUs (to each other, to the
   // node's switch) do not take it. UP is towards the network.
   sg4::SplitDuplexLink* pcie = pcie_switch_of(parent, node_index, port);
-  std::vector<sg4::LinkInRoute> nic_route;
-  if (pcie) nic_route.emplace_back(pcie, sg4::LinkInRoute::Direction::DOWN);
-  zone->add_route(gateway, nullptr, nullptr, nullptr, nic_route, true);
+  NetPoint* switch_port = nullptr;  // where routes from the node's other slices come in (add_intra_node_routes)
   if (node.ports() > 1) {
-    // Where routes from the node's other slices come in (see add_intra_node_routes).
-    NetPoint* switch_port = zone->create_router(zone_name + ".switch");
-    zone->add_route(switch_port, nullptr, nullptr, nullptr, {}, true);
+    NodeParts& parts = parts_[static_cast<size_t>(node_index)];
+    switch_port = zone->create_router(zone_name + ".switch");
     parts.slices.resize(static_cast<size_t>(node.ports()), nullptr);
     parts.switch_ports.resize(static_cast<size_t>(node.ports()), nullptr);
     parts.slices[static_cast<size_t>(port)] = zone;
     parts.switch_ports[static_cast<size_t>(port)] = switch_port;
   }
-  const FabricSpec& intra = cluster().intra_node_fabric;
+  std::vector<sg4::Host*> hosts;
+  std::vector<int> ranks;
+  std::vector<sg4::SplitDuplexLink*> ports;  // each GPU's port into the node's switch
   for (int g = port * node.gpus_per_port(); g < (port + 1) * node.gpus_per_port(); ++g) {
     const int rank = node.first_rank + g;
     const std::string name = "worker" + str(rank);
     sg4::Host* host = zone->create_host(name, node.gpu_speed);
     platform_.workers[static_cast<size_t>(rank)] = host;
+    hosts.push_back(host);
+    ranks.push_back(rank);
     if (node.gpus == 1) {  // nothing inside the node: its NIC port (or its own PCIe switch) is the first link
-      zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {}, true);
       if (pcie) platform_.worker_links[static_cast<size_t>(rank)] = pcie;
       continue;
     }
-    // The GPU's port into the node's switch, on every route the GPU takes: to another GPU of the node
-    // (port, switch, port) and to its NIC. Half the switch latency on each port, as on the fabric.
-    // Created in the fabric zone, not the slice's: SimGrid checks every new link's name against every
-    // zone's links, and that check is 4.6× faster when thousands of slice zones hold none (4096 GPUs on
-    // rails: 1.3 s instead of 6 s). A link serves routes of any zone.
+    // The GPU's port into the node's switch, on every route to another GPU of the node (port, switch,
+    // port). Half the switch latency on each port, as on the fabric. Created in the fabric zone, not the
+    // slice's: SimGrid checks every new link's name against every zone's links, and that check is 4.6×
+    // faster when thousands of slice zones hold none (4096 GPUs on rails: 1.3 s instead of 6 s). A link
+    // serves routes of any zone.
     sg4::SplitDuplexLink* link = parent->create_split_duplex_link(name + ".port", intra.bandwidth);
     link->set_latency(intra.link_latency + intra.switch_latency / 2.0);
-    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, sg4::LinkInRoute::Direction::UP}}, true);
     own(link);
     calibration_->add(link, intra);
     platform_.worker_links[static_cast<size_t>(rank)] = link;
+    ports.push_back(link);
+  }
+  using Dir = sg4::LinkInRoute::Direction;
+  if (!port_off_nic_route) {
+    std::vector<sg4::LinkInRoute> nic_route;
+    if (pcie) nic_route.emplace_back(pcie, Dir::DOWN);
+    zone->add_route(gateway, nullptr, nullptr, nullptr, nic_route, true);
+    if (switch_port) zone->add_route(switch_port, nullptr, nullptr, nullptr, {}, true);
+    for (size_t i = 0; i < hosts.size(); ++i) {
+      std::vector<sg4::LinkInRoute> own_route;
+      if (i < ports.size()) own_route.emplace_back(ports[i], Dir::UP);
+      zone->add_route(hosts[i]->get_netpoint(), nullptr, nullptr, nullptr, own_route, true);
+    }
+    zone->seal();
+    return {zone->get_netpoint(), gateway};
+  }
+  // GPU to NIC: the PCIe switch's link, or, without one, a link of the GPU's own at the NIC port's
+  // bandwidth (a full zone takes no empty route). Only that GPU's network flows cross it, a subset of its
+  // NIC's, so it limits none of them beyond the NIC. (A fat pipe shared by the slice's GPUs would not do:
+  // SimGrid weighs a flow's share of any link by its route latency, and a fat pipe as narrow as the NIC
+  // would then hold back flows of long routes that share it with short ones.)
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    NetPoint* gpu = hosts[i]->get_netpoint();
+    sg4::SplitDuplexLink* to_nic = pcie;
+    if (!to_nic) {
+      to_nic = parent->create_split_duplex_link(hosts[i]->get_name() + ".to-nic",
+                                                port_bandwidth({Port::Kind::Nic, node_index, port}));
+      to_nic->set_latency(0.0);
+      own(to_nic);
+    }
+    // The worker's own link (faults.events' `link N`, background.link_profile) is its way to the network.
+    platform_.worker_links[static_cast<size_t>(ranks[i])] = to_nic;
+    zone->add_route(gpu, gateway, nullptr, nullptr, {{to_nic, Dir::UP}}, true);
+    if (switch_port) zone->add_route(gpu, switch_port, nullptr, nullptr, {{ports[i], Dir::UP}}, true);
+    for (size_t j = i + 1; j < hosts.size(); ++j)
+      zone->add_route(gpu, hosts[j]->get_netpoint(), nullptr, nullptr, {{ports[i], Dir::UP}, {ports[j], Dir::DOWN}},
+                      true);
   }
   zone->seal();
   return {zone->get_netpoint(), gateway};
