@@ -145,7 +145,6 @@ Attachment PlatformBuild::attach_nic(sg4::NetZone* parent, int node_index, int p
     link->set_latency(intra.link_latency + intra.switch_latency / 2.0);
     own(link);
     calibration_->add(link, intra);
-    platform_.worker_links[static_cast<size_t>(rank)] = link;
     ports.push_back(link);
   }
   using Dir = sg4::LinkInRoute::Direction;
@@ -156,7 +155,10 @@ Attachment PlatformBuild::attach_nic(sg4::NetZone* parent, int node_index, int p
     if (switch_port) zone->add_route(switch_port, nullptr, nullptr, nullptr, {}, true);
     for (size_t i = 0; i < hosts.size(); ++i) {
       std::vector<sg4::LinkInRoute> own_route;
-      if (i < ports.size()) own_route.emplace_back(ports[i], Dir::UP);
+      if (!ports.empty()) {  // the port is also the worker's way to the network (its own link)
+        own_route.emplace_back(ports[i], Dir::UP);
+        platform_.worker_links[static_cast<size_t>(ranks[i])] = ports[i];
+      }
       zone->add_route(hosts[i]->get_netpoint(), nullptr, nullptr, nullptr, own_route, true);
     }
     zone->seal();
