@@ -17,6 +17,17 @@ nlohmann::json collective_json(const std::string& args) {
   return nlohmann::json::parse(r.output);
 }
 
+// HDR as shipped (network_profiles/fabric/ib-hdr-200.ini): 200 Gb/s, 0.6 µs per link, 130 ns per switch,
+// 0.96 efficiency; a star route is 2 links and a switch.
+constexpr double kHdrRate = 25e9 * 0.96;
+constexpr double kHdrRoute = 2 * 0.6e-6 + 130e-9;
+
+// A ring allreduce of S bytes over N ranks in C channels whose node boundaries each cross a port of rate B:
+// 2(N − 1) steps of α + S/(N·C·B).
+double ring_seconds(int ranks, int channels, double bytes, double alpha, double rate) {
+  return 2.0 * (ranks - 1) * (alpha + bytes / (static_cast<double>(ranks) * channels * rate));
+}
+
 // Two HGX-like nodes of 8 GPUs (NVLink 3 inside) on a star of HDR ports, `nics` NICs per node.
 std::string two_nodes(int nics) {
   return "--ranks 16 --gpus-per-node 8 --set cluster.intra_node_fabric=nvlink3-nvswitch --set cluster.nics_per_node=" +
@@ -35,8 +46,8 @@ TEST(MultiNicRings, BusBandwidthScalesWithTheNicsOfANode) {
     // Within 0.5 %: only the latency terms keep it from C × one NIC. (While network traffic also crossed the
     // NVLink ports, 8 channels read 184.3 GB/s, 4 % short.)
     EXPECT_NEAR(busbw / one, nics, 0.005 * nics) << nics << " NICs: " << busbw << " GB/s";
-    // The α-β form: 2(N − 1) steps of the HDR route (2 links of 0.6 µs and a 130 ns switch) plus S/(N·C·B).
-    const double expected = 2 * 15 * (2 * 0.6e-6 + 130e-9 + 1073741824.0 / (16 * nics * 24e9));
+    // The α-β form, a step's α the HDR route.
+    const double expected = ring_seconds(16, nics, 1073741824.0, kHdrRoute, kHdrRate);
     EXPECT_NEAR(doc["rows"][0]["time_us"].get<double>() * 1e-6, expected, 1e-4 * expected) << nics << " NICs";
   }
   // Up to the NVLink limit: with 8 XDR NICs (800 Gb/s × 0.94 = 94 GB/s each) every GPU's port carries 7
@@ -62,17 +73,6 @@ TEST(MultiNicRings, FidelitiesAgreeOnMultiNicNodes) {
       EXPECT_NEAR(time_of("aggregated"), stepwise, 0.02 * stepwise) << sizes << ", " << nics << " NICs";
       EXPECT_NEAR(time_of("analytic"), stepwise, 0.02 * stepwise) << sizes << ", " << nics << " NICs";
     }
-}
-
-// HDR as shipped (network_profiles/fabric/ib-hdr-200.ini): 200 Gb/s, 0.6 µs per link, 130 ns per switch,
-// 0.96 efficiency; a star route is 2 links and a switch.
-constexpr double kHdrRate = 25e9 * 0.96;
-constexpr double kHdrRoute = 2 * 0.6e-6 + 130e-9;
-
-// A ring allreduce of S bytes over N ranks in C channels whose node boundaries each cross a port of rate B:
-// 2(N − 1) steps of α + S/(N·C·B).
-double ring_seconds(int ranks, int channels, double bytes, double alpha, double rate) {
-  return 2.0 * (ranks - 1) * (alpha + bytes / (static_cast<double>(ranks) * channels * rate));
 }
 
 // One GPU per node, m NICs per node: the GPU's m NICs are one port of m × 24 GB/s, and one ring fills it
