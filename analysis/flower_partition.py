@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the label-quantity ("#C = k") split that Flower's NIID-Bench baseline draws, for data.partition = file.
+"""Write the split that Flower's NIID-Bench baseline draws (#C = k, or Dirichlet), for data.partition = file.
 
 Flower's baseline (github.com/adap/flower, baselines/niid_bench, dataset_preparation.py) follows NIID-Bench:
 client i holds label i mod classes, then further labels are drawn one at a time from numpy's
@@ -10,10 +10,18 @@ dealt to its holders in client order. Because the draws go through the same nump
 the split is Flower's to the sample, provided numpy's Generator streams for integers and shuffle are those of
 the numpy the baseline ran with (they have been stable since numpy 1.17).
 
+With --dirichlet ALPHA it writes the baseline's Dirichlet split instead (dataset_preparation.py,
+partition_data_dirichlet): from numpy's Generator(PCG64) seeded with 42, label by label, that label's training
+indices are shuffled, the proportions for the clients are one draw of Dirichlet(ALPHA, ..., ALPHA), a client that
+already holds at least an even share (samples / clients) gets proportion 0, the rest are renormalised, and
+the label's indices are cut at floor(cumulative proportion x count). The whole draw is repeated, the generator
+running on, until every client holds at least 10 samples.
+
 Indices count in the order of Fashion-MNIST's train-labels-idx1-ubyte, which is both torchvision's order and
 dtsim's. The output is {"shards": [[...], ...], "source": ..., "seed": ..., "labels_per_client": ...}.
 
     analysis/flower_partition.py --labels-per-client 2 --out flower_c2.json
+    analysis/flower_partition.py --dirichlet 0.5 --out flower_dir05.json
     dtsim run scenarios/noniid_benchmark.ini --set data.partition=file --set data.partition_file=flower_c2.json
 
 Bad input (a missing or malformed label file, impossible k) is one line on stderr and exit status 2.
@@ -87,9 +95,40 @@ def label_quantity_split(labels, clients, k, seed):
     return shards, held
 
 
+def dirichlet_split(labels, clients, alpha, seed, min_samples=10):
+    """Flower's NIID-Bench Dirichlet(alpha) split: one list of training indices per client, and the number of
+    draws it took (the first whose smallest shard holds min_samples or more)."""
+    if not alpha > 0:
+        raise InputProblem(f"--dirichlet {alpha} must be positive")
+    if clients < 1:
+        raise InputProblem("--clients must be at least 1")
+    classes = int(labels.max()) + 1
+    if len(labels) < clients * min_samples:
+        raise InputProblem(f"{len(labels)} samples cannot give {clients} clients {min_samples} each")
+    rng = np.random.default_rng(seed)
+    even_share = len(labels) / clients
+    for attempt in range(1, 1001):
+        shards = [[] for _ in range(clients)]
+        for label in range(classes):
+            members = np.where(labels == label)[0]
+            rng.shuffle(members)
+            p = rng.dirichlet(np.repeat(alpha, clients))
+            # A client at or past its even share takes none of this label (the baseline's balancing rule).
+            p = np.array([share * (len(shard) < even_share) for share, shard in zip(p, shards)])
+            p = p / p.sum()
+            cuts = (np.cumsum(p) * len(members)).astype(int)[:-1]
+            for shard, piece in zip(shards, np.split(members, cuts)):
+                shard.extend(int(i) for i in piece)
+        if min(len(s) for s in shards) >= min_samples:
+            return shards, attempt
+    raise InputProblem(f"--dirichlet {alpha}: no draw in 1000 gave every client {min_samples} samples")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--labels-per-client", type=int, default=2, help="k of #C = k (default 2)")
+    parser.add_argument("--dirichlet", type=float, metavar="ALPHA",
+                        help="write the Dirichlet(ALPHA) split instead of #C = k")
     parser.add_argument("--clients", type=int, default=10, help="number of clients (default 10)")
     parser.add_argument("--seed", type=int, default=42, help="the baseline's dataset_seed (default 42)")
     parser.add_argument("--data", default=DEFAULT_DATA, help=f"Fashion-MNIST folder (default {DEFAULT_DATA})")
@@ -100,24 +139,40 @@ def main(argv=None):
         if not os.path.exists(path):
             path = os.path.join(args.data, "train-labels-idx1-ubyte")
         labels = read_idx_labels(path)
-        shards, held = label_quantity_split(labels, args.clients, args.labels_per_client, args.seed)
+        if args.dirichlet is not None:
+            shards, draws = dirichlet_split(labels, args.clients, args.dirichlet, args.seed)
+        else:
+            shards, held = label_quantity_split(labels, args.clients, args.labels_per_client, args.seed)
     except InputProblem as e:
         print(f"flower_partition.py: {e}", file=sys.stderr)
         return 2
-    doc = {
-        "source": "Flower baselines/niid_bench label_quantity split (NIID-Bench #C = k), numpy "
-                  f"default_rng({args.seed}), numpy {np.__version__}",
-        "seed": args.seed,
-        "labels_per_client": args.labels_per_client,
-        "labels": [[int(x) for x in mine] for mine in held],
-        "shards": shards,
-    }
+    if args.dirichlet is not None:
+        doc = {
+            "source": f"Flower baselines/niid_bench Dirichlet split, numpy default_rng({args.seed}), "
+                      f"numpy {np.__version__}",
+            "seed": args.seed,
+            "dirichlet_alpha": args.dirichlet,
+            "draws": draws,
+            "shards": shards,
+        }
+    else:
+        doc = {
+            "source": "Flower baselines/niid_bench label_quantity split (NIID-Bench #C = k), numpy "
+                      f"default_rng({args.seed}), numpy {np.__version__}",
+            "seed": args.seed,
+            "labels_per_client": args.labels_per_client,
+            "labels": [[int(x) for x in mine] for mine in held],
+            "shards": shards,
+        }
     tmp = args.out + ".tmp"
     with open(tmp, "w") as f:
         json.dump(doc, f, separators=(",", ":"))
     os.replace(tmp, args.out)
     sizes = ", ".join(str(len(s)) for s in shards)
-    print(f"{args.out}: {args.clients} shards of {sizes} samples; labels {doc['labels']}")
+    if args.dirichlet is not None:
+        print(f"{args.out}: {args.clients} shards of {sizes} samples (draw {doc['draws']})")
+    else:
+        print(f"{args.out}: {args.clients} shards of {sizes} samples; labels {doc['labels']}")
     return 0
 
 

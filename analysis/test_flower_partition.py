@@ -101,8 +101,59 @@ class FlowerPartitionTest(unittest.TestCase):
         self.assertEqual(sorted(int(s) for s in piece),
                          sorted(s for s in doc["shards"][holders0[0]] if self.labels[s] == 0))
 
+    def dirichlet(self, clients, alpha, seed=42):
+        rc, _, err = run(["--data", self.tmp.name, "--clients", str(clients), "--dirichlet", str(alpha),
+                          "--seed", str(seed), "--out", self.out])
+        self.assertEqual(rc, 0, err)
+        with open(self.out) as f:
+            return json.load(f)
+
+    def test_dirichlet_deals_every_sample_once_and_gives_each_client_ten(self):
+        doc = self.dirichlet(clients=4, alpha=0.5)
+        self.assertEqual(doc["dirichlet_alpha"], 0.5)
+        self.assertEqual(sorted(i for shard in doc["shards"] for i in shard), list(range(115)))
+        self.assertGreaterEqual(min(len(shard) for shard in doc["shards"]), 10)
+
+    def test_dirichlet_gives_nothing_of_a_label_to_a_client_past_its_even_share(self):
+        # Labels are dealt in order 0, 1, ...; a client holding 115 / 4 = 28.75 samples or more before a
+        # label is dealt gets none of it. Check it on several seeds, where such clients occur. The last client's
+        # piece runs to the end of the label, so when the renormalised cumulative sum before it rounds to just
+        # under 1 it keeps one sample (as in the baseline's code).
+        labels = np.array(self.labels)
+        capped = 0
+        for seed in range(1, 9):
+            doc = self.dirichlet(clients=4, alpha=0.3, seed=seed)
+            held = np.zeros(4, dtype=int)
+            for label in range(5):
+                got = [int(np.sum(labels[np.array(shard, dtype=int)] == label)) for shard in doc["shards"]]
+                for client in range(4):
+                    if held[client] >= 115 / 4:
+                        self.assertLessEqual(got[client], 1 if client == 3 else 0, (seed, label, client))
+                        capped += 1
+                held += np.array(got)
+        self.assertGreater(capped, 0, "some client reached its even share before the last label")
+
+    def test_dirichlet_draws_are_numpys_in_the_baselines_order(self):
+        # The first label of the first draw, rebuilt call by call: shuffle, then the proportions.
+        doc = self.dirichlet(clients=4, alpha=0.5, seed=11)
+        self.assertEqual(doc["draws"], 1, "seed 11 gives every client 10 samples at the first draw")
+        rng = np.random.default_rng(11)
+        first = np.where(np.array(self.labels) == 0)[0]
+        rng.shuffle(first)
+        p = rng.dirichlet(np.repeat(0.5, 4))
+        cuts = (np.cumsum(p) * len(first)).astype(int)[:-1]
+        for client, piece in enumerate(np.split(first, cuts)):
+            self.assertEqual(sorted(int(s) for s in piece),
+                             sorted(s for s in doc["shards"][client] if self.labels[s] == 0))
+
+    def test_dirichlet_seed_fixes_the_split(self):
+        a = self.dirichlet(clients=4, alpha=0.5, seed=3)["shards"]
+        self.assertEqual(a, self.dirichlet(clients=4, alpha=0.5, seed=3)["shards"])
+        self.assertNotEqual(a, self.dirichlet(clients=4, alpha=0.5, seed=4)["shards"])
+
     def test_bad_input_is_one_line_and_status_2(self):
-        for argv in (["--labels-per-client", "6"], ["--labels-per-client", "0"], ["--clients", "0"]):
+        for argv in (["--labels-per-client", "6"], ["--labels-per-client", "0"], ["--clients", "0"],
+                     ["--dirichlet", "0"], ["--dirichlet", "-1"], ["--dirichlet", "0.5", "--clients", "12"]):
             rc, _, err = run(["--data", self.tmp.name, "--out", self.out] + argv)
             self.assertEqual(rc, 2, argv)
             self.assertEqual(len(err.strip().splitlines()), 1, err)
