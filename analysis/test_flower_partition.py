@@ -43,12 +43,16 @@ class FlowerPartitionTest(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def split(self, clients, k, seed=42):
-        rc, _, err = run(["--data", self.tmp.name, "--clients", str(clients), "--labels-per-client", str(k),
-                          "--seed", str(seed), "--out", self.out])
+    def written(self, clients, seed, mode):
+        """Runs the tool with --clients, --seed and the mode's flags; returns the JSON it wrote."""
+        rc, _, err = run(["--data", self.tmp.name, "--clients", str(clients), "--seed", str(seed),
+                          "--out", self.out] + mode)
         self.assertEqual(rc, 0, err)
         with open(self.out) as f:
             return json.load(f)
+
+    def split(self, clients, k, seed=42):
+        return self.written(clients, seed, ["--labels-per-client", str(k)])
 
     def test_every_client_holds_its_own_label_and_k_distinct_ones(self):
         doc = self.split(clients=7, k=3)
@@ -102,11 +106,7 @@ class FlowerPartitionTest(unittest.TestCase):
                          sorted(s for s in doc["shards"][holders0[0]] if self.labels[s] == 0))
 
     def dirichlet(self, clients, alpha, seed=42):
-        rc, _, err = run(["--data", self.tmp.name, "--clients", str(clients), "--dirichlet", str(alpha),
-                          "--seed", str(seed), "--out", self.out])
-        self.assertEqual(rc, 0, err)
-        with open(self.out) as f:
-            return json.load(f)
+        return self.written(clients, seed, ["--dirichlet", str(alpha)])
 
     def test_dirichlet_deals_every_sample_once_and_gives_each_client_ten(self):
         doc = self.dirichlet(clients=4, alpha=0.5)
