@@ -18,13 +18,14 @@ the label's indices are cut at floor(cumulative proportion x count). The whole d
 running on, until every client holds at least 10 samples.
 
 Indices count in the order of Fashion-MNIST's train-labels-idx1-ubyte, which is both torchvision's order and
-dtsim's. The output is {"shards": [[...], ...], "source": ..., "seed": ..., "labels_per_client": ...}.
+dtsim's. The output is {"shards": [[...], ...], "source": ..., "seed": ..., "labels_per_client": ...} (with
+"dirichlet_alpha" and "draws" in place of the labels for a Dirichlet split).
 
     analysis/flower_partition.py --labels-per-client 2 --out flower_c2.json
     analysis/flower_partition.py --dirichlet 0.5 --out flower_dir05.json
     dtsim run scenarios/noniid_benchmark.ini --set data.partition=file --set data.partition_file=flower_c2.json
 
-Bad input (a missing or malformed label file, impossible k) is one line on stderr and exit status 2.
+Bad input (a missing or malformed label file, impossible k or alpha, both splits asked for) is one line on stderr and exit status 2.
 """
 
 import argparse
@@ -126,7 +127,7 @@ def dirichlet_split(labels, clients, alpha, seed, min_samples=10):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--labels-per-client", type=int, default=2, help="k of #C = k (default 2)")
+    parser.add_argument("--labels-per-client", type=int, help="k of #C = k (default 2)")
     parser.add_argument("--dirichlet", type=float, metavar="ALPHA",
                         help="write the Dirichlet(ALPHA) split instead of #C = k")
     parser.add_argument("--clients", type=int, default=10, help="number of clients (default 10)")
@@ -139,40 +140,40 @@ def main(argv=None):
         if not os.path.exists(path):
             path = os.path.join(args.data, "train-labels-idx1-ubyte")
         labels = read_idx_labels(path)
+        if args.dirichlet is not None and args.labels_per_client is not None:
+            raise InputProblem("--dirichlet and --labels-per-client ask for two different splits: give one")
         if args.dirichlet is not None:
             shards, draws = dirichlet_split(labels, args.clients, args.dirichlet, args.seed)
+            doc = {
+                "source": f"Flower baselines/niid_bench Dirichlet split, numpy default_rng({args.seed}), "
+                          f"numpy {np.__version__}",
+                "seed": args.seed,
+                "dirichlet_alpha": args.dirichlet,
+                "draws": draws,
+                "shards": shards,
+            }
+            note = f"draw {draws}"
         else:
-            shards, held = label_quantity_split(labels, args.clients, args.labels_per_client, args.seed)
+            k = 2 if args.labels_per_client is None else args.labels_per_client
+            shards, held = label_quantity_split(labels, args.clients, k, args.seed)
+            doc = {
+                "source": "Flower baselines/niid_bench label_quantity split (NIID-Bench #C = k), numpy "
+                          f"default_rng({args.seed}), numpy {np.__version__}",
+                "seed": args.seed,
+                "labels_per_client": k,
+                "labels": [[int(x) for x in mine] for mine in held],
+                "shards": shards,
+            }
+            note = f"labels {doc['labels']}"
     except InputProblem as e:
         print(f"flower_partition.py: {e}", file=sys.stderr)
         return 2
-    if args.dirichlet is not None:
-        doc = {
-            "source": f"Flower baselines/niid_bench Dirichlet split, numpy default_rng({args.seed}), "
-                      f"numpy {np.__version__}",
-            "seed": args.seed,
-            "dirichlet_alpha": args.dirichlet,
-            "draws": draws,
-            "shards": shards,
-        }
-    else:
-        doc = {
-            "source": "Flower baselines/niid_bench label_quantity split (NIID-Bench #C = k), numpy "
-                      f"default_rng({args.seed}), numpy {np.__version__}",
-            "seed": args.seed,
-            "labels_per_client": args.labels_per_client,
-            "labels": [[int(x) for x in mine] for mine in held],
-            "shards": shards,
-        }
     tmp = args.out + ".tmp"
     with open(tmp, "w") as f:
         json.dump(doc, f, separators=(",", ":"))
     os.replace(tmp, args.out)
     sizes = ", ".join(str(len(s)) for s in shards)
-    if args.dirichlet is not None:
-        print(f"{args.out}: {args.clients} shards of {sizes} samples (draw {doc['draws']})")
-    else:
-        print(f"{args.out}: {args.clients} shards of {sizes} samples; labels {doc['labels']}")
+    print(f"{args.out}: {args.clients} shards of {sizes} samples; {note}")
     return 0
 
 

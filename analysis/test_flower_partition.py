@@ -153,7 +153,8 @@ class FlowerPartitionTest(unittest.TestCase):
 
     def test_bad_input_is_one_line_and_status_2(self):
         for argv in (["--labels-per-client", "6"], ["--labels-per-client", "0"], ["--clients", "0"],
-                     ["--dirichlet", "0"], ["--dirichlet", "-1"], ["--dirichlet", "0.5", "--clients", "12"]):
+                     ["--dirichlet", "0"], ["--dirichlet", "-1"], ["--dirichlet", "0.5", "--clients", "12"],
+                     ["--dirichlet", "0.5", "--labels-per-client", "2"]):
             rc, _, err = run(["--data", self.tmp.name, "--out", self.out] + argv)
             self.assertEqual(rc, 2, argv)
             self.assertEqual(len(err.strip().splitlines()), 1, err)
