@@ -25,7 +25,8 @@ dtsim's. The output is {"shards": [[...], ...], "source": ..., "seed": ..., "lab
     analysis/flower_partition.py --dirichlet 0.5 --out flower_dir05.json
     dtsim run scenarios/noniid_benchmark.ini --set data.partition=file --set data.partition_file=flower_c2.json
 
-Bad input (a missing or malformed label file, impossible k or alpha, both splits asked for) is one line on stderr and exit status 2.
+Bad input (a missing or malformed label file, impossible k or alpha, both splits asked for) is one line on
+stderr and exit status 2.
 """
 
 import argparse
@@ -105,7 +106,7 @@ def dirichlet_split(labels, clients, alpha, seed, min_samples=10):
         raise InputProblem("--clients must be at least 1")
     classes = int(labels.max()) + 1
     if len(labels) < clients * min_samples:
-        raise InputProblem(f"{len(labels)} samples cannot give {clients} clients {min_samples} each")
+        raise InputProblem(f"--clients {clients}: {len(labels)} samples cannot give every client {min_samples}")
     rng = np.random.default_rng(seed)
     even_share = len(labels) / clients
     for attempt in range(1, 1001):
