@@ -10,25 +10,20 @@
 #include <Eigen/Core>
 #include <cstdio>
 #include <map>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "gpu/cpu_ops.hpp"
 #include "models/architectures.hpp"
 #include "models/optimizer.hpp"
+#include "tests/bench/bench_support.hpp"
 
 namespace {
 
-using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using dtsim::bench::random_floats;
+using dtsim::bench::set_flops;
 
-std::vector<float> random_floats(size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(gen);
-  return v;
-}
+using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 // The largest matrix product of each benchmarked network at its benchmark batch (m × k times k × n).
 struct Shape {
@@ -39,10 +34,6 @@ const std::map<std::string, Shape> kLargestProduct = {
     {"lenet", {64, 400, 120}},    // first fully connected layer, batch 64
     {"cnn", {64, 3136, 1024}},    // fully connected layer, batch 64
 };
-
-void set_flops(benchmark::State& state, double flops_per_iteration) {
-  state.counters["FLOP/s"] = benchmark::Counter(flops_per_iteration, benchmark::Counter::kIsIterationInvariantRate);
-}
 
 void BM_EigenGemm(benchmark::State& state) {
   const int m = static_cast<int>(state.range(0)), k = static_cast<int>(state.range(1)), n = static_cast<int>(state.range(2));
@@ -102,45 +93,27 @@ BENCHMARK_CAPTURE(train_step_benchmark, mlp, std::string("mlp"), 128)->Unit(benc
 BENCHMARK_CAPTURE(train_step_benchmark, lenet, std::string("lenet"), 64)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(train_step_benchmark, cnn, std::string("cnn"), 64)->Unit(benchmark::kMillisecond);
 
-// Prints the usual table, remembers every run's FLOP rate, then the ratios.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& r : runs) {
-      const auto it = r.counters.find("FLOP/s");
-      if (it != r.counters.end()) rate_[r.benchmark_name()] = it->second.value;
-    }
+// The ratios, after Google Benchmark's table.
+void print_ratios(const dtsim::bench::FlopRateReporter& reporter) {
+  std::printf("\nTraining step FLOP rate / Eigen GEMM FLOP rate on the network's largest product (goal >= 0.60)\n");
+  for (const auto& [arch, s] : kLargestProduct) {
+    const std::string shape = std::to_string(s.m) + "/" + std::to_string(s.k) + "/" + std::to_string(s.n);
+    const double eigen = reporter.rate("BM_EigenGemm/" + shape), ours = reporter.rate("BM_OpsGemm/" + shape);
+    const double step = reporter.rate("train_step_benchmark/" + arch);
+    if (eigen <= 0) continue;
+    std::printf("  %-6s largest product %-14s Eigen %6.1f GFLOP/s  CpuOps::gemm %.2f  training step %.2f\n",
+                arch.c_str(), shape.c_str(), eigen / 1e9, ours / eigen, step / eigen);
   }
-
-  void print_ratios() const {
-    std::printf("\nTraining step FLOP rate / Eigen GEMM FLOP rate on the network's largest product (goal >= 0.60)\n");
-    for (const auto& [arch, s] : kLargestProduct) {
-      const std::string shape = std::to_string(s.m) + "/" + std::to_string(s.k) + "/" + std::to_string(s.n);
-      const double eigen = rate("BM_EigenGemm/" + shape), ours = rate("BM_OpsGemm/" + shape);
-      const double step = rate("train_step_benchmark/" + arch);
-      if (eigen <= 0) continue;
-      std::printf("  %-6s largest product %-14s Eigen %6.1f GFLOP/s  CpuOps::gemm %.2f  training step %.2f\n",
-                  arch.c_str(), shape.c_str(), eigen / 1e9, ours / eigen, step / eigen);
-    }
-  }
-
- private:
-  double rate(const std::string& name) const {
-    const auto it = rate_.find(name);
-    return it == rate_.end() ? 0.0 : it->second;
-  }
-  std::map<std::string, double> rate_;
-};
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  RatioReporter reporter;
+  dtsim::bench::FlopRateReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  reporter.print_ratios();
+  print_ratios(reporter);
   benchmark::Shutdown();
   return 0;
 }
