@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU machine's scripts run only where a GPU is lent, so they are kept from rotting here: both parse, the
+# The GPU machine's scripts run only where a GPU is lent, so they are kept from rotting here: all three parse, the
 # bundle script refuses a build folder without the CUDA binaries (one line naming the file, status 2, nothing
 # written), and the check refuses a bundle folder without a bundle.
 set -u
