@@ -273,13 +273,21 @@ int command_collective(int argc, char** argv) {
   } catch (const CollectiveError& e) {
     throw InputError("collective", collective_key_of(e.cause()), e.reason(), e.hint());
   }
-  // The flags are keys, so a flag without effect here gets the same warning as in a run.
-  for (const char* key : {"collective.algorithm", "collective.inter_node", "collective.pipeline_chunk",
-                          "collective.pipeline_chunks_max", "collective.protocol", "cluster.pcie_switch",
-                          "cluster.gpus_per_pcie_switch"})
-    if (scenario.origin(key).command_line)
-      if (const std::string why = why_ignored(key, cfg); !why.empty())
-        std::fprintf(stderr, "dtsim: warning: %s: %s: %s\n", scenario.origin(key).describe().c_str(), key, why.c_str());
+  // The flags are keys, so a flag or --set without effect here gets the same warning as in a run; a key of
+  // any other section (training, data, a strategy's, the GPU's compute) has none at all when one collective
+  // is timed.
+  for (const KeySpec& spec : all_keys()) {
+    const Origin& where = scenario.origin(spec.name);
+    if (!where.command_line) continue;
+    const std::string section = spec.name.substr(0, spec.name.find('.'));
+    const bool read_here =
+        section == "cluster" || section == "fabric" || section == "network" || section == "collective";
+    const std::string why = read_here ? why_ignored(spec.name, cfg)
+                                      : "has no effect in dtsim collective, which reads only the [cluster], [fabric], "
+                                        "[network] and [collective] keys";
+    if (!why.empty())
+      std::fprintf(stderr, "dtsim: warning: %s: %s: %s\n", where.describe().c_str(), spec.name.c_str(), why.c_str());
+  }
 
   const int n = platform.num_workers();
   Header header;

@@ -83,16 +83,29 @@ std::string collective_settings(const std::string& key, const RunConfig& c) {
          " (it applies to " + models::join_names(readers) + ")";
 }
 
+// Whether some node holds two GPUs or more (a group without its own count takes cluster.gpus_per_node).
+bool some_node_holds_several_gpus(const RunConfig& c) {
+  bool multi_gpu = c.layout.groups.empty() && c.layout.gpus_per_node > 1;
+  for (const NodeGroup& g : c.layout.groups)
+    multi_gpu = multi_gpu || (g.gpus_per_node > 0 ? g.gpus_per_node : c.layout.gpus_per_node) > 1;
+  return multi_gpu;
+}
+
 // collective.algorithm = hierarchical when no node holds two GPUs: there is no intra-node level, so it is its
 // inter-node allreduce over all ranks.
 std::string hierarchical_without_nodes(const std::string& key, const RunConfig& c) {
   if (key != "collective.algorithm" || c.collectives.algorithm != Algorithm::Hierarchical) return "";
-  bool multi_gpu = c.layout.groups.empty() && c.layout.gpus_per_node > 1;
-  for (const NodeGroup& g : c.layout.groups)
-    multi_gpu = multi_gpu || (g.gpus_per_node > 0 ? g.gpus_per_node : c.layout.gpus_per_node) > 1;
-  if (multi_gpu) return "";
+  if (some_node_holds_several_gpus(c)) return "";
   return std::string("has no effect: every node holds one GPU, so the hierarchical allreduce is its inter-node ") +
          to_string(c.collectives.inter_node) + " over all ranks (set cluster.gpus_per_node for multi-GPU nodes)";
+}
+
+// cluster.intra_node_fabric when no node holds two GPUs: a lone GPU's traffic all leaves through its NIC
+// (topology/build.cpp builds no port or switch inside such a node).
+std::string intra_node_fabric_without_nodes(const std::string& key, const RunConfig& c) {
+  if (key != "cluster.intra_node_fabric" || some_node_holds_several_gpus(c)) return "";
+  return "has no effect: every node holds one GPU, so no traffic stays inside a node (set cluster.gpus_per_node "
+         "for multi-GPU nodes)";
 }
 
 // cluster.gpus_per_pcie_switch without a PCIe switch; cluster.pcie_switch when nothing reaches a NIC (one node
@@ -274,7 +287,7 @@ const std::vector<Rule>& rules() {
     std::vector<Rule> r = {seed_streams, workload_settings, trace_settings, warmup_settings,     strategy_sections,     compression_settings, fl_algorithm_settings,
                            architecture_settings, qa_model_settings, dataset_settings, topology_settings,
                            collective_settings,
-                           hierarchical_without_nodes, pcie_switch_settings};
+                           hierarchical_without_nodes, intra_node_fabric_without_nodes, pcie_switch_settings};
     for (Rule& n : numerics_rules()) r.push_back(std::move(n));
     return r;
   }();

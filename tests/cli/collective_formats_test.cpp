@@ -114,6 +114,25 @@ TEST(CollectiveFormats, HierarchicalOnSingleGpuNodesSaysItIsTheInterNodeRing) {
   EXPECT_TRUE(multi.err.empty()) << multi.err;
 }
 
+TEST(CollectiveFormats, KeysWithoutEffectAreNamedWhateverTheirSection) {
+  // A training key, a GPU's compute, a fabric for the inside of nodes that hold one GPU: none changes the time.
+  const Outcome o = run_dtsim("collective --sizes 1MiB --ranks 4 --format csv --set training.lr=0.1 "
+                              "--set gpu.profile=v100-32gb --set cluster.intra_node_fabric=nvlink4-nvswitch");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  const std::vector<std::string> warnings = lines_of(o.err);
+  ASSERT_EQ(warnings.size(), 3u) << o.err;
+  // In schema order: [cluster] before [gpu] before [training].
+  EXPECT_TRUE(contains(warnings[0], "command line (--set): cluster.intra_node_fabric: has no effect: every node "
+                                    "holds one GPU")) << warnings[0];
+  EXPECT_TRUE(contains(warnings[1], "gpu.profile: has no effect in dtsim collective")) << warnings[1];
+  EXPECT_TRUE(contains(warnings[2], "training.lr: has no effect in dtsim collective, which reads only the [cluster], "
+                                    "[fabric], [network] and [collective] keys")) << warnings[2];
+  const Outcome plain = run_dtsim("collective --sizes 1MiB --ranks 4 --format csv");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_TRUE(plain.err.empty()) << plain.err;
+  EXPECT_EQ(fields(lines_of(o.out).at(1)).at(3), fields(lines_of(plain.out).at(1)).at(3)) << "the time is unchanged";
+}
+
 // One HGX node: the ring's hops are NVLink, at NVLink's efficiency (0.78), not the network's (0.96); the
 // analytic fidelity and the prediction must charge them so, as the stepwise flows get them.
 TEST(CollectiveFormats, AnalyticChargesNvlinkHopsAtNvlinksEfficiency) {

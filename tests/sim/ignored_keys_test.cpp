@@ -171,6 +171,18 @@ TEST(IgnoredKeys, PcieSwitchKeysNeedASwitchAndTrafficToANic) {
   EXPECT_TRUE(ignored_in(one_node + "[training]\nstrategy = async-ps\n").empty()) << "the server is behind a NIC";
 }
 
+TEST(IgnoredKeys, AnIntraNodeFabricNeedsANodeOfSeveralGpus) {
+  const std::string fabric = "[cluster]\nworkers = 8\nintra_node_fabric = nvlink4-nvswitch\n";
+  EXPECT_EQ(reason_for(ignored_in(fabric), "cluster.intra_node_fabric"),
+            "has no effect: every node holds one GPU, so no traffic stays inside a node (set cluster.gpus_per_node "
+            "for multi-GPU nodes)");
+  EXPECT_TRUE(ignored_in(fabric + "gpus_per_node = 2\n").empty());
+  // One group of two-GPU nodes is enough; groups of single GPUs are not.
+  EXPECT_TRUE(ignored_in(fabric + "groups = a:2:a100-40gb:2; b:4:v100-32gb:1\n").empty());
+  EXPECT_FALSE(reason_for(ignored_in(fabric + "groups = a:4:a100-40gb:1; b:4:v100-32gb:1\n"),
+                          "cluster.intra_node_fabric").empty());
+}
+
 TEST(IgnoredKeys, StalenessSettingsFollowTheRule) {
   const std::string ps = "[training]\nstrategy = async-ps\n[ps]\n";
   EXPECT_TRUE(has(reason_for(ignored_in(ps + "staleness_lr = inverse\nstaleness_threshold = 4\n"), "ps.staleness_threshold"),
