@@ -163,12 +163,12 @@ const std::vector<ArchitectureDescriptor>& architecture_registry() {
   // One line per architecture, in Architecture order: {architecture, name, takes hidden widths, needs images,
   // builders, span transformer}.
   static const std::vector<ArchitectureDescriptor> registry = {
-      {Architecture::LogReg, "logreg", false, false, &build_logreg<float>, &build_logreg<double>},
+      {Architecture::LogReg, "logreg", false, false, &build_logreg<float>, &build_logreg<double>, false, false},
       {Architecture::Mlp, "mlp", true, false, &build_mlp<float>, &build_mlp<double>},
       {Architecture::LeNet, "lenet", false, true, &build_lenet<float>, &build_lenet<double>},
       {Architecture::Cnn, "cnn", false, true, &build_cnn<float>, &build_cnn<double>},
       {Architecture::LeNetNoPad, "lenet-nopad", false, true, &build_lenet_nopad<float>, &build_lenet_nopad<double>},
-      {Architecture::Transformer, "transformer", false, false, nullptr, nullptr, true},
+      {Architecture::Transformer, "transformer", false, false, nullptr, nullptr, true, false},
   };
   return registry;
 }

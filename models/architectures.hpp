@@ -71,6 +71,9 @@ struct ArchitectureDescriptor {
   // The span transformer: no Network builder (the builders are null); it trains on token sequences (data.dataset =
   // qa) through models::QaObjective.
   bool span_transformer = false;
+  // NetworkSpec::activation applies: the architecture has hidden layers built with it (logreg has none; the
+  // transformer's MLP is always GELU).
+  bool takes_activation = true;
 
   template <class T>
   NetworkBuilder<T> builder() const;

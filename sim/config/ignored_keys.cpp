@@ -133,10 +133,18 @@ std::string fl_algorithm_settings(const std::string& key, const RunConfig& c) {
          models::join_names(readers) + ")";
 }
 
-// model.hidden: only architectures that take hidden widths (models/architectures.cpp).
+// model.hidden: only architectures that take hidden widths; model.activation: only those with hidden layers
+// (models/architectures.cpp; the transformer's GELU is qa_model_settings' to report).
 std::string architecture_settings(const std::string& key, const RunConfig& c) {
-  if (key != "model.hidden") return "";
   const auto& d = models::architecture_descriptor(c.arch);
+  if (key == "model.activation" && !d.takes_activation && !d.span_transformer) {
+    std::vector<std::string> readers;
+    for (const auto& a : models::architecture_registry())
+      if (a.takes_activation) readers.push_back(a.name);
+    return std::string("has no effect with model.arch = ") + d.name + " (it has no hidden layer; it applies to " +
+           models::join_names(readers) + ")";
+  }
+  if (key != "model.hidden") return "";
   if (d.takes_hidden) return "";
   std::vector<std::string> readers;
   for (const auto& a : models::architecture_registry())
@@ -264,6 +272,36 @@ std::string warmup_settings(const std::string& key, const RunConfig& c) {
   return "";
 }
 
+// Slow workers and slowed steps: a factor without anyone to slow, a slowdown without a chance of it.
+std::string straggler_settings(const std::string& key, const RunConfig& c) {
+  const StragglerConfig& s = c.heterogeneity.stragglers;
+  if (key == "stragglers.slow_factor" && s.slow_workers.empty())
+    return "has no effect: no worker is slow (set stragglers.slow_workers or stragglers.slow_fraction)";
+  if (key == "stragglers.step_slowdown" && s.step_probability <= 0.0)
+    return "has no effect with stragglers.step_probability = 0 (no step is slowed)";
+  if (key == "stragglers.step_probability" && s.step_probability > 0.0 && s.step_slowdown == 1.0)
+    return "has no effect with stragglers.step_slowdown = 1 (a slowed step takes as long as any other)";
+  return "";
+}
+
+// How synchronous training reacts to failures (strategies/sync/sync_recovery.cpp): the timeout and the restart
+// time need a failure; checkpoints are written, and cost time, under restart only (with or without failures).
+std::string fault_reaction_settings(const std::string& key, const RunConfig& c) {
+  const SyncConfig& sync = c.sync;
+  const bool failures = !c.heterogeneity.faults.events.empty();
+  const bool restart = sync.fault_reaction == FaultReaction::Restart;
+  const std::string reaction =
+      std::string("has no effect with sync.fault_reaction = ") + to_string(sync.fault_reaction);
+  if ((key == "sync.checkpoint_every" || key == "sync.checkpoint_bandwidth") && !restart)
+    return reaction + " (only " + to_string(FaultReaction::Restart) + " writes checkpoints)";
+  if (key == "sync.restart_time" && !restart)
+    return reaction + " (only " + to_string(FaultReaction::Restart) + " waits for the node)";
+  if ((key == "sync.fault_timeout" || key == "sync.restart_time" || (key == "sync.fault_reaction" && !restart)) &&
+      !failures)
+    return "has no effect: no failure is scheduled (faults.events is empty)";
+  return "";
+}
+
 // output.trace records the steps (rounds) of every strategy; output.trace_steps only with it.
 std::string trace_settings(const std::string& key, const RunConfig& c) {
   if (key == "output.trace_steps" && !c.trace) return "has no effect without output.trace = true";
@@ -284,7 +322,8 @@ std::string seed_streams(const std::string& key, const RunConfig& c) {
 
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> all = [] {
-    std::vector<Rule> r = {seed_streams, workload_settings, trace_settings, warmup_settings,     strategy_sections,     compression_settings, fl_algorithm_settings,
+    std::vector<Rule> r = {seed_streams, workload_settings, trace_settings, warmup_settings, strategy_sections,
+                           straggler_settings, fault_reaction_settings, compression_settings, fl_algorithm_settings,
                            architecture_settings, qa_model_settings, dataset_settings, topology_settings,
                            collective_settings,
                            hierarchical_without_nodes, intra_node_fabric_without_nodes, pcie_switch_settings};

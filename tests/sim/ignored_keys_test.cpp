@@ -183,6 +183,47 @@ TEST(IgnoredKeys, AnIntraNodeFabricNeedsANodeOfSeveralGpus) {
                           "cluster.intra_node_fabric").empty());
 }
 
+TEST(IgnoredKeys, AnActivationNeedsAHiddenLayer) {
+  EXPECT_EQ(reason_for(ignored_in("[model]\narch = logreg\nactivation = tanh\n"), "model.activation"),
+            "has no effect with model.arch = logreg (it has no hidden layer; it applies to mlp, lenet, cnn or "
+            "lenet-nopad)");
+  EXPECT_TRUE(ignored_in("[model]\narch = lenet\nactivation = tanh\n").empty());
+  EXPECT_TRUE(ignored_in("[model]\narch = mlp\nactivation = gelu\n").empty());
+}
+
+TEST(IgnoredKeys, StragglerSettingsNeedSomeoneToSlow) {
+  EXPECT_EQ(reason_for(ignored_in("[stragglers]\nslow_factor = 0.3\n"), "stragglers.slow_factor"),
+            "has no effect: no worker is slow (set stragglers.slow_workers or stragglers.slow_fraction)");
+  EXPECT_TRUE(ignored_in("[stragglers]\nslow_factor = 0.3\nslow_workers = 2\n").empty());
+  EXPECT_TRUE(ignored_in("[cluster]\nworkers = 8\n[stragglers]\nslow_factor = 0.3\nslow_fraction = 0.25\n").empty());
+  EXPECT_EQ(reason_for(ignored_in("[stragglers]\nstep_slowdown = 3\n"), "stragglers.step_slowdown"),
+            "has no effect with stragglers.step_probability = 0 (no step is slowed)");
+  EXPECT_TRUE(ignored_in("[stragglers]\nstep_slowdown = 3\nstep_probability = 0.1\n").empty());
+  EXPECT_EQ(reason_for(ignored_in("[stragglers]\nstep_slowdown = 1\nstep_probability = 0.1\n"),
+                       "stragglers.step_probability"),
+            "has no effect with stragglers.step_slowdown = 1 (a slowed step takes as long as any other)");
+}
+
+TEST(IgnoredKeys, FaultReactionSettingsNeedAFailureOrCheckpoints) {
+  const std::string elastic = "[sync]\nfault_timeout = 5s\nrestart_time = 10s\ncheckpoint_every = 10\n";
+  const std::vector<IgnoredKey> none = ignored_in(elastic);
+  EXPECT_EQ(reason_for(none, "sync.fault_timeout"), "has no effect: no failure is scheduled (faults.events is empty)");
+  EXPECT_EQ(reason_for(none, "sync.restart_time"),
+            "has no effect with sync.fault_reaction = elastic (only restart waits for the node)");
+  EXPECT_EQ(reason_for(none, "sync.checkpoint_every"),
+            "has no effect with sync.fault_reaction = elastic (only restart writes checkpoints)");
+  // Under restart a checkpoint costs its write time with or without a failure; the restart time needs one.
+  const std::vector<IgnoredKey> restart = ignored_in(elastic + "fault_reaction = restart\n");
+  EXPECT_TRUE(reason_for(restart, "sync.checkpoint_every").empty());
+  EXPECT_TRUE(reason_for(restart, "sync.fault_reaction").empty());
+  EXPECT_EQ(reason_for(restart, "sync.restart_time"),
+            "has no effect: no failure is scheduled (faults.events is empty)");
+  EXPECT_FALSE(reason_for(ignored_in("[sync]\nfault_reaction = elastic\n"), "sync.fault_reaction").empty());
+  const std::string failure = "[cluster]\nworkers = 4\n[faults]\nevents = worker 1 down at 1s\n";
+  EXPECT_TRUE(ignored_in(failure + elastic + "fault_reaction = restart\n").empty());
+  EXPECT_TRUE(ignored_in(failure + "[sync]\nfault_reaction = elastic\nfault_timeout = 5s\n").empty());
+}
+
 TEST(IgnoredKeys, StalenessSettingsFollowTheRule) {
   const std::string ps = "[training]\nstrategy = async-ps\n[ps]\n";
   EXPECT_TRUE(has(reason_for(ignored_in(ps + "staleness_lr = inverse\nstaleness_threshold = 4\n"), "ps.staleness_threshold"),
