@@ -44,6 +44,24 @@ std::string strategy_sections(const std::string& key, const RunConfig& c) {
          models::join_names(readers, ", ", " and ") + (readers.size() == 1 ? " reads [" : " read [") + section + "])";
 }
 
+// Keys outside the strategies' own sections that a strategy's descriptor says it does not read: [collective]
+// without a synchronous group (the parameter server and the federated aggregator send point to point), and the
+// length and evaluation interval of training counted in steps when a run counts rounds.
+std::string strategy_general_keys(const std::string& key, const RunConfig& c) {
+  const StrategyDescriptor& d = strategy_descriptor(c.strategy);
+  const std::string with = std::string("has no effect with training.strategy = ") + d.name;
+  if (section_of(key) == "collective" && !d.synchronous_group) {
+    std::vector<std::string> users;
+    for (const StrategyDescriptor& s : strategy_registry())
+      if (s.synchronous_group) users.push_back(s.name);
+    return with + " (only " + models::join_names(users, ", ", " and ") + " combine gradients with collectives)";
+  }
+  if (d.steps_are_rounds && (key == "training.epochs" || key == "training.max_steps"))
+    return with + " (a run lasts fl.rounds rounds of fl.local_epochs or fl.local_steps each)";
+  if (d.steps_are_rounds && key == "eval.per_epoch") return with + " (it evaluates every fl.eval_every rounds)";
+  return "";
+}
+
 // compression.*: nothing applies without a compressor; with one, a setting applies to the kinds whose
 // descriptor reads it (models/compression/registry.cpp).
 std::string compression_settings(const std::string& key, const RunConfig& c) {
@@ -323,6 +341,7 @@ std::string seed_streams(const std::string& key, const RunConfig& c) {
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> all = [] {
     std::vector<Rule> r = {seed_streams, workload_settings, trace_settings, warmup_settings, strategy_sections,
+                           strategy_general_keys,
                            straggler_settings, fault_reaction_settings, compression_settings, fl_algorithm_settings,
                            architecture_settings, qa_model_settings, dataset_settings, topology_settings,
                            collective_settings,

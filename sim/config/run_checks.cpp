@@ -117,9 +117,15 @@ void check_federated(const RunConfig& c, const KeyOrigins& at) {
   if (c.precision.loss_scaling != models::LossScaleMode::None)
     at.fail("precision.loss_scaling", "federated clients do not model loss scaling", "use none");
   const ScheduleConfig& sch = c.schedule;
-  if (sch.decay != models::LrDecay::Constant || sch.warmup_epochs > 0 || sch.warmup_steps > 0 ||
-      sch.scaling != models::LrScaling::None)
-    at.fail("training.decay", "federated clients use training.lr decayed per round by fl.lr_decay (no step schedule, warmup or scaling)",
+  // Blamed on the key that asks for the schedule, not on training.decay whatever was set.
+  const char* schedule_key = nullptr;
+  if (sch.decay != models::LrDecay::Constant) schedule_key = "training.decay";
+  else if (sch.warmup_epochs > 0) schedule_key = "training.warmup_epochs";
+  else if (sch.warmup_steps > 0) schedule_key = "training.warmup_steps";
+  else if (sch.scaling != models::LrScaling::None) schedule_key = "training.lr_scaling";
+  if (schedule_key)
+    at.fail(schedule_key, "federated clients use training.lr decayed per round by fl.lr_decay (no step schedule, "
+                          "warmup or scaling)",
             "leave training.decay, warmup_* and lr_scaling at their defaults; set fl.lr_decay for a per-round decay");
 }
 

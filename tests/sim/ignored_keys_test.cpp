@@ -183,6 +183,25 @@ TEST(IgnoredKeys, AnIntraNodeFabricNeedsANodeOfSeveralGpus) {
                           "cluster.intra_node_fabric").empty());
 }
 
+TEST(IgnoredKeys, CollectivesAndStepCountsFollowTheStrategy) {
+  const std::string keys = "[training]\nepochs = 2\nmax_steps = 10\n[eval]\nper_epoch = 3\n"
+                           "[collective]\nalgorithm = tree\nfidelity = analytic\n";
+  EXPECT_TRUE(ignored_in(keys).empty()) << "sync reads them all";
+  EXPECT_TRUE(ignored_in(keys, {"training.strategy=local"}).empty());
+  const std::vector<IgnoredKey> ps = ignored_in(keys, {"training.strategy=async-ps"});
+  ASSERT_EQ(ps.size(), 2u);
+  EXPECT_EQ(reason_for(ps, "collective.algorithm"),
+            "has no effect with training.strategy = async-ps (only sync and local combine gradients with collectives)");
+  EXPECT_FALSE(reason_for(ps, "collective.fidelity").empty());
+  const std::vector<IgnoredKey> fl = ignored_in(keys, {"training.strategy=federated"});
+  ASSERT_EQ(fl.size(), 5u);
+  EXPECT_EQ(reason_for(fl, "training.epochs"), "has no effect with training.strategy = federated (a run lasts "
+                                               "fl.rounds rounds of fl.local_epochs or fl.local_steps each)");
+  EXPECT_FALSE(reason_for(fl, "training.max_steps").empty());
+  EXPECT_EQ(reason_for(fl, "eval.per_epoch"),
+            "has no effect with training.strategy = federated (it evaluates every fl.eval_every rounds)");
+}
+
 TEST(IgnoredKeys, AnActivationNeedsAHiddenLayer) {
   EXPECT_EQ(reason_for(ignored_in("[model]\narch = logreg\nactivation = tanh\n"), "model.activation"),
             "has no effect with model.arch = logreg (it has no hidden layer; it applies to mlp, lenet, cnn or "

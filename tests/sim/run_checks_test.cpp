@@ -73,6 +73,14 @@ TEST(RunChecks, ApplyFederatedRulesOnlyToFederatedRuns) {
   c.optimizer.kind = models::OptimizerKind::Sgd;
   c.schedule.decay = models::LrDecay::Cosine;
   EXPECT_NE(error_of(c).find("training.decay: federated clients use training.lr decayed per round by fl.lr_decay"), std::string::npos);
+  // The key that asks for a schedule is the one blamed.
+  c.schedule.decay = models::LrDecay::Constant;
+  c.schedule.warmup_steps = 10;
+  EXPECT_NE(error_of(c).find("training.warmup_steps: federated clients use training.lr decayed per round"),
+            std::string::npos) << error_of(c);
+  c.schedule.warmup_steps = 0;
+  c.schedule.scaling = models::LrScaling::Sqrt;
+  EXPECT_NE(error_of(c).find("training.lr_scaling: federated clients"), std::string::npos) << error_of(c);
 }
 
 TEST(RunChecks, RefuseCompressionWhereTheStrategyCannotServeIt) {
