@@ -73,7 +73,9 @@ models::LrScheduleSettings schedule_settings(const RunConfig& c, const RunLength
   s.step_every = std::max<int64_t>(1, epochs_to_steps(sc.decay_every_epochs));
   s.step_gamma = sc.decay_gamma;
   s.total_steps = length.total_steps;
-  s.min_lr = sc.min_lr;
+  // Only cosine decay reads it; under another decay it is reported as having no effect (ignored_keys.cpp),
+  // not refused.
+  s.min_lr = sc.decay == models::LrDecay::Cosine ? sc.min_lr : 0.0;
   return s;
 }
 

@@ -48,7 +48,9 @@ bool is_timing_only(const Scenario& s) { return !s.text("workload.name").empty()
 WorkloadConfig make_workload_config(const Scenario& s) {
   WorkloadConfig c;
   c.name = s.text("workload.name");
-  c.proxy = s.boolean("workload.proxy");
+  // Without a workload there is nothing to charge: the key is then reported as having no effect
+  // (ignored_keys.cpp) and the run is the small model's own.
+  c.proxy = s.boolean("workload.proxy") && !c.name.empty();
   c.micro_batch = static_cast<int>(s.integer("workload.micro_batch"));
   c.checkpointing = s.boolean("workload.checkpointing");
   c.precision = choice_value(workload_precision_table(), s, "workload.precision");

@@ -64,13 +64,29 @@ TEST(StrictCli, RooflineKeysAreReadByRuns) {
   // are read like any other GPU key, under every strategy.
   Folder f;
   const std::string scenario = (f.path / "plain.ini").string();
-  std::ofstream(scenario) << "[data]\ndataset = synthetic\n[model]\narch = logreg\n[training]\nmax_steps = 2\n";
+  // (No step count: federated runs count rounds, and would report it.)
+  std::ofstream(scenario) << "[data]\ndataset = synthetic\n[model]\narch = logreg\n";
   for (const char* strategy : {"sync", "async-ps", "federated"}) {
     const DtsimOutcome set = run_dtsim("check " + scenario + " --strict --quiet --set training.strategy=" + strategy +
                                            " --set gpu.launch_overhead=10us --set gpu.memory_bandwidth=2TB/s",
                                        true);
     EXPECT_EQ(set.exit_code, 0) << strategy << ": " << set.err;
   }
+}
+
+TEST(StrictCli, KeysThatLaterChecksReadAreWarnedAboutNotRefused) {
+  // A cosine floor without cosine decay, and a proxy without a workload, are keys without effect like any
+  // other: a warning, not an error blamed on a key the user did not set.
+  Folder f;
+  const std::string scenario = write_scenario(f.path);
+  const DtsimOutcome o = run_dtsim("check " + scenario + " --quiet --set training.strategy=async-ps "
+                                   "--set training.min_lr=0.01 --set workload.proxy=true", true);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("dtsim: warning: command line (--set): training.min_lr: has no effect with training.decay = "
+                       "constant (it applies to cosine)\n"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("dtsim: warning: command line (--set): workload.proxy: has no effect without workload.name\n"),
+            std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("error"), std::string::npos) << o.err;
 }
 
 }  // namespace
