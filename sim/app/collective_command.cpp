@@ -282,7 +282,7 @@ int command_collective(int argc, char** argv) {
     const std::string section = spec.name.substr(0, spec.name.find('.'));
     const bool read_here =
         section == "cluster" || section == "fabric" || section == "network" || section == "collective";
-    const std::string why = read_here ? why_ignored(spec.name, cfg)
+    const std::string why = read_here ? why_ignored_by_collective(spec.name, cfg, flags.op)
                                       : "has no effect in dtsim collective, which reads only the [cluster], [fabric], "
                                         "[network] and [collective] keys";
     if (!why.empty())

@@ -20,7 +20,7 @@ const std::vector<AlgorithmDescriptor>& algorithm_registry() {
       // Allreduce, reduce-scatter and all-gather around the ring (NCCL's channel rings across multi-NIC nodes);
       // broadcast and reduce as a pipelined chain.
       {Algorithm::Ring, "ring", {K::Allreduce, K::ReduceScatter, K::AllGather, K::Broadcast, K::Reduce}, true,
-       {kPipelineChunk, kPipelineChunksMax, kChannels}},
+       {kChannels}, {kPipelineChunk, kPipelineChunksMax}},
       {Algorithm::DoubleBinaryTree, "tree", {K::Allreduce}, true, {kPipelineChunk, kPipelineChunksMax}},
       {Algorithm::HalvingDoubling, "halving-doubling", {K::Allreduce}, true, {}},
       {Algorithm::Hierarchical, "hierarchical", {K::Allreduce}, false, {kInterNode}},
@@ -68,13 +68,28 @@ std::vector<std::string> inter_node_algorithm_names() {
   return out;
 }
 
-std::vector<std::string> collective_keys_read(Algorithm algorithm, Algorithm inter_node) {
+std::vector<std::string> collective_keys_read(Algorithm algorithm, Algorithm inter_node,
+                                              const std::vector<CollectiveKind>& kinds) {
+  const bool chains = std::any_of(kinds.begin(), kinds.end(), [](CollectiveKind k) {
+    return k == CollectiveKind::Broadcast || k == CollectiveKind::Reduce;
+  });
+  std::vector<std::string> keys;
+  const auto add = [&](const AlgorithmDescriptor& d) {
+    for (const auto* list : {&d.keys, &d.chain_keys}) {
+      if (list == &d.chain_keys && !chains) continue;
+      for (const std::string& key : *list)
+        if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+    }
+  };
   const AlgorithmDescriptor& d = algorithm_descriptor(algorithm);
-  std::vector<std::string> keys = d.keys;
-  if (!d.flat)
-    for (const std::string& key : algorithm_descriptor(inter_node).keys)
-      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  add(d);
+  if (!d.flat) add(algorithm_descriptor(inter_node));
   return keys;
+}
+
+const std::vector<CollectiveKind>& training_collective_kinds() {
+  static const std::vector<CollectiveKind> kinds = {K::Allreduce, K::AllGather, K::ReduceScatter};
+  return kinds;
 }
 
 }  // namespace dtsim::sim

@@ -25,9 +25,10 @@ struct AlgorithmDescriptor {
   bool flat = true;
   // The collective.* keys that change what it does, full names, beyond collective.algorithm and
   // collective.fidelity (which every algorithm reads). A key not listed has no effect with this algorithm.
-  // The ring reads the pipeline keys for broadcast and reduce only (its chain); hierarchical also reads what
-  // its inter-node algorithm reads (collective_keys_read).
+  // Hierarchical also reads what its inter-node algorithm reads (collective_keys_read).
   std::vector<std::string> keys;
+  // Keys read for broadcast and reduce only (the ring runs them as a pipelined chain); training runs neither.
+  std::vector<std::string> chain_keys = {};
 
   bool implements(CollectiveKind kind) const;
 };
@@ -42,8 +43,11 @@ std::vector<Algorithm> algorithms_implementing(CollectiveKind kind);
 // The names collective.inter_node accepts: flat algorithms that implement allreduce.
 std::vector<std::string> inter_node_algorithm_names();
 
-// The collective.* keys a run with `algorithm` reads (see AlgorithmDescriptor::keys), with the inter-node
-// algorithm's keys added when `algorithm` is not flat.
-std::vector<std::string> collective_keys_read(Algorithm algorithm, Algorithm inter_node);
+// The collective.* keys a run of `kinds` with `algorithm` reads (see AlgorithmDescriptor::keys and chain_keys),
+// with the inter-node algorithm's keys added when `algorithm` is not flat.
+std::vector<std::string> collective_keys_read(Algorithm algorithm, Algorithm inter_node,
+                                              const std::vector<CollectiveKind>& kinds);
+// What a training run's strategies call: allreduce, all-gather and reduce-scatter.
+const std::vector<CollectiveKind>& training_collective_kinds();
 
 }  // namespace dtsim::sim

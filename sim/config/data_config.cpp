@@ -142,7 +142,9 @@ void add_data_keys(std::vector<KeySpec>& keys) {
       integer("data.test_samples", "0", at_least(0),
               "Evaluate on the first N test samples only; 0 = all (qa: N held-out examples, half of each domain; 0 = "
               "2,000)"),
-      real("data.synthetic_alpha", "0", at_least(0), "Synthetic: how much the local models differ between devices"),
+      real("data.synthetic_alpha", "0", at_least(0),
+           "Synthetic: spread of each device's mean of its teacher's weights and biases; shared by every class, it "
+           "changes no label (as in FedProx's generator) and is reported as having no effect"),
       real("data.synthetic_beta", "0", at_least(0), "Synthetic: how much the local input distributions differ"),
       integer("data.synthetic_devices", "30", between(1, 100000), "Synthetic: number of devices generating data"),
       choice("data.partition", "none", partition_kind_table().names(),

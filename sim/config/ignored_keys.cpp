@@ -90,15 +90,22 @@ std::string topology_settings(const std::string& key, const RunConfig& c) {
 }
 
 // collective.inter_node and the pipelining keys: read by the algorithms whose descriptor lists them
-// (config/collective_algorithms.cpp).
-std::string collective_settings(const std::string& key, const RunConfig& c) {
+// (config/collective_algorithms.cpp), for the collectives training calls (`dtsim collective` passes its own).
+std::string collective_settings(const std::string& key, const RunConfig& c,
+                                const std::vector<CollectiveKind>& kinds) {
   std::vector<std::string> readers;
-  for (const AlgorithmDescriptor& d : algorithm_registry())
+  bool chain_only = false;  // read by some algorithm, but only for broadcast and reduce
+  for (const AlgorithmDescriptor& d : algorithm_registry()) {
     if (contains(d.keys, key)) readers.push_back(d.name);
-  if (readers.empty() || contains(collective_keys_read(c.collectives.algorithm, c.collectives.inter_node), key))
+    chain_only = chain_only || contains(d.chain_keys, key);
+  }
+  if ((readers.empty() && !chain_only) ||
+      contains(collective_keys_read(c.collectives.algorithm, c.collectives.inter_node, kinds), key))
     return "";
-  return std::string("has no effect with collective.algorithm = ") + to_string(c.collectives.algorithm) +
-         " (it applies to " + models::join_names(readers) + ")";
+  std::string why = std::string("has no effect with collective.algorithm = ") + to_string(c.collectives.algorithm);
+  if (contains(algorithm_descriptor(c.collectives.algorithm).chain_keys, key))
+    why += ", which reads it for broadcast and reduce only";
+  return why + (readers.empty() ? "" : " (it applies to " + models::join_names(readers) + ")");
 }
 
 // Whether some node holds two GPUs or more (a group without its own count takes cluster.gpus_per_node).
@@ -137,6 +144,12 @@ std::string pcie_switch_settings(const std::string& key, const RunConfig& c) {
   if (nodes <= 1 && server_hosts(c.strategy, c.ps.servers) == 0)
     return "has no effect: every worker is in one node and there is no server, so no traffic reaches a NIC";
   return "";
+}
+
+// The secure-aggregation cost constants: only with secure aggregation on.
+std::string secure_aggregation_settings(const std::string& key, const RunConfig& c) {
+  if (key.rfind("fl.secagg_", 0) != 0 || c.fl.secure_aggregation.enabled) return "";
+  return "has no effect with fl.secure_aggregation = false";
 }
 
 // fl.prox_mu and the like: read by the federated algorithms whose descriptor says so (models/federated.cpp).
@@ -196,6 +209,16 @@ std::string dataset_settings(const std::string& key, const RunConfig& c) {
     return std::string("has no effect with data.dataset = ") + to_string(d.dataset) + " (it is generated, not read)";
   if ((key == "data.synthetic_alpha" || key == "data.synthetic_beta") && d.dataset != DatasetSource::Synthetic)
     return std::string("has no effect with data.dataset = ") + to_string(d.dataset) + " (it applies to synthetic)";
+  // The generator's teacher draws one mean per device for every weight and bias of all classes alike, so the
+  // mean adds the same amount to every class's logit and no label moves (FedProx's own generator does the
+  // same): the devices differ through synthetic_beta and their own draws only.
+  if (key == "data.synthetic_alpha")
+    return "has no effect on the data: the mean it draws is shared by every class's weights and bias, so it "
+           "shifts all logits alike and changes no label (as in FedProx's generator); devices differ through "
+           "data.synthetic_beta and their own draws";
+  if ((key == "data.train_samples" || key == "data.test_samples") && d.fedprox_synthetic())
+    return std::string("has no effect with data.dataset = ") + to_string(d.dataset) +
+           " (the generator draws each device's sample count; set data.synthetic_devices)";
   if (key == "data.synthetic_devices" && !d.fedprox_synthetic())
     return std::string("has no effect with data.dataset = ") + to_string(d.dataset) +
            " (it applies to synthetic and synthetic-iid)";
@@ -302,21 +325,34 @@ std::string straggler_settings(const std::string& key, const RunConfig& c) {
   return "";
 }
 
-// How synchronous training reacts to failures (strategies/sync/sync_recovery.cpp): the timeout and the restart
-// time need a failure; checkpoints are written, and cost time, under restart only (with or without failures).
+// How synchronous training reacts to failures (strategies/sync/sync_recovery.cpp): nothing of it runs without a
+// failure (not even the checkpoints, which only a job that watches for failures writes); with one, checkpoints
+// and the restart time belong to restart.
 std::string fault_reaction_settings(const std::string& key, const RunConfig& c) {
   const SyncConfig& sync = c.sync;
-  const bool failures = !c.heterogeneity.faults.events.empty();
-  const bool restart = sync.fault_reaction == FaultReaction::Restart;
+  const bool reaction_key = key == "sync.fault_reaction" || key == "sync.fault_timeout" ||
+                            key == "sync.restart_time" || key == "sync.checkpoint_every" ||
+                            key == "sync.checkpoint_bandwidth";
+  if (!reaction_key) return "";
+  if (c.heterogeneity.faults.events.empty()) return "has no effect: no failure is scheduled (faults.events is empty)";
+  if (sync.fault_reaction == FaultReaction::Restart || key == "sync.fault_reaction" || key == "sync.fault_timeout")
+    return "";
   const std::string reaction =
       std::string("has no effect with sync.fault_reaction = ") + to_string(sync.fault_reaction);
-  if ((key == "sync.checkpoint_every" || key == "sync.checkpoint_bandwidth") && !restart)
-    return reaction + " (only " + to_string(FaultReaction::Restart) + " writes checkpoints)";
-  if (key == "sync.restart_time" && !restart)
-    return reaction + " (only " + to_string(FaultReaction::Restart) + " waits for the node)";
-  if ((key == "sync.fault_timeout" || key == "sync.restart_time" || (key == "sync.fault_reaction" && !restart)) &&
-      !failures)
-    return "has no effect: no failure is scheduled (faults.events is empty)";
+  return reaction + " (only " + to_string(FaultReaction::Restart) +
+         (key == "sync.restart_time" ? " waits for the node)" : " writes checkpoints)");
+}
+
+// training.lr_scaling scales the rate by global batch ÷ base_batch: with base_batch unset (taken as the global
+// batch) or equal to it, the ratio is 1.
+std::string lr_scaling_settings(const std::string& key, const RunConfig& c) {
+  if (key != "training.lr_scaling" || c.schedule.scaling == models::LrScaling::None) return "";
+  if (c.schedule.base_batch <= 0)
+    return "has no effect: training.base_batch is unset, so training.lr is the rate of the global batch itself "
+           "(set base_batch to the batch the rate was tuned for)";
+  if (c.schedule.base_batch == c.global_batch())
+    return "has no effect: training.base_batch equals the global batch (" + std::to_string(c.global_batch()) +
+           "), so the rate is scaled by 1";
   return "";
 }
 
@@ -340,11 +376,12 @@ std::string seed_streams(const std::string& key, const RunConfig& c) {
 
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> all = [] {
-    std::vector<Rule> r = {seed_streams, workload_settings, trace_settings, warmup_settings, strategy_sections,
+    std::vector<Rule> r = {seed_streams, workload_settings, trace_settings, warmup_settings, lr_scaling_settings,
+                           strategy_sections,
                            strategy_general_keys,
                            straggler_settings, fault_reaction_settings, compression_settings, fl_algorithm_settings,
+                           secure_aggregation_settings,
                            architecture_settings, qa_model_settings, dataset_settings, topology_settings,
-                           collective_settings,
                            hierarchical_without_nodes, intra_node_fabric_without_nodes, pcie_switch_settings};
     for (Rule& n : numerics_rules()) r.push_back(std::move(n));
     return r;
@@ -352,12 +389,21 @@ const std::vector<Rule>& rules() {
   return all;
 }
 
+// Every rule in order, then the collective algorithms' keys for the collectives this run calls.
+std::string why_ignored_in(const std::string& key, const RunConfig& config, const std::vector<CollectiveKind>& kinds) {
+  for (const Rule& rule : rules())
+    if (std::string reason = rule(key, config); !reason.empty()) return reason;
+  return collective_settings(key, config, kinds);
+}
+
 }  // namespace
 
 std::string why_ignored(const std::string& key, const RunConfig& config) {
-  for (const Rule& rule : rules())
-    if (std::string reason = rule(key, config); !reason.empty()) return reason;
-  return "";
+  return why_ignored_in(key, config, training_collective_kinds());
+}
+
+std::string why_ignored_by_collective(const std::string& key, const RunConfig& config, CollectiveKind kind) {
+  return why_ignored_in(key, config, {kind});
 }
 
 std::string IgnoredKey::describe() const { return where.describe() + ": " + key + ": " + reason; }

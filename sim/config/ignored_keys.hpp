@@ -29,5 +29,8 @@ std::vector<IgnoredKey> find_ignored_keys(const RunConfig& config, const KeyOrig
 
 // Why `key` has no effect with `config`, or "" when it has one (the rule find_ignored_keys applies).
 std::string why_ignored(const std::string& key, const RunConfig& config);
+// The same for `dtsim collective`, which times one collective of `kind` (a training run calls allreduce,
+// all-gather and reduce-scatter only).
+std::string why_ignored_by_collective(const std::string& key, const RunConfig& config, CollectiveKind kind);
 
 }  // namespace dtsim::sim

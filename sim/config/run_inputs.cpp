@@ -7,10 +7,30 @@
 #include "models/random.hpp"
 #include "sim/config/data_setup.hpp"
 #include "sim/config/qa_setup.hpp"
+#include "sim/config/strategy.hpp"
 #include "sim/config/workload_config.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace dtsim::sim {
+
+namespace {
+
+// training.max_steps cuts a run counted in steps short; one at or past the end of the run's epochs cuts
+// nothing. Known only once the data fixes the steps per epoch. (The epochs a shorter cap overrides are not
+// reported: cutting a scenario's run short is what the cap is for.)
+void report_moot_length_key(const RunConfig& c, const RunLength& length, const KeyOrigins& at,
+                            std::vector<IgnoredKey>& ignored) {
+  if (strategy_descriptor(c.strategy).steps_are_rounds || c.max_steps <= 0) return;
+  const int64_t epoch_steps = static_cast<int64_t>(c.epochs) * length.steps_per_epoch;
+  if (c.max_steps >= epoch_steps)
+    ignored.push_back({"training.max_steps",
+                       "has no effect: the run's " + std::to_string(c.epochs) + " epochs end at step " +
+                           std::to_string(epoch_steps) + ", no later than training.max_steps = " +
+                           std::to_string(c.max_steps),
+                       at.of("training.max_steps")});
+}
+
+}  // namespace
 
 RunInputs prepare_run(const Scenario& scenario) {
   RunInputs in;
@@ -36,6 +56,7 @@ RunInputs prepare_run(const Scenario& scenario) {
                       " exceeds the " + std::to_string(usable) + " training samples",
                   "lower it, or use fewer workers or more data");
   in.length = run_length(c, usable);
+  report_moot_length_key(c, in.length, at, in.ignored_keys);
   if (c.workload.proxy) {
     in.proxy = load_named_workload(c.workload);
     check_workload_shards(c, *in.proxy, at);

@@ -131,6 +131,14 @@ TEST(CollectiveFormats, KeysWithoutEffectAreNamedWhateverTheirSection) {
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_TRUE(plain.err.empty()) << plain.err;
   EXPECT_EQ(fields(lines_of(o.out).at(1)).at(3), fields(lines_of(plain.out).at(1)).at(3)) << "the time is unchanged";
+  // The ring pipelines its broadcast chain, not its allreduce: the same key is read by one and not the other.
+  const std::string chunk = "collective --sizes 1MiB --ranks 4 --format csv --set collective.pipeline_chunk=64KiB";
+  const Outcome broadcast = run_dtsim(chunk + " --op broadcast");
+  EXPECT_EQ(broadcast.exit_code, 0) << broadcast.err;
+  EXPECT_TRUE(broadcast.err.empty()) << broadcast.err;
+  const Outcome allreduce = run_dtsim(chunk);
+  EXPECT_TRUE(contains(allreduce.err, "collective.pipeline_chunk: has no effect with collective.algorithm = ring, "
+                                      "which reads it for broadcast and reduce only")) << allreduce.err;
 }
 
 // One HGX node: the ring's hops are NVLink, at NVLink's efficiency (0.78), not the network's (0.96); the

@@ -89,5 +89,18 @@ TEST(StrictCli, KeysThatLaterChecksReadAreWarnedAboutNotRefused) {
   EXPECT_EQ(o.err.find("error"), std::string::npos) << o.err;
 }
 
+TEST(StrictCli, AStepCapPastTheLastEpochIsReported) {
+  // Known only once the data fixes the steps per epoch; a cap inside the run (the file's 2 steps) is not.
+  Folder f;
+  const std::string scenario = write_scenario(f.path);
+  const std::string base = "check " + scenario + " --quiet --set ps.servers=1 --set training.strategy=async-ps";
+  EXPECT_EQ(run_dtsim(base, true).err, "");
+  const DtsimOutcome past = run_dtsim(base + " --set training.max_steps=100000000", true);
+  EXPECT_EQ(past.exit_code, 0) << past.err;
+  EXPECT_NE(past.err.find("command line (--set): training.max_steps: has no effect: the run's 3 epochs end at step "),
+            std::string::npos) << past.err;
+  EXPECT_NE(past.err.find(", no later than training.max_steps = 100000000\n"), std::string::npos) << past.err;
+}
+
 }  // namespace
 }  // namespace dtsim::testing

@@ -76,22 +76,29 @@ TEST(AlgorithmRegistry, KindsAsBefore) {
 
 TEST(AlgorithmRegistry, KeysAreCollectiveKeysOfTheSchema) {
   for (const AlgorithmDescriptor& d : algorithm_registry())
-    for (const std::string& key : d.keys) {
-      EXPECT_EQ(key.rfind("collective.", 0), 0u) << d.name << ": " << key;
-      EXPECT_NE(find_key(key), nullptr) << d.name << ": " << key;
-    }
+    for (const auto* list : {&d.keys, &d.chain_keys})
+      for (const std::string& key : *list) {
+        EXPECT_EQ(key.rfind("collective.", 0), 0u) << d.name << ": " << key;
+        EXPECT_NE(find_key(key), nullptr) << d.name << ": " << key;
+      }
   using Keys = std::vector<std::string>;
   const Keys pipeline = {"collective.pipeline_chunk", "collective.pipeline_chunks_max"};
-  EXPECT_EQ(algorithm_descriptor(Algorithm::Ring).keys,
-            (Keys{"collective.pipeline_chunk", "collective.pipeline_chunks_max", "collective.channels"}));
+  EXPECT_EQ(algorithm_descriptor(Algorithm::Ring).keys, Keys{"collective.channels"});
+  EXPECT_EQ(algorithm_descriptor(Algorithm::Ring).chain_keys, pipeline) << "its broadcast and reduce chain";
   EXPECT_EQ(algorithm_descriptor(Algorithm::DoubleBinaryTree).keys, pipeline);
   EXPECT_EQ(algorithm_descriptor(Algorithm::HalvingDoubling).keys, Keys{});
   EXPECT_EQ(algorithm_descriptor(Algorithm::Hierarchical).keys, Keys{"collective.inter_node"});
+  const std::vector<CollectiveKind>& training = training_collective_kinds();
   // Hierarchical also reads what its inter-node algorithm reads; a flat one ignores inter_node.
-  EXPECT_EQ(collective_keys_read(Algorithm::Hierarchical, Algorithm::HalvingDoubling), Keys{"collective.inter_node"});
-  EXPECT_EQ(collective_keys_read(Algorithm::Hierarchical, Algorithm::DoubleBinaryTree),
+  EXPECT_EQ(collective_keys_read(Algorithm::Hierarchical, Algorithm::HalvingDoubling, training),
+            Keys{"collective.inter_node"});
+  EXPECT_EQ(collective_keys_read(Algorithm::Hierarchical, Algorithm::DoubleBinaryTree, training),
             (Keys{"collective.inter_node", "collective.pipeline_chunk", "collective.pipeline_chunks_max"}));
-  EXPECT_EQ(collective_keys_read(Algorithm::HalvingDoubling, Algorithm::DoubleBinaryTree), Keys{});
+  EXPECT_EQ(collective_keys_read(Algorithm::HalvingDoubling, Algorithm::DoubleBinaryTree, training), Keys{});
+  // The ring pipelines only its chain: training never reads the pipeline keys, a broadcast does.
+  EXPECT_EQ(collective_keys_read(Algorithm::Ring, Algorithm::Ring, training), Keys{"collective.channels"});
+  EXPECT_EQ(collective_keys_read(Algorithm::Ring, Algorithm::Ring, {CollectiveKind::Broadcast}),
+            (Keys{"collective.channels", "collective.pipeline_chunk", "collective.pipeline_chunks_max"}));
 }
 
 TEST(AlgorithmRegistry, KeyChoicesComeFromTheNameTables) {

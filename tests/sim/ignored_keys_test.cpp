@@ -202,6 +202,24 @@ TEST(IgnoredKeys, CollectivesAndStepCountsFollowTheStrategy) {
             "has no effect with training.strategy = federated (it evaluates every fl.eval_every rounds)");
 }
 
+TEST(IgnoredKeys, ScalingNeedsABaseBatchOtherThanTheGlobalOne) {
+  EXPECT_EQ(reason_for(ignored_in("[training]\nlr_scaling = linear\n"), "training.lr_scaling"),
+            "has no effect: training.base_batch is unset, so training.lr is the rate of the global batch itself "
+            "(set base_batch to the batch the rate was tuned for)");
+  // quickstart's global batch: 8 workers × 32 by default.
+  EXPECT_EQ(reason_for(ignored_in("[training]\nlr_scaling = sqrt\nbase_batch = 256\n"), "training.lr_scaling"),
+            "has no effect: training.base_batch equals the global batch (256), so the rate is scaled by 1");
+  EXPECT_TRUE(ignored_in("[training]\nlr_scaling = sqrt\nbase_batch = 64\n").empty());
+}
+
+TEST(IgnoredKeys, TheRingPipelinesOnlyItsChainWhichTrainingNeverRuns) {
+  EXPECT_EQ(reason_for(ignored_in("[collective]\npipeline_chunk = 1MiB\n"), "collective.pipeline_chunk"),
+            "has no effect with collective.algorithm = ring, which reads it for broadcast and reduce only (it "
+            "applies to tree or auto)");
+  EXPECT_TRUE(ignored_in("[collective]\nalgorithm = tree\npipeline_chunk = 1MiB\n").empty());
+  EXPECT_TRUE(ignored_in("[collective]\nalgorithm = auto\npipeline_chunks_max = 16\n").empty());
+}
+
 TEST(IgnoredKeys, AnActivationNeedsAHiddenLayer) {
   EXPECT_EQ(reason_for(ignored_in("[model]\narch = logreg\nactivation = tanh\n"), "model.activation"),
             "has no effect with model.arch = logreg (it has no hidden layer; it applies to mlp, lenet, cnn or "
@@ -223,24 +241,24 @@ TEST(IgnoredKeys, StragglerSettingsNeedSomeoneToSlow) {
             "has no effect with stragglers.step_slowdown = 1 (a slowed step takes as long as any other)");
 }
 
-TEST(IgnoredKeys, FaultReactionSettingsNeedAFailureOrCheckpoints) {
-  const std::string elastic = "[sync]\nfault_timeout = 5s\nrestart_time = 10s\ncheckpoint_every = 10\n";
-  const std::vector<IgnoredKey> none = ignored_in(elastic);
-  EXPECT_EQ(reason_for(none, "sync.fault_timeout"), "has no effect: no failure is scheduled (faults.events is empty)");
-  EXPECT_EQ(reason_for(none, "sync.restart_time"),
-            "has no effect with sync.fault_reaction = elastic (only restart waits for the node)");
-  EXPECT_EQ(reason_for(none, "sync.checkpoint_every"),
-            "has no effect with sync.fault_reaction = elastic (only restart writes checkpoints)");
-  // Under restart a checkpoint costs its write time with or without a failure; the restart time needs one.
-  const std::vector<IgnoredKey> restart = ignored_in(elastic + "fault_reaction = restart\n");
-  EXPECT_TRUE(reason_for(restart, "sync.checkpoint_every").empty());
-  EXPECT_TRUE(reason_for(restart, "sync.fault_reaction").empty());
-  EXPECT_EQ(reason_for(restart, "sync.restart_time"),
-            "has no effect: no failure is scheduled (faults.events is empty)");
-  EXPECT_FALSE(reason_for(ignored_in("[sync]\nfault_reaction = elastic\n"), "sync.fault_reaction").empty());
+TEST(IgnoredKeys, FaultReactionSettingsNeedAFailure) {
+  const std::string keys = "[sync]\nfault_timeout = 5s\nrestart_time = 10s\ncheckpoint_every = 10\n";
+  // Without a failure nothing of the reaction runs, under restart too (no checkpoint is written).
+  for (const std::string reaction : {"elastic", "restart"}) {
+    const std::vector<IgnoredKey> none = ignored_in(keys + "fault_reaction = " + reaction + "\n");
+    ASSERT_EQ(none.size(), 4u) << reaction;
+    for (const IgnoredKey& k : none)
+      EXPECT_EQ(k.reason, "has no effect: no failure is scheduled (faults.events is empty)") << k.key;
+  }
+  // With one, checkpoints and the restart time belong to restart.
   const std::string failure = "[cluster]\nworkers = 4\n[faults]\nevents = worker 1 down at 1s\n";
-  EXPECT_TRUE(ignored_in(failure + elastic + "fault_reaction = restart\n").empty());
-  EXPECT_TRUE(ignored_in(failure + "[sync]\nfault_reaction = elastic\nfault_timeout = 5s\n").empty());
+  EXPECT_TRUE(ignored_in(failure + keys + "fault_reaction = restart\n").empty());
+  const std::vector<IgnoredKey> elastic = ignored_in(failure + keys + "fault_reaction = elastic\n");
+  ASSERT_EQ(elastic.size(), 2u);
+  EXPECT_EQ(reason_for(elastic, "sync.restart_time"),
+            "has no effect with sync.fault_reaction = elastic (only restart waits for the node)");
+  EXPECT_EQ(reason_for(elastic, "sync.checkpoint_every"),
+            "has no effect with sync.fault_reaction = elastic (only restart writes checkpoints)");
 }
 
 TEST(IgnoredKeys, StalenessSettingsFollowTheRule) {
