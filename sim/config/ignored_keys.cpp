@@ -89,6 +89,8 @@ std::string topology_settings(const std::string& key, const RunConfig& c) {
          models::join_names(readers) + ")";
 }
 
+bool zero_leaves_no_allreduce(const RunConfig& c);
+
 // collective.inter_node and the pipelining keys: read by the algorithms whose descriptor lists them
 // (config/collective_algorithms.cpp), for the collectives training calls (`dtsim collective` passes its own).
 std::string collective_settings(const std::string& key, const RunConfig& c,
@@ -99,13 +101,34 @@ std::string collective_settings(const std::string& key, const RunConfig& c,
     if (contains(d.keys, key)) readers.push_back(d.name);
     chain_only = chain_only || contains(d.chain_keys, key);
   }
-  if ((readers.empty() && !chain_only) ||
-      contains(collective_keys_read(c.collectives.algorithm, c.collectives.inter_node, kinds), key))
+  // Under ZeRO every collective of the run is a ring, whatever collective.algorithm says.
+  const Algorithm algorithm = zero_leaves_no_allreduce(c) ? Algorithm::Ring : c.collectives.algorithm;
+  if ((readers.empty() && !chain_only) || contains(collective_keys_read(algorithm, c.collectives.inter_node, kinds), key))
     return "";
-  std::string why = std::string("has no effect with collective.algorithm = ") + to_string(c.collectives.algorithm);
-  if (contains(algorithm_descriptor(c.collectives.algorithm).chain_keys, key))
+  std::string why = std::string("has no effect with collective.algorithm = ") + to_string(algorithm);
+  if (contains(algorithm_descriptor(algorithm).chain_keys, key))
     why += ", which reads it for broadcast and reduce only";
   return why + (readers.empty() ? "" : " (it applies to " + models::join_names(readers) + ")");
+}
+
+// ZeRO (synchronous training, sync.zero_stage >= 1) reduce-scatters the gradients and all-gathers the weights,
+// both as rings (strategies/sync/sync_dp.cpp): no allreduce is left for the algorithm keys to choose.
+bool zero_leaves_no_allreduce(const RunConfig& c) { return c.strategy == Strategy::Sync && c.sync.zero_stage >= 1; }
+
+std::string zero_collective_settings(const std::string& key, const RunConfig& c) {
+  if (!zero_leaves_no_allreduce(c)) return "";
+  if (key != "collective.algorithm" && key != "collective.inter_node" && key != "collective.pipeline_chunk" &&
+      key != "collective.pipeline_chunks_max")
+    return "";
+  return "has no effect with sync.zero_stage = " + std::to_string(c.sync.zero_stage) +
+         ": ZeRO's reduce-scatters and all-gathers run as rings, and no allreduce is left to choose an algorithm for";
+}
+
+// [gpu] under cluster.groups: the groups describe every node, each group's GPU from its own profile alone.
+std::string grouped_gpu_settings(const std::string& key, const RunConfig& c) {
+  if (section_of(key) != "gpu" || c.layout.groups.empty()) return "";
+  return "has no effect: every node belongs to a cluster.groups group, whose GPU comes from that group's profile "
+         "alone";
 }
 
 // Whether some node holds two GPUs or more (a group without its own count takes cluster.gpus_per_node).
@@ -382,7 +405,8 @@ const std::vector<Rule>& rules() {
                            straggler_settings, fault_reaction_settings, compression_settings, fl_algorithm_settings,
                            secure_aggregation_settings,
                            architecture_settings, qa_model_settings, dataset_settings, topology_settings,
-                           hierarchical_without_nodes, intra_node_fabric_without_nodes, pcie_switch_settings};
+                           hierarchical_without_nodes, intra_node_fabric_without_nodes, pcie_switch_settings,
+                           grouped_gpu_settings, zero_collective_settings};
     for (Rule& n : numerics_rules()) r.push_back(std::move(n));
     return r;
   }();

@@ -122,7 +122,9 @@ void check_memory(const RunConfig& c, const models::Network<float>& network, con
   const models::Workload costs = models::network_workload(network, network.description());
   const models::MemorySetup setup = run_memory_setup(c);
   const models::MemoryBreakdown need = models::memory_per_gpu(costs, setup);
-  std::vector<const GpuSpec*> gpus{&c.gpu};
+  // With node groups every GPU is a group's; the [gpu] one is on no node and is not checked.
+  std::vector<const GpuSpec*> gpus;
+  if (c.layout.groups.empty()) gpus.push_back(&c.gpu);
   for (const NodeGroup& g : c.layout.groups) gpus.push_back(&g.gpu);
   for (const GpuSpec* gpu : gpus) {
     if (need.total() <= gpu->memory) continue;

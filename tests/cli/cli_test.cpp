@@ -99,7 +99,10 @@ TEST_F(Cli, CollectiveRefusalNamesTheKey) {
           " --set cluster.intra_node_fabric=nvlink4-nvswitch --set collective.algorithm=hierarchical",
       /*separate_stderr=*/true);
   EXPECT_EQ(o.exit_code, 2) << o.output << o.err;
+  // (quickstart's gpu.profile is reported first: the groups bring their own GPUs.)
   EXPECT_EQ(o.err,
+            "dtsim: warning: " + kQuickstart + ":21: gpu.profile: has no effect: every node belongs to a "
+            "cluster.groups group, whose GPU comes from that group's profile alone\n"
             "dtsim: error: collective: collective.algorithm: hierarchical allreduce needs the same number of ranks on "
             "every node (found 4 and 2); use ring, tree or halving-doubling\n");
 }

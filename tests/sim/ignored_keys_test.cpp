@@ -220,6 +220,26 @@ TEST(IgnoredKeys, TheRingPipelinesOnlyItsChainWhichTrainingNeverRuns) {
   EXPECT_TRUE(ignored_in("[collective]\nalgorithm = auto\npipeline_chunks_max = 16\n").empty());
 }
 
+TEST(IgnoredKeys, NodeGroupsTakeTheirGpusFromTheirProfiles) {
+  const std::string groups = "[cluster]\nworkers = 8\ngroups = a:4:a100-40gb; b:4:v100-32gb\n";
+  EXPECT_TRUE(ignored_in(groups).empty());
+  const std::vector<IgnoredKey> gpu = ignored_in(groups + "[gpu]\nprofile = h100-80gb\nefficiency = 0.3\n");
+  ASSERT_EQ(gpu.size(), 2u);
+  EXPECT_EQ(reason_for(gpu, "gpu.efficiency"), "has no effect: every node belongs to a cluster.groups group, whose "
+                                               "GPU comes from that group's profile alone");
+  EXPECT_TRUE(ignored_in("[gpu]\nefficiency = 0.3\n").empty());
+}
+
+TEST(IgnoredKeys, ZeroLeavesNoAllreduceForTheAlgorithm) {
+  const std::string zero = "[sync]\nzero_stage = 2\n[collective]\nalgorithm = tree\nchannels = 2\n";
+  const std::vector<IgnoredKey> keys = ignored_in(zero);
+  ASSERT_EQ(keys.size(), 1u) << "the rings still read channels";
+  EXPECT_EQ(reason_for(keys, "collective.algorithm"),
+            "has no effect with sync.zero_stage = 2: ZeRO's reduce-scatters and all-gathers run as rings, and no "
+            "allreduce is left to choose an algorithm for");
+  EXPECT_TRUE(ignored_in("[collective]\nalgorithm = tree\n").empty());
+}
+
 TEST(IgnoredKeys, AnActivationNeedsAHiddenLayer) {
   EXPECT_EQ(reason_for(ignored_in("[model]\narch = logreg\nactivation = tanh\n"), "model.activation"),
             "has no effect with model.arch = logreg (it has no hidden layer; it applies to mlp, lenet, cnn or "
