@@ -159,8 +159,8 @@ models::DeviceRates run_device_rates(const GpuSpec& gpu, MathMode math) {
   return {gpu.sustained(math), gpu.memory_bandwidth, gpu.launch_overhead};
 }
 
-void check_numerics(const RunConfig& c, const RunLength& length, const models::Dataset& train,
-                    const KeyOrigins& at) {
+size_t check_numerics(const RunConfig& c, const RunLength& length, const models::Dataset& train,
+                      const KeyOrigins& at) {
   // The span transformer is no Network: its model, memory and shards are checked by check_qa_run (qa_setup.hpp).
   const bool network_model = !models::architecture_descriptor(c.arch).span_transformer;
   std::unique_ptr<models::Network<float>> network;
@@ -217,6 +217,7 @@ void check_numerics(const RunConfig& c, const RunLength& length, const models::D
   } catch (const std::invalid_argument& e) {
     at.fail("precision.loss_scale", e.what());
   }
+  return network ? network->num_params() : 0;
 }
 
 }  // namespace dtsim::sim

@@ -40,8 +40,9 @@ models::DeviceRates run_device_rates(const GpuSpec& gpu, MathMode math);
 
 // Builds each of the above once so that the models layer's own validation runs before anything is
 // simulated; its complaints become InputErrors at the key a user would change. Also checks that the model
-// state and one batch's activations fit in every GPU's gpu.memory.
-void check_numerics(const RunConfig& config, const RunLength& length, const models::Dataset& train,
-                    const KeyOrigins& origins);
+// state and one batch's activations fit in every GPU's gpu.memory. Returns the model's parameter count (0 for the
+// span transformer, which check_qa_run checks).
+size_t check_numerics(const RunConfig& config, const RunLength& length, const models::Dataset& train,
+                      const KeyOrigins& origins);
 
 }  // namespace dtsim::sim

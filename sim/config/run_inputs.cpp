@@ -4,10 +4,12 @@
 #include <cstdint>
 
 #include "gpu/cuda_device.hpp"
+#include "gpu/number_format.hpp"
 #include "models/random.hpp"
 #include "sim/config/data_setup.hpp"
 #include "sim/config/qa_setup.hpp"
 #include "sim/config/strategy.hpp"
+#include "sim/scenario/units.hpp"
 #include "sim/config/workload_config.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -28,6 +30,22 @@ void report_moot_length_key(const RunConfig& c, const RunLength& length, const K
                            std::to_string(epoch_steps) + ", no later than training.max_steps = " +
                            std::to_string(c.max_steps),
                        at.of("training.max_steps")});
+}
+
+// Synchronous training cuts the gradients into buckets of sync.bucket_size (strategies/sync/buckets.cpp); a
+// model whose gradients fit in one has nothing to overlap with backward: its one bucket leaves when backward
+// ends either way. (Proxy runs bucket the workload's gradients instead.)
+void report_single_bucket(const RunConfig& c, size_t params, const KeyOrigins& at,
+                          std::vector<IgnoredKey>& ignored) {
+  if (!reads_section(c.strategy, "sync") || c.workload.proxy || params == 0 || !at.set_by_user("sync.overlap"))
+    return;
+  const double bytes = static_cast<double>(params) * gpu::storage_bytes(c.precision.gradients);
+  if (bytes > c.sync.bucket_bytes) return;
+  ignored.push_back({"sync.overlap",
+                     "has no effect: the model's gradients (" + format_quantity(bytes, Dimension::Bytes) +
+                         ") fit one bucket of sync.bucket_size (" +
+                         format_quantity(c.sync.bucket_bytes, Dimension::Bytes) + "), which leaves when backward ends",
+                     at.of("sync.overlap")});
 }
 
 }  // namespace
@@ -61,7 +79,7 @@ RunInputs prepare_run(const Scenario& scenario) {
     in.proxy = load_named_workload(c.workload);
     check_workload_shards(c, *in.proxy, at);
   }
-  check_numerics(c, in.length, data.train, at);
+  report_single_bucket(c, check_numerics(c, in.length, data.train, at), at, in.ignored_keys);
   if (data.qa) check_qa_run(c, *data.qa, at);
   if (c.device == gpu::Device::Cuda) {
     const gpu::CudaStatus cuda = gpu::probe_cuda();

@@ -89,6 +89,19 @@ TEST(StrictCli, KeysThatLaterChecksReadAreWarnedAboutNotRefused) {
   EXPECT_EQ(o.err.find("error"), std::string::npos) << o.err;
 }
 
+TEST(StrictCli, OverlapWithOneBucketIsReported) {
+  // Logistic regression on the synthetic data: 61 × 10 parameters, 2,440 bytes of fp32 gradients.
+  Folder f;
+  const std::string scenario = (f.path / "one_bucket.ini").string();
+  std::ofstream(scenario) << "[data]\ndataset = synthetic\n[model]\narch = logreg\n[sync]\noverlap = false\n";
+  const DtsimOutcome one = run_dtsim("check " + scenario + " --quiet", true);
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.err, "dtsim: warning: " + scenario + ":6: sync.overlap: has no effect: the model's gradients (2.44 kB) "
+                     "fit one bucket of sync.bucket_size (25 MB), which leaves when backward ends\n");
+  // Buckets smaller than the gradients: several, and overlap decides when each leaves.
+  EXPECT_EQ(run_dtsim("check " + scenario + " --quiet --set sync.bucket_size=1kB", true).err, "");
+}
+
 TEST(StrictCli, AStepCapPastTheLastEpochIsReported) {
   // Known only once the data fixes the steps per epoch; a cap inside the run (the file's 2 steps) is not.
   Folder f;
