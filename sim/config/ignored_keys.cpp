@@ -103,8 +103,8 @@ std::string collective_settings(const std::string& key, const RunConfig& c,
   }
   // Under ZeRO every collective of the run is a ring, whatever collective.algorithm says.
   const Algorithm algorithm = zero_leaves_no_allreduce(c) ? Algorithm::Ring : c.collectives.algorithm;
-  if ((readers.empty() && !chain_only) || contains(collective_keys_read(algorithm, c.collectives.inter_node, kinds), key))
-    return "";
+  if (readers.empty() && !chain_only) return "";
+  if (contains(collective_keys_read(algorithm, c.collectives.inter_node, kinds), key)) return "";
   std::string why = std::string("has no effect with collective.algorithm = ") + to_string(algorithm);
   if (contains(algorithm_descriptor(algorithm).chain_keys, key))
     why += ", which reads it for broadcast and reduce only";
