@@ -75,16 +75,19 @@ std::vector<std::string> collective_keys_read(Algorithm algorithm, Algorithm int
   });
   std::vector<std::string> keys;
   const auto add = [&](const AlgorithmDescriptor& d) {
-    for (const auto* list : {&d.keys, &d.chain_keys}) {
-      if (list == &d.chain_keys && !chains) continue;
-      for (const std::string& key : *list)
-        if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
-    }
+    std::vector<std::string> read = d.keys;
+    if (chains) read.insert(read.end(), d.chain_keys.begin(), d.chain_keys.end());
+    for (const std::string& key : read)
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
   };
   const AlgorithmDescriptor& d = algorithm_descriptor(algorithm);
   add(d);
   if (!d.flat) add(algorithm_descriptor(inter_node));
   return keys;
+}
+
+Algorithm training_algorithm(CollectiveKind kind, Algorithm configured) {
+  return kind == CollectiveKind::Allreduce ? configured : Algorithm::Ring;
 }
 
 const std::vector<CollectiveKind>& training_collective_kinds() {

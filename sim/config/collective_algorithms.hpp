@@ -49,5 +49,8 @@ std::vector<std::string> collective_keys_read(Algorithm algorithm, Algorithm int
                                               const std::vector<CollectiveKind>& kinds);
 // What a training run's strategies call: allreduce, all-gather and reduce-scatter.
 const std::vector<CollectiveKind>& training_collective_kinds();
+// The algorithm a training run uses for a collective of `kind`: collective.algorithm for an allreduce, the ring
+// (as NCCL runs them) for compression's all-gathers and ZeRO's reduce-scatters and all-gathers.
+Algorithm training_algorithm(CollectiveKind kind, Algorithm configured);
 
 }  // namespace dtsim::sim

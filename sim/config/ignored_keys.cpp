@@ -89,7 +89,9 @@ std::string topology_settings(const std::string& key, const RunConfig& c) {
          models::join_names(readers) + ")";
 }
 
-bool zero_leaves_no_allreduce(const RunConfig& c);
+// ZeRO (synchronous training, sync.zero_stage >= 1) reduce-scatters the gradients and all-gathers the weights,
+// both as rings (strategies/sync/sync_dp.cpp): no allreduce is left for the algorithm keys to choose.
+bool zero_leaves_no_allreduce(const RunConfig& c) { return c.strategy == Strategy::Sync && c.sync.zero_stage >= 1; }
 
 // collective.inter_node and the pipelining keys: read by the algorithms whose descriptor lists them
 // (config/collective_algorithms.cpp), for the collectives training calls (`dtsim collective` passes its own).
@@ -101,8 +103,10 @@ std::string collective_settings(const std::string& key, const RunConfig& c,
     if (contains(d.keys, key)) readers.push_back(d.name);
     chain_only = chain_only || contains(d.chain_keys, key);
   }
-  // Under ZeRO every collective of the run is a ring, whatever collective.algorithm says.
-  const Algorithm algorithm = zero_leaves_no_allreduce(c) ? Algorithm::Ring : c.collectives.algorithm;
+  // Under ZeRO the run's collectives are reduce-scatters and all-gathers, whatever collective.algorithm says.
+  const Algorithm algorithm = zero_leaves_no_allreduce(c)
+                                  ? training_algorithm(CollectiveKind::ReduceScatter, c.collectives.algorithm)
+                                  : c.collectives.algorithm;
   if (readers.empty() && !chain_only) return "";
   if (contains(collective_keys_read(algorithm, c.collectives.inter_node, kinds), key)) return "";
   std::string why = std::string("has no effect with collective.algorithm = ") + to_string(algorithm);
@@ -111,10 +115,7 @@ std::string collective_settings(const std::string& key, const RunConfig& c,
   return why + (readers.empty() ? "" : " (it applies to " + models::join_names(readers) + ")");
 }
 
-// ZeRO (synchronous training, sync.zero_stage >= 1) reduce-scatters the gradients and all-gathers the weights,
-// both as rings (strategies/sync/sync_dp.cpp): no allreduce is left for the algorithm keys to choose.
-bool zero_leaves_no_allreduce(const RunConfig& c) { return c.strategy == Strategy::Sync && c.sync.zero_stage >= 1; }
-
+// Under ZeRO the algorithm keys choose nothing (zero_leaves_no_allreduce).
 std::string zero_collective_settings(const std::string& key, const RunConfig& c) {
   if (!zero_leaves_no_allreduce(c)) return "";
   if (key != "collective.algorithm" && key != "collective.inter_node" && key != "collective.pipeline_chunk" &&

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/collectives/registry.hpp"
+#include "sim/config/collective_algorithms.hpp"
 #include "sim/scenario/errors.hpp"
 
 namespace dtsim::sim {
@@ -67,7 +68,7 @@ void SyncDataParallel::launch(int64_t first_step) {
                                                                               const std::string& name) {
     const RunConfig& cfg = ctx_.config();
     // Compression's all-gathers and ZeRO's reduce-scatters and all-gathers: ring, as NCCL runs them.
-    Algorithm algorithm = kind == CollectiveKind::Allreduce ? cfg.collectives.algorithm : Algorithm::Ring;
+    Algorithm algorithm = training_algorithm(kind, cfg.collectives.algorithm);
     // A survivor group the algorithm cannot serve (a hierarchical allreduce over unequal nodes): ring. The
     // first group is the user's cluster, where a refusal is the user's to fix.
     if (incarnation > 0 && !can_serve(kind, algorithm, group)) algorithm = Algorithm::Ring;
