@@ -9,9 +9,9 @@
 #include "sim/config/data_setup.hpp"
 #include "sim/config/qa_setup.hpp"
 #include "sim/config/strategy.hpp"
-#include "sim/scenario/units.hpp"
 #include "sim/config/workload_config.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/units.hpp"
 
 namespace dtsim::sim {
 
