@@ -1,6 +1,7 @@
 #include "sim/app/collective_command.hpp"
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -9,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/name_table.hpp"
 #include "sim/app/flags.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/config/collective_algorithms.hpp"
@@ -276,15 +278,17 @@ int command_collective(int argc, char** argv) {
   // The flags are keys, so a flag or --set without effect here gets the same warning as in a run; a key of
   // any other section (training, data, a strategy's, the GPU's compute) has none at all when one collective
   // is timed.
+  static const std::vector<std::string> kSectionsRead = {"cluster", "fabric", "network", "collective"};
+  std::vector<std::string> bracketed;
+  for (const std::string& s : kSectionsRead) bracketed.push_back("[" + s + "]");
+  const std::string elsewhere =
+      "has no effect in dtsim collective, which reads only the " + models::join_names(bracketed, ", ", " and ") + " keys";
   for (const KeySpec& spec : all_keys()) {
     const Origin& where = scenario.origin(spec.name);
     if (!where.command_line) continue;
     const std::string section = spec.name.substr(0, spec.name.find('.'));
-    const bool read_here =
-        section == "cluster" || section == "fabric" || section == "network" || section == "collective";
-    const std::string why = read_here ? why_ignored_by_collective(spec.name, cfg, flags.op)
-                                      : "has no effect in dtsim collective, which reads only the [cluster], [fabric], "
-                                        "[network] and [collective] keys";
+    const bool read_here = std::find(kSectionsRead.begin(), kSectionsRead.end(), section) != kSectionsRead.end();
+    const std::string why = read_here ? why_ignored_by_collective(spec.name, cfg, flags.op) : elsewhere;
     if (!why.empty())
       std::fprintf(stderr, "dtsim: warning: %s: %s: %s\n", where.describe().c_str(), spec.name.c_str(), why.c_str());
   }
