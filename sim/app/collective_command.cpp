@@ -133,12 +133,14 @@ Flags parse_flags(int argc, char** argv) {
                      near.empty() ? "use " + collective_kind_table().or_list()
                                   : "did you mean '" + near + "'?");
   }
-  // An operation that only one algorithm implements (alltoall: direct) runs it unless --algorithm says
-  // otherwise.
-  if (!vm.count("algorithm")) {
-    const std::vector<Algorithm> able = algorithms_implementing(f.op);
-    if (able.size() == 1 && able.front() != Algorithm::Ring) {
-      f.sets.insert(f.sets.begin(), std::string("collective.algorithm=") + to_string(able.front()));
+  // An operation that the default ring does not implement runs the one flat algorithm that does (alltoall:
+  // direct; `auto` would choose it too), unless --algorithm or --set collective.algorithm says otherwise.
+  if (!vm.count("algorithm") && !algorithm_descriptor(Algorithm::Ring).implements(f.op)) {
+    std::vector<Algorithm> flat;
+    for (const Algorithm a : algorithms_implementing(f.op))
+      if (algorithm_descriptor(a).flat) flat.push_back(a);
+    if (flat.size() == 1) {
+      f.sets.insert(f.sets.begin(), std::string("collective.algorithm=") + to_string(flat.front()));
       f.set_flags.insert(f.set_flags.begin(), "--op");
     }
   }
@@ -258,12 +260,15 @@ int command_collective(int argc, char** argv) {
     return 0;
   }
   const Scenario scenario = parse_scenario("dtsim collective", "", flags.sets, default_profile_dir(), flags.set_flags);
-  const RunConfig cfg = make_run_config(scenario);
+  const RunConfig cfg = make_run_config(scenario, ConfigUse::CollectiveCommand);
   // Checked before the platform is built, so that the error names the flag.
-  if (!algorithm_descriptor(cfg.collectives.algorithm).implements(flags.op))
+  if (!algorithm_descriptor(cfg.collectives.algorithm).implements(flags.op)) {
+    std::vector<std::string> able;
+    for (const Algorithm a : algorithms_implementing(flags.op)) able.emplace_back(to_string(a));
     throw InputError("command line", "--algorithm",
                      std::string("'") + to_string(cfg.collectives.algorithm) + "' does not implement " + to_string(flags.op),
-                     "use ring for reduce_scatter, all_gather, broadcast and reduce");
+                     "use " + models::join_names(able) + " for " + to_string(flags.op));
+  }
 
   const PlatformSpec spec = platform_spec(cfg);
   auto engine = create_engine(network_settings(spec));

@@ -246,7 +246,7 @@ void check_workload(const RunConfig& c, const KeyOrigins& at) {
 
 }  // namespace
 
-void check_run_config(const RunConfig& c, const KeyOrigins& at) {
+void check_run_config(const RunConfig& c, const KeyOrigins& at, ConfigUse use) {
   check_workload(c, at);
   check_zero(c, at);
   check_data(c, at);
@@ -255,7 +255,7 @@ void check_run_config(const RunConfig& c, const KeyOrigins& at) {
   check_parameter_server(c, at);
   check_federated(c, at);
   check_compression(c, at);
-  check_collectives(c, at);
+  if (use == ConfigUse::Training) check_collectives(c, at);
 }
 
 }  // namespace dtsim::sim

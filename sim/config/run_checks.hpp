@@ -9,7 +9,8 @@
 
 namespace dtsim::sim {
 
-// Throws InputError, located through `origins`, at the first rule the configuration breaks.
-void check_run_config(const RunConfig& config, const KeyOrigins& origins);
+// Throws InputError, located through `origins`, at the first rule the configuration breaks. The rules of
+// training (the collective algorithm must implement allreduce) hold for ConfigUse::Training only.
+void check_run_config(const RunConfig& config, const KeyOrigins& origins, ConfigUse use = ConfigUse::Training);
 
 }  // namespace dtsim::sim

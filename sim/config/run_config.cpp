@@ -35,7 +35,7 @@ std::string run_name(const Scenario& s) {
 
 }  // namespace
 
-RunConfig make_run_config(const Scenario& s) {
+RunConfig make_run_config(const Scenario& s, ConfigUse use) {
   RunConfig c;
   // [run], [eval] and [output]: this module's own sections.
   c.name = run_name(s);
@@ -75,7 +75,7 @@ RunConfig make_run_config(const Scenario& s) {
   c.workload = make_workload_config(s);
   c.scenario_json = s.to_json();
 
-  check_run_config(c, s.origins());
+  check_run_config(c, s.origins(), use);
   return c;
 }
 

@@ -97,8 +97,12 @@ struct RunConfig {
   }
 };
 
+// What the configuration is for: a training run (dtsim run, sweep, validate), or `dtsim collective`, which
+// times one collective of any kind and so takes an algorithm that does not implement allreduce.
+enum class ConfigUse { Training, CollectiveCommand };
+
 // Builds the typed configuration, each section read once by the module that owns it, then checks the rules
 // that span sections (run_checks.hpp). Throws InputError at the key a user would change.
-RunConfig make_run_config(const Scenario& scenario);
+RunConfig make_run_config(const Scenario& scenario, ConfigUse use = ConfigUse::Training);
 
 }  // namespace dtsim::sim

@@ -120,6 +120,18 @@ TEST(RunChecks, RefuseImageModelsOnFlatSyntheticData) {
   EXPECT_NE(error_of(c).find("model.arch: 'lenet' needs images, but data.dataset is 'synthetic'"), std::string::npos);
 }
 
+// Training allreduces its gradients, so an algorithm that only serves all-to-all is refused at the key;
+// `dtsim collective` (ConfigUse::CollectiveCommand) times any collective and takes it.
+TEST(RunChecks, RefuseAnAlgorithmWithoutAllreduceForTrainingOnly) {
+  RunConfig c = small_config();
+  c.collectives.algorithm = Algorithm::Direct;
+  const std::string error = error_of(c, {{"collective.algorithm", Origin::at("typed.ini", 3)}});
+  EXPECT_EQ(error.rfind("typed.ini:3: collective.algorithm: 'direct' does not implement allreduce, which training runs", 0),
+            0u)
+      << error;
+  EXPECT_NO_THROW(check_run_config(c, KeyOrigins("typed.ini", {}), ConfigUse::CollectiveCommand));
+}
+
 TEST(KeyOrigins, LocateErrorsAndTellWhatTheUserSet) {
   const KeyOrigins origins("run.ini", {{"training.lr", Origin::at("run.ini", 4)},
                                        {"training.epochs", Origin::from_command_line()},
