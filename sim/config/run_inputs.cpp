@@ -7,6 +7,7 @@
 #include "gpu/number_format.hpp"
 #include "models/random.hpp"
 #include "sim/config/data_setup.hpp"
+#include "sim/config/numerics_setup.hpp"
 #include "sim/config/qa_setup.hpp"
 #include "sim/config/strategy.hpp"
 #include "sim/config/workload_config.hpp"
@@ -34,18 +35,50 @@ void report_moot_length_key(const RunConfig& c, const RunLength& length, const K
 
 // Synchronous training cuts the gradients into buckets of sync.bucket_size (strategies/sync/buckets.cpp); a
 // model whose gradients fit in one has nothing to overlap with backward: its one bucket leaves when backward
-// ends either way. (Proxy runs bucket the workload's gradients instead.)
+// ends either way. For the same reason any bucket size at least as large as the gradients gives the same one
+// bucket, so a size the user set there, where the default 25 MB does too, changes nothing. (Proxy runs bucket
+// the workload's gradients instead.)
 void report_single_bucket(const RunConfig& c, size_t params, const KeyOrigins& at,
                           std::vector<IgnoredKey>& ignored) {
-  if (!reads_section(c.strategy, "sync") || c.workload.proxy || params == 0 || !at.set_by_user("sync.overlap"))
-    return;
+  if (!reads_section(c.strategy, "sync") || c.workload.proxy || params == 0) return;
   const double bytes = static_cast<double>(params) * gpu::storage_bytes(c.precision.gradients);
   if (bytes > c.sync.bucket_bytes) return;
-  ignored.push_back({"sync.overlap",
-                     "has no effect: the model's gradients (" + format_quantity(bytes, Dimension::Bytes) +
-                         ") fit one bucket of sync.bucket_size (" +
-                         format_quantity(c.sync.bucket_bytes, Dimension::Bytes) + "), which leaves when backward ends",
-                     at.of("sync.overlap")});
+  const std::string gradients = "the model's gradients (" + format_quantity(bytes, Dimension::Bytes) + ")";
+  if (at.set_by_user("sync.overlap"))
+    ignored.push_back({"sync.overlap",
+                       "has no effect: " + gradients + " fit one bucket of sync.bucket_size (" +
+                           format_quantity(c.sync.bucket_bytes, Dimension::Bytes) + "), which leaves when backward ends",
+                       at.of("sync.overlap")});
+  if (at.set_by_user("sync.bucket_size") && bytes <= SyncConfig{}.bucket_bytes)
+    ignored.push_back({"sync.bucket_size",
+                       "has no effect: " + gradients + " fit one bucket of this size, as they fit one of the default " +
+                           format_quantity(SyncConfig{}.bucket_bytes, Dimension::Bytes) + "; a size under " +
+                           format_quantity(bytes, Dimension::Bytes) + " would split them",
+                       at.of("sync.bucket_size")});
+}
+
+// A warmup is counted in steps once the data fixes the steps per epoch. One that rounds to no step, or to
+// one step that starts at the peak rate (no training.warmup_start_lr) before a constant rate, leaves every
+// step's rate as it is without it. (Under step or cosine decay a one-step warmup still shifts the decay by a
+// step.)
+void report_moot_warmup(const RunConfig& c, const RunLength& length, const KeyOrigins& at,
+                        std::vector<IgnoredKey>& ignored) {
+  const char* key = c.schedule.warmup_steps > 0 ? "training.warmup_steps" : "training.warmup_epochs";
+  if (!at.set_by_user(key) || (c.schedule.warmup_steps <= 0 && c.schedule.warmup_epochs <= 0)) return;
+  const models::LrScheduleSettings s = schedule_settings(c, length);
+  const bool from_peak = !s.warmup_start_lr.has_value();
+  const std::string per_epoch = " (" + std::to_string(length.steps_per_epoch) + " steps per epoch)";
+  std::string why;
+  if (s.warmup_steps == 0)
+    why = "it rounds to no warmup step" + per_epoch;
+  else if (s.warmup_steps == 1 && from_peak && s.decay == models::LrDecay::Constant)
+    why = (c.schedule.warmup_steps > 0 ? "its one warmup step" : "it rounds to one warmup step" + per_epoch + ", which") +
+          std::string(" runs at the peak rate, as without a warmup");
+  if (why.empty()) return;
+  ignored.push_back({key, "has no effect: " + why, at.of(key)});
+  if (s.warmup_steps == 0 && at.set_by_user("training.warmup_start_lr"))
+    ignored.push_back({"training.warmup_start_lr", std::string("has no effect: ") + key + " rounds to no warmup step" + per_epoch,
+                       at.of("training.warmup_start_lr")});
 }
 
 }  // namespace
@@ -75,6 +108,7 @@ RunInputs prepare_run(const Scenario& scenario) {
                   "lower it, or use fewer workers or more data");
   in.length = run_length(c, usable);
   report_moot_length_key(c, in.length, at, in.ignored_keys);
+  report_moot_warmup(c, in.length, at, in.ignored_keys);
   if (c.workload.proxy) {
     in.proxy = load_named_workload(c.workload);
     check_workload_shards(c, *in.proxy, at);

@@ -102,6 +102,49 @@ TEST(StrictCli, OverlapWithOneBucketIsReported) {
   EXPECT_EQ(run_dtsim("check " + scenario + " --quiet --set sync.bucket_size=1kB", true).err, "");
 }
 
+TEST(StrictCli, ABucketSizeThatStillGivesOneBucketIsReported) {
+  // 2,440 bytes of gradients fit one bucket of the default 25 MB and of any size from 2.44 kB up.
+  Folder f;
+  const std::string scenario = (f.path / "buckets.ini").string();
+  std::ofstream(scenario) << "[data]\ndataset = synthetic\n[model]\narch = logreg\n[sync]\nbucket_size = 1MB\n";
+  const DtsimOutcome one = run_dtsim("check " + scenario + " --quiet", true);
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.err, "dtsim: warning: " + scenario + ":6: sync.bucket_size: has no effect: the model's gradients "
+                     "(2.44 kB) fit one bucket of this size, as they fit one of the default 25 MB; a size under "
+                     "2.44 kB would split them\n");
+  EXPECT_EQ(run_dtsim("check " + scenario + " --quiet --strict", true).exit_code, 2);
+  // Under the gradients' size the buckets are several: the key acts.
+  EXPECT_EQ(run_dtsim("check " + scenario + " --quiet --set sync.bucket_size=1kB", true).err, "");
+}
+
+TEST(StrictCli, AWarmupOfNoStepOrOnePeakStepIsReported) {
+  // The generated data's 8,448 training samples in global batches of 256: 33 steps per epoch.
+  Folder f;
+  const std::string scenario = (f.path / "warmup.ini").string();
+  std::ofstream(scenario) << "[data]\ndataset = synthetic\n[model]\narch = logreg\n";
+  const std::string base = "check " + scenario + " --quiet";
+  // 0.01 epoch is a third of a step: it rounds to none, and the start rate it would have begun at is moot too.
+  const DtsimOutcome none = run_dtsim(base + " --set training.warmup_epochs=0.01 --set training.warmup_start_lr=0.001", true);
+  EXPECT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(none.err,
+            "dtsim: warning: command line (--set): training.warmup_epochs: has no effect: it rounds to no warmup step "
+            "(33 steps per epoch)\n"
+            "dtsim: warning: command line (--set): training.warmup_start_lr: has no effect: training.warmup_epochs "
+            "rounds to no warmup step (33 steps per epoch)\n");
+  // One step from the peak (lr · (0 + 1)/1) before a constant rate is no warmup at all, counted in steps or
+  // rounded from epochs (0.03 · 33 = 0.99) ...
+  EXPECT_EQ(run_dtsim(base + " --set training.warmup_steps=1", true).err,
+            "dtsim: warning: command line (--set): training.warmup_steps: has no effect: its one warmup step runs at "
+            "the peak rate, as without a warmup\n");
+  EXPECT_EQ(run_dtsim(base + " --set training.warmup_epochs=0.03", true).err,
+            "dtsim: warning: command line (--set): training.warmup_epochs: has no effect: it rounds to one warmup "
+            "step (33 steps per epoch), which runs at the peak rate, as without a warmup\n");
+  // ... but a step from a start rate, one that shifts a decay, or three steps (0.1 epoch) act.
+  EXPECT_EQ(run_dtsim(base + " --set training.warmup_steps=1 --set training.warmup_start_lr=0.001", true).err, "");
+  EXPECT_EQ(run_dtsim(base + " --set training.warmup_steps=1 --set training.decay=cosine", true).err, "");
+  EXPECT_EQ(run_dtsim(base + " --set training.warmup_epochs=0.1", true).err, "");
+}
+
 TEST(StrictCli, AStepCapPastTheLastEpochIsReported) {
   // Known only once the data fixes the steps per epoch; a cap inside the run (the file's 2 steps) is not.
   Folder f;

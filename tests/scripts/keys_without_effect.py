@@ -46,8 +46,6 @@ THRESHOLD = {
     "collective.fidelity": ("*", "aggregated and analytic agree with stepwise where no flows contend, by design"),
     "training.epochs": ("*", "the base runs' training.max_steps ends them first"),
     "training.decay": ("*", "step decay acts every decay_every_epochs (30), past the base runs' length"),
-    "sync.bucket_size": ("*", "the quickstart MLP's gradients fit one bucket at either size"),
-    "training.warmup_epochs": ("*", "0.1 epoch of the short base runs rounds to one step, the peak rate"),
     "eval.per_epoch": ("async-ps local", "async-ps: the short base run ends before a second evaluation; local: an "
                        "evaluation waits for the next averaging step, every 4 steps either way"),
 }
