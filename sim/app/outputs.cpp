@@ -160,7 +160,12 @@ void write_file_atomically(const std::string& dir, const std::string& name, cons
     f << content;
     if (!f) throw std::runtime_error("failed writing " + temp.string());
   }
-  fs::rename(temp, target);
+  std::error_code ec;
+  fs::rename(temp, target, ec);
+  if (ec) {  // e.g. the target is a folder: leave nothing behind
+    fs::remove(temp);
+    throw std::runtime_error("cannot write " + target.string() + ": " + ec.message());
+  }
 }
 
 void write_model(const std::string& dir, const std::vector<float>& params) {

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <thread>
@@ -255,6 +256,26 @@ PoolTask run_task_of(const SweepFlags& f, const SweepPlan& plan, const SweepRun&
   return task;
 }
 
+// The script replaces only a script this command wrote: never the scenario, a folder or another file. Checked
+// before the sweep's folder is made, so that a refusal leaves nothing behind.
+void check_slurm_target(const SweepFlags& f, const SweepPlan& plan) {
+  const fs::path path = fs::absolute(f.slurm);
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw InputError("command line", "--slurm", "'" + f.slurm + "' is a folder",
+                     "give the script's file name, e.g. " + (fs::path(f.slurm) / "sweep.sh").string());
+  if (fs::exists(path, ec)) {
+    if (fs::equivalent(path, plan.scenario, ec))
+      throw InputError("command line", "--slurm", "'" + f.slurm + "' is the sweep's scenario file",
+                       "give the script another file name, e.g. sweep.sh");
+    std::ifstream in(path);
+    const std::string existing((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (existing.find(kSlurmScriptMark) == std::string::npos)
+      throw InputError("command line", "--slurm", "'" + f.slurm + "' exists and is not a script 'dtsim sweep --slurm' wrote",
+                       "give the script another file name, or remove that file first");
+  }
+}
+
 void write_slurm_script(const SweepFlags& f, const SweepPlan& plan) {
   const std::string text = slurm_array_script(plan, f.out, fs::current_path().string(), own_executable(), f.strict);
   const fs::path path = fs::absolute(f.slurm);
@@ -310,6 +331,7 @@ int command_sweep(int argc, char** argv) {
   if (f.task >= 0) return run_task(f, plan);
   // Checked before the folder is made: a refused sweep leaves nothing behind.
   check_runs(plan, read_run_rows(f.out, plan), f.strict);
+  if (!f.slurm.empty()) check_slurm_target(f, plan);
   std::error_code ec;
   fs::create_directories(f.out, ec);
   if (ec) throw InputError("command line (--out)", "", "cannot create folder '" + f.out + "': " + ec.message(), "choose another --out");

@@ -33,7 +33,7 @@ std::string slurm_array_script(const SweepPlan& plan, const std::string& out, co
   script += "#!/bin/bash\n";
   script += "# A dtsim sweep of " + plan.scenario + " as a Slurm job array: " + std::to_string(plan.runs.size()) +
             " runs, one array task each.\n";
-  script += "# Written by 'dtsim sweep --slurm'. Submit with: sbatch THIS_FILE. Each task runs its run unless it already\n";
+  script += std::string("# ") + kSlurmScriptMark + ". Submit with: sbatch THIS_FILE. Each task runs its run unless it already\n";
   script += "# has a result, then rebuilds results.csv and summary.csv from every run folder, so resubmitting resumes.\n";
   script += "#SBATCH --job-name=dtsim-sweep\n";
   script += "#SBATCH --array=0-" + std::to_string(plan.runs.size() - 1) + "\n";

@@ -9,6 +9,9 @@
 
 namespace dtsim::sim {
 
+// A line of every script slurm_array_script writes; `dtsim sweep --slurm` replaces only a file that has it.
+inline constexpr const char* kSlurmScriptMark = "Written by 'dtsim sweep --slurm'";
+
 // The script's text. `out` is the sweep's folder, `workdir` the folder relative paths are resolved from, `exe`
 // the dtsim binary (absolute paths: the job may start elsewhere).
 std::string slurm_array_script(const SweepPlan& plan, const std::string& out, const std::string& workdir,

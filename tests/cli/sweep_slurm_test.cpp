@@ -101,6 +101,36 @@ TEST_F(SweepSlurm, TheArrayScriptRunsEachRunAsOneTask) {
   EXPECT_EQ(shell("SLURM_ARRAY_TASK_ID=4 bash " + script().string() + " > /dev/null 2>&1"), 2);
 }
 
+// The script replaces a script it wrote before (rewriting it is how a changed sweep is resubmitted), and
+// nothing else: not the scenario, not another file, not a folder; a refusal leaves no folder or file behind.
+TEST_F(SweepSlurm, TheScriptReplacesOnlyAScriptItWrote) {
+  const fs::path scenario = dir_ / "mine.ini";
+  fs::copy_file(kQuickstart, scenario);
+  const std::string scenario_text = read_file(scenario);
+  std::ofstream(dir_ / "notes.txt") << "my notes\n";
+  fs::create_directories(dir_ / "folder");
+  const std::string sweep = "sweep " + scenario.string() + " --vary training.lr=0.05,0.1 --out " + (dir_ / "other").string();
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {scenario.string(), "is the sweep's scenario file"},
+      {(dir_ / "notes.txt").string(), "exists and is not a script 'dtsim sweep --slurm' wrote"},
+      {(dir_ / "folder").string(), "is a folder; give the script's file name"}};
+  for (const auto& [target, reason] : refused) {
+    const auto o = run_dtsim(sweep + " --slurm " + target, /*separate_stderr=*/true);
+    EXPECT_EQ(o.exit_code, 2) << target;
+    EXPECT_NE(o.err.find("dtsim: error: command line: --slurm: '" + target + "' " + reason), std::string::npos) << o.err;
+  }
+  EXPECT_EQ(read_file(scenario), scenario_text);
+  EXPECT_EQ(read_file(dir_ / "notes.txt"), "my notes\n");
+  EXPECT_FALSE(fs::exists(dir_ / "other")) << "a refused sweep makes no folder";
+  EXPECT_TRUE(fs::is_empty(dir_ / "folder"));
+  EXPECT_FALSE(fs::exists(dir_ / ".folder.tmp"));
+  // The script the fixture wrote is replaced by the same command's new script.
+  const auto again = run_dtsim("sweep " + kQuickstart + " --vary training.lr=0.05,0.1,0.2 --out " +
+                               (dir_ / "sweep3").string() + " --slurm " + script().string());
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(read_file(script()).find("#SBATCH --array=0-2\n"), std::string::npos);
+}
+
 TEST_F(SweepSlurm, RunsOnALocalhostSlurmCluster) {
   if (shell("command -v sbatch > /dev/null 2>&1 && timeout 15 sinfo -h > /dev/null 2>&1") != 0)
     GTEST_SKIP() << "no Slurm controller answers here (sbatch missing or sinfo failed); 'make test-slurm' starts one";
