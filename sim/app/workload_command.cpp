@@ -49,9 +49,10 @@ const char* const kHelp =
     "  --simulate          also simulate --steps synchronous data-parallel steps on a cluster of --gpus GPUs\n"
     "                      (timing only, no numerics): each layer's compute from the roofline at the profile's\n"
     "                      gpu.efficiency, gradients bucketed in backward order and allreduced as DDP does\n"
-    "  --steps N           steps to simulate (default 10; the first is not counted in the step time)\n"
-    "  --set k=v           with --simulate: a cluster, fabric, gpu, network or collective key, sync.bucket_size\n"
-    "                      or sync.overlap, e.g. --set cluster.topology=fat-tree (repeatable)\n"
+    "  --steps N           steps to simulate, 2 or more (default 10; the first is not counted in the step time)\n"
+    "  --set k=v           with --simulate: a cluster, fabric, gpu, network, collective, stragglers or background\n"
+    "                      key, sync.bucket_size or sync.overlap, e.g. --set cluster.topology=fat-tree; run.seed\n"
+    "                      with random stragglers; no [faults] (repeatable)\n"
     "  --format F          table (default) | csv | json\n"
     "\n"
     "The catalog folder is models/workloads/ in the source tree, or $DTSIM_WORKLOAD_DIR.\n";
@@ -129,7 +130,9 @@ Flags parse_flags(int argc, char** argv) {
   f.layers = vm["layers"].as<bool>();
   f.format = parse_choice(vm, "format", formats(), Format::Table);
   f.simulate = vm["simulate"].as<bool>();
-  f.steps = static_cast<int>(whole_number_flag(vm, "steps", 10, 1, 100000));
+  // The first step is not counted (it has no step before it to overlap with), so one step measures nothing;
+  // the same range as workload.steps.
+  f.steps = static_cast<int>(whole_number_flag(vm, "steps", 10, 2, 100000));
   if (!f.simulate) {
     for (const char* flag : {"steps", "set"})
       if (vm.count(flag))

@@ -45,16 +45,31 @@ void append(std::string& out, const char* format, Args... args) {
 SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::MemorySetup& setup,
                                        models::DeviceRates rates, const std::vector<std::string>& sets,
                                        const std::vector<std::string>& set_flags, int steps) {
+  const auto is_seed = [](const std::string& key) { return key == "run.seed" || key == "run.heterogeneity_seed"; };
+  std::vector<std::string> seeds;  // the seed keys set, checked once the stragglers are known
   for (std::size_t i = 0; i < sets.size(); ++i) {
     const std::string key = sets[i].substr(0, sets[i].find('='));
+    const std::string where = set_flags[i] == "--set" ? key : set_flags[i];
+    if (key.rfind("faults.", 0) == 0)
+      throw InputError("command line", where, "a timing-only run of a workload does not simulate failures",
+                       "leave [faults] out, or train a built-in model through them with dtsim run");
+    if (is_seed(key)) {
+      seeds.push_back(where);
+      continue;
+    }
     if (!read_by_timing(key))
-      throw InputError("command line", set_flags[i] == "--set" ? key : set_flags[i],
-                       "has no effect on a timing-only run of a workload",
+      throw InputError("command line", where, "has no effect on a timing-only run of a workload",
                        "set cluster, fabric, gpu, network, collective, stragglers or background keys, sync.bucket_size "
                        "or sync.overlap");
   }
   const Scenario scenario = parse_scenario("dtsim workload", "", sets, default_profile_dir(), set_flags);
-  return simulate_workload_steps(w, setup, rates, make_run_config(scenario), steps);
+  const RunConfig cfg = make_run_config(scenario);
+  // The seeds draw the slow workers of stragglers.slow_fraction and the slowed steps; without them, nothing.
+  const StragglerConfig& stragglers = cfg.heterogeneity.stragglers;
+  if (!seeds.empty() && !stragglers.chosen_at_random && !stragglers.has_random_slowdowns())
+    throw InputError("command line", seeds.front(), "has no effect on a timing-only run of a workload without stragglers",
+                     "set stragglers.slow_fraction or stragglers.step_probability, or leave the seed out");
+  return simulate_workload_steps(w, setup, rates, cfg, steps);
 }
 
 SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::MemorySetup& setup,

@@ -323,8 +323,9 @@ std::string workload_settings(const std::string& key, const RunConfig& c) {
   if (c.workload.proxy)
     return key == "workload.steps" ? "has no effect in a proxy run, whose length is the training's" : "";
   // The seed draws federated rounds and the stragglers' slow workers and slowed steps.
-  if ((key == "run.seed" || key == "run.heterogeneity_seed") && (c.strategy == Strategy::Federated || !c.heterogeneity.stragglers.slow_workers.empty() ||
-                            c.heterogeneity.stragglers.has_random_slowdowns()))
+  if ((key == "run.seed" || key == "run.heterogeneity_seed") &&
+      (c.strategy == Strategy::Federated || c.heterogeneity.stragglers.chosen_at_random ||
+       c.heterogeneity.stragglers.has_random_slowdowns()))
     return "";
   if (read_by_workload_run(key, c.strategy)) return "";
   return "has no effect in a timing-only run of a workload (workload.name = " + c.workload.name + ")";

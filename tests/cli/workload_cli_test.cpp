@@ -125,6 +125,23 @@ TEST(WorkloadCli, TheNetworksPriceAddsToTheCost) {
   EXPECT_EQ(priced["network_price_per_gpu_hour"][1].get<double>(), 4.0);
 }
 
+// With random stragglers the seed draws which steps are slowed, so two seeds give two runs.
+TEST(WorkloadCli, TheSeedDrawsTheStragglersOfASimulation) {
+  const std::string job = "workload resnet50 --micro-batch 64 --gpus 4 --steps 4 --simulate --format json "
+                          "--set stragglers.step_probability=0.5 --set stragglers.step_slowdown=3 --set run.seed=";
+  const auto a = run_dtsim(job + "1", true), b = run_dtsim(job + "2", true);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  // The simulated figures, without the wall time it took.
+  const auto simulated = [](const std::string& output) {
+    nlohmann::json s = nlohmann::json::parse(output)["simulation"];
+    s.erase("wall_s_per_step");
+    return s;
+  };
+  EXPECT_NE(simulated(a.output)["compute_s_per_step"], simulated(b.output)["compute_s_per_step"]);
+  EXPECT_EQ(simulated(run_dtsim(job + "1", true).output), simulated(a.output)) << "the same seed, the same run";
+}
+
 TEST(WorkloadCli, BadInputIsExitTwoWithOneLine) {
   struct Case {
     std::string args, message;
@@ -141,6 +158,14 @@ TEST(WorkloadCli, BadInputIsExitTwoWithOneLine) {
             "dtsim: error: command line: --set: cluster.workers is set by --gpus; use that flag"},
            {"workload gpt2-xl --simulate --set training.lr=1",
             "dtsim: error: command line: training.lr: has no effect on a timing-only run of a workload"},
+           // Before 2026-12-06 a failure reached the timing actors, which deadlocked and printed an infinite rate.
+           {"workload resnet50 --simulate --gpus 4 --steps 3 --set \"faults.events=worker 1 down at 1ms\"",
+            "dtsim: error: command line: faults.events: a timing-only run of a workload does not simulate failures"},
+           // The first step is not counted: one step measures nothing (workload.steps has the same range).
+           {"workload resnet50 --simulate --steps 1", "dtsim: error: command line: --steps: '1' is not a whole number from 2"},
+           // The seed draws only random stragglers.
+           {"workload resnet50 --simulate --gpus 4 --steps 3 --set run.seed=3",
+            "dtsim: error: command line: run.seed: has no effect on a timing-only run of a workload without stragglers"},
        }) {
     const auto r = run_dtsim(c.args, true);
     EXPECT_EQ(r.exit_code, 2) << c.args;
