@@ -30,6 +30,8 @@ FaultRun run_with(const std::string& events, const std::function<void(RunConfig&
     j["simulated_time"] = r.simulated_time_s;
     j["steps"] = r.steps;
     j["params"] = r.final_params;
+    for (const WorkerTime& t : r.worker_time)
+      j["worker_time"].push_back({{"compute", t.compute}, {"communication", t.communication}, {"idle", t.idle}});
     return j.dump();
   });
   out.details = nlohmann::json::parse(text);
@@ -51,6 +53,24 @@ TEST(SyncFaults, ElasticContinuesWithTheSurvivorsAfterTheTimeout) {
   EXPECT_EQ(f["workers_after"], 3);
   EXPECT_EQ(r.details["workers_at_end"], 3);
   EXPECT_EQ(f["steps_rolled_back"], 0);
+}
+
+// The time between a failure and the resumption is nobody's compute or communication: it is idle, so that
+// every worker's breakdown adds up to the run's simulated time (before 2026-12-06 a 60 s timeout showed as
+// 0 % idle, the breakdown summing to a few milliseconds).
+TEST(SyncFaults, TheWaitForAFailureIsIdleAndTheBreakdownAddsUp) {
+  const FaultRun r = run_with("worker 2 down at 3ms", [](RunConfig& c) { c.sync.fault_timeout_s = 0.05; });
+  ASSERT_EQ(r.details["worker_time"].size(), 4u);
+  for (size_t w = 0; w < 4; ++w) {
+    const auto& t = r.details["worker_time"][w];
+    const double compute = t["compute"], communication = t["communication"], idle = t["idle"];
+    EXPECT_NEAR(compute + communication + idle, r.report.simulated_time, 1e-12) << "worker " << w;
+    EXPECT_GE(idle, 0.05) << "worker " << w << " waited out the 50 ms timeout, or was down";
+  }
+  // The failed worker computed only until 3 ms.
+  EXPECT_LT(r.details["worker_time"][2]["compute"].get<double>() +
+                r.details["worker_time"][2]["communication"].get<double>(),
+            0.003 + 1e-12);
 }
 
 TEST(SyncFaults, RestartRollsBackToTheCheckpointAndReproducesTheFaultFreeNumerics) {

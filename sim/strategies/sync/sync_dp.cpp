@@ -360,7 +360,24 @@ StrategyOutcome SyncDataParallel::outcome() const {
   out.bytes_sent = collective_bytes_retired_ + streams_->bytes_sent() +
                   (param_allreduce_ ? param_allreduce_->bytes_sent() : 0) + (param_gather_ ? param_gather_->bytes_sent() : 0) +
                   (weight_gathers_ ? weight_gathers_->bytes_sent() : 0);
-  for (const Worker& w : workers_) out.worker_time.push_back(w.time);
+  // Whatever a worker spent neither computing nor communicating is idle: besides waiting for the slowest peer
+  // (counted step by step), waiting for a failure to be detected and recovered from, for a checkpoint to be
+  // written, for the last peers to finish, or being down itself. So each worker's three parts add up to the
+  // run's simulated time, as async-ps's and federated learning's do.
+  const double end = sg4::Engine::get_clock();
+  for (size_t r = 0; r < workers_.size(); ++r) {
+    WorkerTime t = workers_[r].time;
+    const double unaccounted = end - t.compute - t.communication - t.idle;
+    if (unaccounted > 0.0) {
+      t.idle += unaccounted;
+      // Without a failure it is the wait at the end for the last peer, so the timeline shows it there too (a
+      // failure's wait has its own spans, from recover()).
+      if (ctx_.trace && fault_reports_.empty())
+        ctx_.trace->span(static_cast<int>(r), "wait for the last peer", "idle", end - unaccounted, end,
+                         std::max<int64_t>(0, applied_steps_ - 1));
+    }
+    out.worker_time.push_back(t);
+  }
   out.final_params = replicas_[0]->download();
   const double steps = std::max<double>(1.0, static_cast<double>(applied_steps_));
   WorkerTime mean;

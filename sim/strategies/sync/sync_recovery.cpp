@@ -87,6 +87,9 @@ void SyncDataParallel::recover() {
   }
   report["reaction"] = to_string(reaction);
   report["resumed_at_s"] = sg4::Engine::get_clock();
+  if (ctx_.trace)  // every worker's wait, counted as idle in summary.json (outcome())
+    for (size_t r = 0; r < workers_.size(); ++r)
+      ctx_.trace->span(static_cast<int>(r), "recovery", "idle", failed_at, sg4::Engine::get_clock(), step_at_failure);
   report["workers_after"] = active_.size();
   report["accuracy_before"] = accuracy_before;
   report["accuracy_on_resuming"] =
