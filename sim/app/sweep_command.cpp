@@ -417,7 +417,13 @@ static SweepPlan plan_of_run_folders(const std::vector<std::string>& dirs) {
   SweepPlan plan;
   plan.scenario = "(run folders)";
   plan.varied.push_back({"run", dirs, "folder"});
-  for (const std::string& dir : dirs) {
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    const std::string& dir = dirs[i];
+    std::error_code ec;
+    for (size_t j = 0; j < i; ++j)
+      if (fs::equivalent(dirs[j], dir, ec))
+        throw InputError("command line", "", "'" + dir + "' is given twice" + (dirs[j] == dir ? "" : " (as '" + dirs[j] + "')"),
+                         "give each run folder once: a run counted twice would read as two runs");
     if (fs::exists(fs::path(dir) / "sweep.json"))
       throw InputError(dir, "", "is a sweep folder; compare it on its own", "dtsim compare " + dir);
     if (!fs::exists(fs::path(dir) / "summary.json")) {
@@ -455,13 +461,14 @@ int command_compare(int argc, char** argv) {
     columns = default_compare_columns(rows);
   }
   const VariedKey* seeds = varied_key(plan, "run.seed");
+  const std::string table = comparison_table(plan, rows, columns);  // checks the columns before printing anything
   if (one_sweep)
     std::printf("%s: %zu runs of %s%s\n\n", dirs.front().c_str(), rows.size(), plan.scenario.c_str(),
                 seeds ? (", each number the mean ± sample std over " + std::to_string(seeds->values.size()) + " seeds").c_str()
                       : "");
   else
     std::printf("%zu run folders\n\n", rows.size());
-  std::fputs(comparison_table(plan, rows, columns).c_str(), stdout);
+  std::fputs(table.c_str(), stdout);
   return 0;
 }
 

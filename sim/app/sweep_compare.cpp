@@ -83,10 +83,12 @@ std::string comparison_table(const SweepPlan& plan, const std::vector<RunRow>& r
     const auto& known = headline_columns();
     if (std::find(known.begin(), known.end(), column) == known.end()) {
       const std::string near = suggest_among(column, known);
-      throw InputError("command line", "--columns", "'" + column + "' is not a column of results.csv",
+      throw InputError("command line", "--columns", "'" + column + "' is not a number column of a run's results",
                        near.empty() ? "see docs/sweeps.md for the columns" : "did you mean '" + near + "'?");
     }
   }
+  if (columns.empty())
+    throw InputError("command line", "--columns", "names no column", "e.g. --columns final_test_accuracy,cost_mid");
   const std::vector<std::string> keys = plan.group_keys();
   std::vector<std::vector<std::string>> table;
   std::vector<std::string> header = keys;
@@ -98,8 +100,16 @@ std::string comparison_table(const SweepPlan& plan, const std::vector<RunRow>& r
     std::vector<std::string> line = group.values;
     size_t with_result = 0;
     for (const RunRow* row : group.runs) with_result += run_is_done(*row) ? 1 : 0;
-    line.push_back(with_result == group.runs.size() ? std::to_string(with_result)
-                                                    : std::to_string(with_result) + " of " + std::to_string(group.runs.size()));
+    std::string runs = with_result == group.runs.size()
+                           ? std::to_string(with_result)
+                           : std::to_string(with_result) + " of " + std::to_string(group.runs.size());
+    // A mean over runs that diverged, failed or never finished says so: their numbers are not a finished run's.
+    std::map<std::string, int> other;
+    for (const RunRow* row : group.runs)
+      if (row->status != "completed") ++other[row->status];
+    std::string note;
+    for (const auto& [status, count] : other) note += (note.empty() ? "" : ", ") + std::to_string(count) + " " + status;
+    line.push_back(note.empty() ? runs : runs + " (" + note + ")");
     for (const std::string& column : columns) line.push_back(cell(group.runs, column));
     table.push_back(line);
   }

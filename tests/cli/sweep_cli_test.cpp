@@ -205,7 +205,30 @@ TEST_F(Sweep, TwoByTwoByTwoSeedsGivesEightRowsAndGroupStatistics) {
   }
   const auto bad = run_dtsim("compare " + out().string() + " --columns final_accuracy", true);
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_EQ(bad.err.rfind("dtsim: error: command line: --columns: 'final_accuracy' is not a column of results.csv", 0), 0u) << bad.err;
+  EXPECT_EQ(bad.err.rfind("dtsim: error: command line: --columns: 'final_accuracy' is not a number column of a run's "
+                          "results", 0), 0u) << bad.err;
+  EXPECT_TRUE(bad.output.empty()) << "nothing printed before the error: " << bad.output;
+  // A column of results.csv that holds no number (the run's name, its status) cannot be averaged; no column at
+  // all is no table.
+  for (const std::string columns : {"run", "status", "''"}) {
+    const auto refused = run_dtsim("compare " + out().string() + " --columns " + columns, true);
+    EXPECT_EQ(refused.exit_code, 2) << columns;
+    EXPECT_NE(refused.err.find("--columns"), std::string::npos) << refused.err;
+  }
+}
+
+// A group whose runs diverged says so beside its means, which are not a finished run's numbers.
+TEST_F(Sweep, CompareMarksGroupsWhoseRunsDiverged) {
+  const auto sweep = run_dtsim("sweep " + kQuickstart + " --vary training.lr=0.05,50 --jobs 1 --quiet --out " +
+                               out().string() + " --set training.max_steps=20 --set training.epochs=1");
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.output;
+  const auto table = run_dtsim("compare " + out().string() + " --columns final_test_accuracy");
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  const std::vector<std::string> lines = dtsim::testing::lines_of(table.output);
+  ASSERT_EQ(lines.size(), 5u) << table.output;
+  EXPECT_EQ(lines[3].find("diverged"), std::string::npos) << lines[3];
+  EXPECT_EQ(lines[4].rfind("50", 0), 0u) << lines[4];
+  EXPECT_NE(lines[4].find("1 (1 diverged)"), std::string::npos) << lines[4];
 }
 
 TEST_F(Sweep, AKilledSweepResumesWithExactlyOneResultPerRun) {
@@ -354,6 +377,10 @@ TEST_F(Sweep, CompareTakesSeparateRunFoldersOneRowEach) {
     EXPECT_NE(line.find(g4(s["simulated_time_s"].get<double>())), std::string::npos) << line;
     EXPECT_NE(line.find(g4(s["busiest_link"]["mean_utilisation"].get<double>())), std::string::npos) << line;
   }
+  // The same folder twice would read as two runs of one configuration.
+  const auto twice = run_dtsim("compare " + a.string() + " " + b.string() + " " + a.string() + "/", true);
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_NE(twice.err.find("is given twice (as '" + a.string() + "')"), std::string::npos) << twice.err;
   const auto not_a_run = run_dtsim("compare " + a.string() + " " + dir_.string(), true);
   EXPECT_EQ(not_a_run.exit_code, 2);
   EXPECT_NE(not_a_run.err.find("holds no summary.json"), std::string::npos) << not_a_run.err;
