@@ -7,9 +7,12 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "models/name_table.hpp"
 #include "sim/app/collective_command.hpp"
 #include "sim/app/keys_command.hpp"
 #include "sim/app/live_progress.hpp"
@@ -82,6 +85,7 @@ struct CommandLine {
   bool strict = false;
   bool help = false;
   bool version = false;
+  std::vector<std::string> given;  // the named flags on the command line, for the command to check
 };
 
 CommandLine parse_command_line(int argc, char** argv) {
@@ -114,10 +118,36 @@ CommandLine parse_command_line(int argc, char** argv) {
   cl.strict = vm["strict"].as<bool>();
   cl.help = vm["help"].as<bool>();
   cl.version = vm["version"].as<bool>();
+  for (const char* flag : {"out", "set", "format"})
+    if (vm.count(flag)) cl.given.emplace_back(flag);
+  for (const char* flag : {"quiet", "strict"})
+    if (vm[flag].as<bool>()) cl.given.emplace_back(flag);
+  if (vm.count("out") && cl.out.empty())
+    throw InputError("command line", "--out", "is empty", "name the run's folder, or leave --out out for out/<run.name>");
+  if (vm.count("scenario") && cl.scenario.empty())
+    throw InputError("command line", "", "an empty " + std::string(cl.command == "profiles" ? "folder" : "scenario") + " name",
+                     "run 'dtsim --help'");
   if (vm.count("extra"))
     throw InputError("command line", "", "unexpected argument '" + vm["extra"].as<std::vector<std::string>>().front() + "'",
                      "run 'dtsim --help'");
   return cl;
+}
+
+// A flag the command does not read would be ignored without a word: refused, naming it. (The other commands
+// parse their own flags.)
+void refuse_flags_not_read(const CommandLine& cl) {
+  static const std::map<std::string, std::set<std::string>> reads = {
+      {"run", {"out", "set", "strict", "quiet"}}, {"check", {"set", "strict", "quiet"}}, {"keys", {"format"}}, {"profiles", {}}};
+  const auto it = reads.find(cl.command);
+  if (it == reads.end()) return;
+  std::vector<std::string> takes;
+  for (const std::string& flag : it->second) takes.push_back("--" + flag);
+  for (const std::string& flag : cl.given)
+    if (it->second.count(flag) == 0)
+      throw InputError("command line", "--" + flag, "does not apply to 'dtsim " + cl.command + "'",
+                       takes.empty() ? "drop it" : "it takes " + models::join_names(takes, ", ", " and "));
+  if (cl.command == "keys" && !cl.scenario.empty())
+    throw InputError("command line", "", "unexpected argument '" + cl.scenario + "'", "'dtsim keys' takes no file");
 }
 
 void require_scenario(const CommandLine& cl) {
@@ -278,6 +308,7 @@ int dtsim_main(int argc, char** argv) {
       std::fputs(kUsage, cl.help ? stdout : stderr);
       return cl.help ? kExitOk : kExitBadInput;
     }
+    refuse_flags_not_read(cl);
     if (cl.command == "run") return command_run(cl);
     if (cl.command == "check") return command_check(cl);
     if (cl.command == "keys") return command_keys(parse_keys_format(cl.format));

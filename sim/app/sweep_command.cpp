@@ -401,6 +401,9 @@ int command_collect(int argc, char** argv) {
     std::fputs(kSweepHelp, stdout);
     return 0;
   }
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]).rfind("--", 0) == 0)
+      throw InputError("command line", argv[i], "'dtsim collect' takes no flags", "e.g. dtsim collect out/sweep-quickstart");
   if (argc != 2)
     throw InputError("command line", "", "'dtsim collect' takes one sweep folder", "e.g. dtsim collect out/sweep-quickstart");
   const std::string dir = argv[1];

@@ -170,6 +170,22 @@ TEST_F(Cli, KeysRejectsAnUnknownFormat) {
             "dtsim: error: command line: --format: unknown format 'xml'; use text or markdown\n");
 }
 
+// A flag the command does not read is refused, naming it, rather than ignored (check --out wrote nothing,
+// profiles --set did not even parse its value, keys ignored a stray argument).
+TEST_F(Cli, FlagsACommandDoesNotReadAreRefused) {
+  expect_bad_input("check " + kQuickstart + " --out " + (dir_ / "x").string(), "--out: does not apply to 'dtsim check'");
+  expect_bad_input("run " + kQuickstart + " --format markdown --out " + (dir_ / "x").string(),
+                   "--format: does not apply to 'dtsim run'; it takes --out, --quiet, --set and --strict");
+  expect_bad_input("keys --set training.lr=1", "--set: does not apply to 'dtsim keys'; it takes --format");
+  expect_bad_input("keys --out x", "--out: does not apply to 'dtsim keys'");
+  expect_bad_input("profiles --strict", "--strict: does not apply to 'dtsim profiles'; drop it");
+  expect_bad_input("profiles --set training.lr=abc", "--set: does not apply to 'dtsim profiles'");
+  expect_bad_input("keys extra", "unexpected argument 'extra'; 'dtsim keys' takes no file");
+  expect_bad_input("run " + kQuickstart + " --out ''", "--out: is empty");
+  expect_bad_input("profiles ''", "an empty folder name");
+  EXPECT_FALSE(fs::exists(dir_ / "x"));
+}
+
 TEST_F(Cli, CheckAcceptsTheQuickstart) {
   const Outcome o = dtsim("check " + kQuickstart);
   EXPECT_EQ(o.exit_code, 0) << o.output;
