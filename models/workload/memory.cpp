@@ -81,8 +81,28 @@ std::vector<std::string> ways_to_fit(const Workload& w, const MemorySetup& setup
       }
     }
   }
-  if (w.family == "transformer" && w.trainable() == w.parameters())
-    ways.push_back("LoRA fine-tuning, which trains adapters only (the catalog's llama-7b-lora shows how)");
+  // LoRA drops the gradients, master weights and moments of the frozen weights, not the weights themselves nor
+  // the activations: offered only where those alone fit, with that floor (the adapters add little to it).
+  // Frozen weights too large for one GPU can still be sharded by ZeRO stage 3, and activations checkpointed.
+  if (w.family == "transformer" && w.trainable() == w.parameters()) {
+    for (const auto& [shard, checkpoint] : {std::pair{false, false}, {false, true}, {true, false}, {true, true}}) {
+      if ((shard && (setup.zero_stage == 3 || setup.data_parallel < 2)) || (checkpoint && setup.checkpointing)) continue;
+      MemorySetup s = setup;
+      if (shard) s.zero_stage = 3;
+      if (checkpoint) s.checkpointing = true;
+      MemoryBreakdown frozen = state_memory(static_cast<double>(w.parameters()), 0.0, s);
+      frozen.activations = memory_per_gpu(w, s).activations;
+      if (frozen.total() > capacity) continue;
+      const std::string with = shard && checkpoint ? " with ZeRO stage 3 and activation checkpointing"
+                               : shard             ? " with ZeRO stage 3"
+                               : checkpoint        ? " with activation checkpointing"
+                                                   : "";
+      ways.push_back("LoRA fine-tuning" + with + ", which trains adapters only (at least " +
+                     format_gigabytes(frozen.total()) +
+                     ": the frozen weights and the activations; the catalog's llama-7b-lora shows how)");
+      break;
+    }
+  }
   return ways;
 }
 

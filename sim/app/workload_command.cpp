@@ -53,7 +53,8 @@ const char* const kHelp =
     "  --set k=v           with --simulate: a cluster, fabric, gpu, network, collective, stragglers or background\n"
     "                      key, sync.bucket_size or sync.overlap, e.g. --set cluster.topology=fat-tree; run.seed\n"
     "                      with random stragglers; no [faults] (repeatable)\n"
-    "  --format F          table (default) | csv | json\n"
+    "  --format F          table (default) | csv (the catalog's rows, or one workload's per-layer table, which\n"
+    "                      takes no setup flag) | json (everything the table shows)\n"
     "\n"
     "The catalog folder is models/workloads/ in the source tree, or $DTSIM_WORKLOAD_DIR.\n";
 
@@ -152,6 +153,20 @@ Flags parse_flags(int argc, char** argv) {
         f.sets.push_back(kv);
         f.set_flags.push_back("--set");
       }
+  }
+  if (!f.name.empty() && f.format == Format::Csv) {
+    // One workload's csv is its per-layer table, which no training setup changes: a flag for one would be
+    // ignored.
+    for (const char* flag : {"gpus", "zero", "micro-batch", "precision", "optimizer", "gpu", "steps", "set"})
+      if (vm.count(flag))
+        throw InputError("command line", std::string("--") + flag,
+                         "has no effect with --format csv (the per-layer table, the same for any training setup)",
+                         "use --format json for the setup's memory, step time and simulation");
+    for (const char* flag : {"checkpointing", "simulate"})
+      if (vm[flag].as<bool>())
+        throw InputError("command line", std::string("--") + flag,
+                         "has no effect with --format csv (the per-layer table, the same for any training setup)",
+                         "use --format json for the setup's memory, step time and simulation");
   }
   if (f.name.empty()) {
     // Listing the catalog uses no training setup: a flag for one would be ignored.

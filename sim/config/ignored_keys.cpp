@@ -328,6 +328,8 @@ std::string workload_settings(const std::string& key, const RunConfig& c) {
        c.heterogeneity.stragglers.has_random_slowdowns()))
     return "";
   if (read_by_workload_run(key, c.strategy)) return "";
+  if (key == "workload.steps")  // read by every timing-only run but a federated one
+    return "has no effect: a federated timing-only run lasts fl.rounds rounds";
   return "has no effect in a timing-only run of a workload (workload.name = " + c.workload.name + ")";
 }
 

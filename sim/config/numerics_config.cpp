@@ -131,7 +131,9 @@ void add_training_keys(std::vector<KeySpec>& keys) {
               "its next pass, which repeats samples within a batch. A batch at least the largest shard makes "
               "every step a full-batch step. Needs a data.partition"),
       integer("training.epochs", "3", between(1, 100000), "Passes over the training set"),
-      integer("training.max_steps", "0", at_least(0), "Stop after this many optimizer steps; 0 = no limit"),
+      integer("training.max_steps", "0", at_least(0),
+              "Stop after this many optimizer steps; 0 = no limit. It is the run's length: a cosine decay spans the "
+              "steps the run takes"),
       choice("training.optimizer", "sgd", models::optimizer_kind_names(),
              "Optimizer: sgd (momentum, PyTorch semantics), adam, adamw (decoupled decay), lars, lamb "
              "(layer-wise trust ratios)"),

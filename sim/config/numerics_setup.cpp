@@ -205,6 +205,19 @@ size_t check_numerics(const RunConfig& c, const RunLength& length, const models:
       // The schedule itself is refused below, at its own key.
     }
   }
+  // Cosine decay runs from the warmup's end to the run's last step: a run no longer than its warmup leaves it
+  // nothing. Said at the key that made the run that short (a step cap) or the warmup that long.
+  if (schedule_set.decay == models::LrDecay::Cosine && schedule_set.total_steps <= schedule_set.warmup_steps) {
+    const bool capped = c.max_steps > 0 && c.max_steps == length.total_steps &&
+                        static_cast<int64_t>(c.epochs) * length.steps_per_epoch > c.max_steps;
+    const std::string what = "the run's " + std::to_string(schedule_set.total_steps) +
+                             " steps end within its warmup of " + std::to_string(schedule_set.warmup_steps) +
+                             ", leaving cosine decay (which spans the steps the run takes) nothing to decay over";
+    if (capped)
+      at.fail("training.max_steps", what, "raise it above " + std::to_string(schedule_set.warmup_steps) + ", or shorten the warmup");
+    at.fail(c.schedule.warmup_steps > 0 ? "training.warmup_steps" : "training.warmup_epochs", what,
+            "shorten the warmup, or train for more steps");
+  }
   try {
     const models::LrSchedule schedule(schedule_set);
     (void)schedule;

@@ -186,6 +186,18 @@ TEST_F(Cli, FlagsACommandDoesNotReadAreRefused) {
   EXPECT_FALSE(fs::exists(dir_ / "x"));
 }
 
+// Cosine decay spans the steps a run takes: a run that ends within its warmup is refused at the key that made
+// it that short (the step cap) or the warmup that long, not at training.decay.
+TEST_F(Cli, AWarmupAsLongAsTheRunIsRefusedAtTheKeyThatMadeItSo) {
+  const fs::path p = write_scenario("cosine.ini", "[data]\ndataset = synthetic\n[model]\narch = logreg\n[training]\n"
+                                                  "decay = cosine\nwarmup_steps = 30\n");  // 33 steps an epoch
+  EXPECT_EQ(dtsim("check " + p.string() + " --quiet").exit_code, 0);
+  expect_bad_input("check " + p.string() + " --set training.max_steps=20",
+                   "training.max_steps: the run's 20 steps end within its warmup of 30, leaving cosine decay");
+  expect_bad_input("check " + p.string() + " --set training.warmup_steps=200",  // 3 epochs by default: 99 steps
+                   "training.warmup_steps: the run's 99 steps end within its warmup of 200");
+}
+
 TEST_F(Cli, CheckAcceptsTheQuickstart) {
   const Outcome o = dtsim("check " + kQuickstart);
   EXPECT_EQ(o.exit_code, 0) << o.output;

@@ -52,6 +52,10 @@ TEST(WorkloadCli, SaysWhatWouldMakeItFit) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("A100-SXM4-80GB (80 GB): does not fit"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("would fit with ZeRO stage 3 with activation checkpointing"), std::string::npos);
+  // On one GPU its bf16 weights alone (138 GB) exceed the 80 GB: LoRA, which keeps them, is not offered.
+  const auto one = run_dtsim("workload llama2-70b");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_EQ(one.output.find("LoRA"), std::string::npos) << one.output;
 }
 
 TEST(WorkloadCli, PerLayerTableInForwardOrder) {
@@ -163,6 +167,10 @@ TEST(WorkloadCli, BadInputIsExitTwoWithOneLine) {
             "dtsim: error: command line: faults.events: a timing-only run of a workload does not simulate failures"},
            // The first step is not counted: one step measures nothing (workload.steps has the same range).
            {"workload resnet50 --simulate --steps 1", "dtsim: error: command line: --steps: '1' is not a whole number from 2"},
+           // One workload's csv is its per-layer table: a setup flag would change nothing in it.
+           {"workload llama-7b --format csv --gpus 4",
+            "dtsim: error: command line: --gpus: has no effect with --format csv (the per-layer table"},
+           {"workload llama-7b --format csv --checkpointing", "dtsim: error: command line: --checkpointing: has no effect"},
            // The seed draws only random stragglers.
            {"workload resnet50 --simulate --gpus 4 --steps 3 --set run.seed=3",
             "dtsim: error: command line: run.seed: has no effect on a timing-only run of a workload without stragglers"},

@@ -120,6 +120,11 @@ TEST(WorkloadRun, KeysItDoesNotReadAreFlagged) {
             std::string::npos)
       << lr.err;
   EXPECT_EQ(run_dtsim("check " + kScenarios + "workload_resnet50.ini --strict --set model.arch=cnn", true).exit_code, 2);
+  // A federated timing-only run counts rounds, not steps: the reason names what it does read.
+  const auto steps = run_dtsim("check " + kScenarios + "workload_llama_7b_lora_federated.ini --set workload.steps=2", true);
+  EXPECT_EQ(steps.exit_code, 0) << steps.err;
+  EXPECT_NE(steps.err.find("workload.steps: has no effect: a federated timing-only run lasts fl.rounds rounds"),
+            std::string::npos) << steps.err;
   // And the other way round: [workload]'s settings without a workload.
   const auto stray = run_dtsim("check " + kScenarios + "quickstart.ini --set workload.micro_batch=8", true);
   EXPECT_EQ(stray.exit_code, 0);

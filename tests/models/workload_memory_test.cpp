@@ -55,12 +55,26 @@ TEST(WorkloadMemory, AdviceForSeventyBillionOnEightyGigabytes) {
   const auto ways = ways_to_fit(w, s, capacity);
   ASSERT_FALSE(ways.empty());
   EXPECT_EQ(ways.front().rfind("ZeRO stage 3", 0), 0u) << ways.front();
-  EXPECT_NE(ways.back().find("LoRA"), std::string::npos);
+  // LoRA keeps the frozen weights, 138 GB in bf16, and a 4,096-token sequence's activations: it fits only
+  // with both sharded and checkpointed, and says so.
+  EXPECT_EQ(ways.back().rfind("LoRA fine-tuning with ZeRO stage 3 and activation checkpointing", 0), 0u) << ways.back();
   // Every offered setup does fit.
   MemorySetup z3 = s;
   z3.zero_stage = 3;
   z3.checkpointing = ways.front().find("checkpointing") != std::string::npos;
   EXPECT_LE(memory_per_gpu(w, z3).total(), capacity);
+  // On one GPU nothing shards them: LoRA is not offered (its weights alone exceed the GPU).
+  MemorySetup alone;
+  for (const std::string& way : ways_to_fit(w, alone, capacity)) EXPECT_EQ(way.find("LoRA"), std::string::npos) << way;
+  // Where the frozen weights and activations fit, LoRA is offered with that floor: LLaMA-7B's 13.5 GB of bf16
+  // weights plus one sequence's activations on an 80 GB GPU that its full fine-tuning (16 bytes a weight) overflows.
+  const Workload llama7 = find_workload("llama-7b", DTSIM_WORKLOAD_DIR);
+  const auto seven = ways_to_fit(llama7, alone, capacity);
+  ASSERT_FALSE(seven.empty());
+  const MemoryBreakdown full = memory_per_gpu(llama7, alone);
+  const std::string floor = format_gigabytes(2.0 * static_cast<double>(llama7.parameters()) + full.activations);
+  EXPECT_NE(seven.back().find("LoRA fine-tuning, which trains adapters only (at least " + floor), std::string::npos)
+      << seven.back();
   // One that fits gets no advice.
   EXPECT_TRUE(ways_to_fit(find_workload("resnet50", DTSIM_WORKLOAD_DIR), MemorySetup{}, capacity).empty());
 }
