@@ -135,7 +135,10 @@ Flags parse_flags(int argc, char** argv) {
   }
   // An operation that the default ring does not implement runs the one flat algorithm that does (alltoall:
   // direct; `auto` would choose it too), unless --algorithm or --set collective.algorithm says otherwise.
-  if (!vm.count("algorithm") && !algorithm_descriptor(Algorithm::Ring).implements(f.op)) {
+  const bool algorithm_set = std::any_of(f.sets.begin(), f.sets.end(), [](const std::string& kv) {
+    return kv.rfind("collective.algorithm=", 0) == 0 || kv.rfind("collective.algorithm =", 0) == 0;
+  });
+  if (!vm.count("algorithm") && !algorithm_set && !algorithm_descriptor(Algorithm::Ring).implements(f.op)) {
     std::vector<Algorithm> flat;
     for (const Algorithm a : algorithms_implementing(f.op))
       if (algorithm_descriptor(a).flat) flat.push_back(a);

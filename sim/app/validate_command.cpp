@@ -117,12 +117,24 @@ struct PlannedRun {
 };
 
 std::vector<std::string> run_sets(const ValidateFlags& f, const Claim& c, const ClaimRun& r, long seed) {
-  std::vector<std::string> sets = r.sets;
+  std::vector<std::string> sets;
+  // A later setting of a key replaces an earlier one in place (the quick variant's batch replaces the
+  // run's): dtsim run refuses a key set twice.
+  const auto add = [&sets](const std::string& kv) {
+    const std::string key = kv.substr(0, kv.find('='));
+    for (std::string& s : sets)
+      if (s.substr(0, s.find('=')) == key) {
+        s = kv;
+        return;
+      }
+    sets.push_back(kv);
+  };
+  for (const std::string& s : r.sets) add(s);
   if (f.quick) {
-    sets.insert(sets.end(), c.quick_sets.begin(), c.quick_sets.end());
-    sets.insert(sets.end(), r.quick.begin(), r.quick.end());
+    for (const std::string& s : c.quick_sets) add(s);
+    for (const std::string& s : r.quick) add(s);
   }
-  sets.push_back("run.seed=" + std::to_string(seed));
+  add("run.seed=" + std::to_string(seed));
   return sets;
 }
 

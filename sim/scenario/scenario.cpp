@@ -142,6 +142,7 @@ Scenario Scenario::parse(const KeySchema& schema, const std::string& name, const
     if (!schema.find(e.key)) throw InputError(where, e.key, "unknown key", unknown_key_hint(schema, e.key));
     explicit_values[e.key] = {e.value, where};
   }
+  std::map<std::string, std::string> set_by;  // key -> the flag that set it on the command line
   for (size_t i = 0; i < overrides.size(); ++i) {
     const std::string& item = overrides[i];
     const Origin where = Origin::from_command_line(i < override_flags.size() ? override_flags[i] : "--set");
@@ -156,6 +157,14 @@ Scenario Scenario::parse(const KeySchema& schema, const std::string& name, const
     if (eq == std::string::npos || key.find('.') == std::string::npos)
       throw InputError(where, key, "expected --set section.key=value, got '" + item + "'");
     if (!schema.find(key)) throw InputError(where, key, "unknown key", unknown_key_hint(schema, key));
+    // As a key twice in a file is refused: one of the two values would be dropped without a word.
+    if (const auto first = set_by.find(key); first != set_by.end())
+      throw InputError(where, key,
+                       "is set twice on the command line" +
+                           (first->second == where.flag ? " (" + where.flag + " twice)"
+                                                        : " (by " + first->second + " and " + where.flag + ")"),
+                       "give it once");
+    set_by[key] = where.flag;
     explicit_values[key] = {trim(item.substr(eq + 1)), where};
   }
 

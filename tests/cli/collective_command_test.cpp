@@ -87,7 +87,7 @@ TEST(CollectiveCommand, BusBandwidthFactorsAsNcclTestsDefinesThem) {
 // blocks of S/N through its one port, so at 64 MiB, where the latency is under 0.1 %, the time is
 // (N - 1)/N * S over the port's 25 GB/s at InfiniBand HDR's efficiency 0.96.
 TEST(CollectiveCommand, AllToAllRunsDirectAtItsClosedForm) {
-  for (const std::string flag : {"", " --algorithm direct"}) {
+  for (const std::string flag : {"", " --algorithm direct", " --set collective.algorithm=direct"}) {
     const Outcome o = run_dtsim("collective --ranks 4 --op alltoall --sizes 64MiB --profile ib-hdr-200" + flag);
     ASSERT_EQ(o.exit_code, 0) << flag << ": " << o.err;
     EXPECT_NE(o.out.find("direct alltoall over 4 ranks"), std::string::npos) << o.out;
@@ -127,6 +127,7 @@ TEST(CollectiveCommand, BadFlagsAreOneLineErrorsWithExitTwo) {
       {"--algorithm tree --op broadcast", "--algorithm"},
       {"--profile no-such-fabric", "fabric.profile"},
       {"--set collective.nope=1", "collective.nope"},
+      {"--ranks 4 --set cluster.workers=8", "cluster.workers: is set twice on the command line (by --ranks and --set)"},
       {"--bogus 1", "bogus"},
       {"extra", "extra"},
   };

@@ -101,9 +101,24 @@ def digest(folder):
     return h.hexdigest()
 
 
+def with_sets(args, extra):
+    """The base's arguments with `extra`'s --set values in place of the base's for the same keys (dtsim refuses
+    a key set twice on the command line)."""
+    keys = {extra[i + 1].split("=", 1)[0] for i in range(0, len(extra), 2) if extra[i] == "--set"}
+    out = []
+    i = 0
+    while i < len(args):
+        if args[i] == "--set" and args[i + 1].split("=", 1)[0] in keys:
+            i += 2
+            continue
+        out.append(args[i])
+        i += 1
+    return out + extra
+
+
 def run(dtsim, source, base, extra, out):
     shutil.rmtree(out, ignore_errors=True)
-    p = subprocess.run([dtsim, "run"] + BASES[base] + extra + ["--quiet", "--out", out], cwd=source,
+    p = subprocess.run([dtsim, "run"] + with_sets(BASES[base], extra) + ["--quiet", "--out", out], cwd=source,
                        capture_output=True, text=True, timeout=600)
     done = p.returncode == 0 and os.path.exists(os.path.join(out, "summary.json"))
     summary = None
