@@ -119,7 +119,7 @@ struct PlannedRun {
 std::vector<std::string> run_sets(const ValidateFlags& f, const Claim& c, const ClaimRun& r, long seed) {
   std::vector<std::string> sets;
   // A later setting of a key replaces an earlier one in place (the quick variant's batch replaces the
-  // run's): dtsim run refuses a key set twice.
+  // run's), so that each key appears once in the run's command line and validate-run.json.
   const auto add = [&sets](const std::string& kv) {
     const std::string key = kv.substr(0, kv.find('='));
     for (std::string& s : sets)

@@ -157,12 +157,11 @@ Scenario Scenario::parse(const KeySchema& schema, const std::string& name, const
     if (eq == std::string::npos || key.find('.') == std::string::npos)
       throw InputError(where, key, "expected --set section.key=value, got '" + item + "'");
     if (!schema.find(key)) throw InputError(where, key, "unknown key", unknown_key_hint(schema, key));
-    // As a key twice in a file is refused: one of the two values would be dropped without a word.
-    if (const auto first = set_by.find(key); first != set_by.end())
-      throw InputError(where, key,
-                       "is set twice on the command line" +
-                           (first->second == where.flag ? " (" + where.flag + " twice)"
-                                                        : " (by " + first->second + " and " + where.flag + ")"),
+    // --set after --set is an override, like the command line over the file: the later wins. A key that a
+    // command's own flag sets (dtsim collective --ranks) and another flag or --set sets too is a conflict:
+    // one of the two would be dropped without a word.
+    if (const auto first = set_by.find(key); first != set_by.end() && !(first->second == "--set" && where.flag == "--set"))
+      throw InputError(where, key, "is set twice on the command line (by " + first->second + " and " + where.flag + ")",
                        "give it once");
     set_by[key] = where.flag;
     explicit_values[key] = {trim(item.substr(eq + 1)), where};

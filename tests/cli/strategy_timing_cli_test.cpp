@@ -300,7 +300,8 @@ TEST(StrategyTiming, WhatItDoesNotSimulateIsRefusedAtTheKey) {
                             true);
   EXPECT_EQ(fl.exit_code, 0) << fl.err;
   EXPECT_NE(fl.err.find("fl.server_lr: has no effect in a timing-only run of a workload"), std::string::npos) << fl.err;
-  EXPECT_NE(fl.err.find("workload.steps: has no effect in a timing-only run of a workload"), std::string::npos)
+  EXPECT_NE(fl.err.find("workload.steps: has no effect: a federated timing-only run lasts fl.rounds rounds"),
+            std::string::npos)
       << fl.err;
   EXPECT_EQ(fl.err.find("fl.overcommit"), std::string::npos) << fl.err;
 }

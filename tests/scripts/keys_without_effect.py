@@ -102,8 +102,8 @@ def digest(folder):
 
 
 def with_sets(args, extra):
-    """The base's arguments with `extra`'s --set values in place of the base's for the same keys (dtsim refuses
-    a key set twice on the command line)."""
+    """The base's arguments with `extra`'s --set values in place of the base's for the same keys, so that each
+    key is set once and the command line reads as the run it is."""
     keys = {extra[i + 1].split("=", 1)[0] for i in range(0, len(extra), 2) if extra[i] == "--set"}
     out = []
     i = 0
