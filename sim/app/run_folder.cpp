@@ -54,6 +54,9 @@ const std::vector<std::string>& RunFolder::output_names() {
 RunFolder::RunFolder(const std::string& out, const std::string& scenario) : out_(out) {
   std::error_code ec;
   if (fs::exists(out_, ec) && !fs::is_directory(out_, ec)) fail_out("'" + out_ + "' exists and is not a folder");
+  // A sweep's folder holds run folders, not a run: a run written there would read as a sweep and a run at once.
+  if (fs::exists(fs::path(out_) / "sweep.json", ec))
+    fail_out("'" + out_ + "' is a sweep's folder (it holds sweep.json)", "choose another --out for this run");
   fs::create_directories(out_, ec);
   if (ec) fail_out("cannot create folder '" + out_ + "': " + ec.message());
 

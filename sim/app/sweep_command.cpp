@@ -192,6 +192,10 @@ class SweepLock {
 // sweep.json: written the first time; a rerun must describe the same sweep.
 void claim_folder(const std::string& dir, const SweepPlan& plan) {
   const fs::path path = fs::path(dir) / "sweep.json";
+  // The other way round from dtsim run's check: a run's folder is not a sweep's.
+  if (!fs::exists(path) && fs::exists(fs::path(dir) / "summary.json"))
+    throw InputError("command line (--out)", "", "'" + dir + "' is a run's folder (it holds summary.json)",
+                     "choose another --out for the sweep");
   if (fs::exists(path)) {
     nlohmann::json recorded;
     std::ifstream in(path);

@@ -217,6 +217,24 @@ TEST_F(Sweep, TwoByTwoByTwoSeedsGivesEightRowsAndGroupStatistics) {
   }
 }
 
+// A sweep's folder is not a run's, and the other way round: a folder that is both would read as either.
+TEST_F(Sweep, RunAndSweepFoldersAreNotMixedUp) {
+  const auto sweep = run_dtsim("sweep " + kQuickstart + " --vary training.lr=0.05,0.1 --quiet --slurm " +
+                               (dir_ / "s.sh").string() + " --out " + out().string());
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.output;
+  const auto into_sweep = run_dtsim("run " + kQuickstart + " --quiet --set training.max_steps=2 --out " + out().string(), true);
+  EXPECT_EQ(into_sweep.exit_code, 2);
+  EXPECT_NE(into_sweep.err.find("is a sweep's folder (it holds sweep.json)"), std::string::npos) << into_sweep.err;
+  EXPECT_FALSE(fs::exists(out() / "summary.json"));
+  const fs::path run_dir = dir_ / "one-run";
+  ASSERT_EQ(run_dtsim("run " + kQuickstart + " --quiet --set training.max_steps=2 --out " + run_dir.string()).exit_code, 0);
+  const auto into_run = run_dtsim("sweep " + kQuickstart + " --vary training.lr=0.05,0.1 --quiet --slurm " +
+                                  (dir_ / "t.sh").string() + " --out " + run_dir.string(), true);
+  EXPECT_EQ(into_run.exit_code, 2);
+  EXPECT_NE(into_run.err.find("is a run's folder (it holds summary.json)"), std::string::npos) << into_run.err;
+  EXPECT_FALSE(fs::exists(run_dir / "sweep.json"));
+}
+
 // A group whose runs diverged says so beside its means, which are not a finished run's numbers.
 TEST_F(Sweep, CompareMarksGroupsWhoseRunsDiverged) {
   const auto sweep = run_dtsim("sweep " + kQuickstart + " --vary training.lr=0.05,50 --jobs 1 --quiet --out " +

@@ -146,6 +146,17 @@ TEST(WorkloadCli, TheSeedDrawsTheStragglersOfASimulation) {
   EXPECT_EQ(simulated(run_dtsim(job + "1", true).output), simulated(a.output)) << "the same seed, the same run";
 }
 
+// ZeRO shards over the data-parallel GPUs: on one GPU the stage changes nothing, and the command says so.
+TEST(WorkloadCli, ZeroOnOneGpuIsReportedAsWithoutEffect) {
+  const auto one = run_dtsim("workload llama-7b --zero 2 --format json", true);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.err, "dtsim: warning: command line: --zero: has no effect on one GPU (ZeRO shards the model state "
+                     "over the --gpus data-parallel GPUs)\n");
+  const auto plain = run_dtsim("workload llama-7b --format json", true);
+  EXPECT_EQ(nlohmann::json::parse(one.output)["memory_per_gpu_bytes"], nlohmann::json::parse(plain.output)["memory_per_gpu_bytes"]);
+  EXPECT_EQ(run_dtsim("workload llama-7b --zero 2 --gpus 8 --format json", true).err, "");
+}
+
 TEST(WorkloadCli, BadInputIsExitTwoWithOneLine) {
   struct Case {
     std::string args, message;
