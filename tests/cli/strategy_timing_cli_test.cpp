@@ -306,4 +306,38 @@ TEST(StrategyTiming, WhatItDoesNotSimulateIsRefusedAtTheKey) {
   EXPECT_EQ(fl.err.find("fl.overcommit"), std::string::npos) << fl.err;
 }
 
+// async_two_sites.ini: the workers behind the WAN (ranks 8-15) push fewer and staler gradients as its latency
+// grows, while the near site's gradients stay about as fresh (docs/validation.md, "Staleness behind a slow
+// link"). The timing alone, on 20 global steps: 320 gradients.
+TEST(AsyncTwoSites, ASlowerLinkMakesItsWorkersGradientsFewerAndStaler) {
+  Folder f;
+  struct Site {
+    double share = 0, staleness = 0;
+  };
+  const auto sites = [&](const std::string& latency) {
+    const nlohmann::json s = run_summary("run " + kScenarios + "async_two_sites.ini --quiet --set training.max_steps=20 "
+                                         "--set cluster.wan_latency=" + latency,
+                                         f.path / latency);
+    std::pair<Site, Site> out;  // near, far
+    double applied[2] = {0, 0}, stale[2] = {0, 0}, total = 0;
+    for (const auto& w : s["strategy"]["workers"]) {
+      const int site = w["rank"].get<int>() < 8 ? 0 : 1;
+      const double n = w["gradients_applied"].get<double>();
+      applied[site] += n;
+      stale[site] += n * w["mean_staleness"].get<double>();
+      total += n;
+    }
+    EXPECT_EQ(total, 320);
+    out.first = {applied[0] / total, stale[0] / applied[0]};
+    out.second = {applied[1] / total, applied[1] > 0 ? stale[1] / applied[1] : 0};
+    return out;
+  };
+  const auto [near_fast, far_fast] = sites("10us");
+  const auto [near_slow, far_slow] = sites("10ms");
+  EXPECT_GT(far_fast.share, 0.3) << "at 10 us both sites send";
+  EXPECT_LT(far_slow.share, far_fast.share / 5);
+  EXPECT_GT(far_slow.staleness, 5 * far_fast.staleness);
+  EXPECT_LT(near_slow.staleness, near_fast.staleness + 1.0) << "the near site's gradients stay fresh";
+}
+
 }  // namespace
