@@ -248,9 +248,19 @@ std::vector<unsigned long long> parse_size_range(const std::string& text) {
       throw InputError("command line", "--sizes", e.what(), "write e.g. --sizes 8B:1GiB");
     }
   };
+  if (colon != std::string::npos && text.find(':', colon + 1) != std::string::npos)
+    throw InputError("command line", "--sizes", "'" + text + "' has more than one ':'",
+                     "write MIN:MAX (the sizes double from MIN), e.g. --sizes 8B:1GiB");
   const unsigned long long lo = parse(text.substr(0, colon));
   const unsigned long long hi = colon == std::string::npos ? lo : parse(text.substr(colon + 1));
   if (hi < lo) throw InputError("command line", "--sizes", "'" + text + "' ends below its start", "write MIN:MAX");
+  // The rows count float elements, as nccl-tests' do: a size that is not a whole number of them has no count.
+  // (The sizes double from MIN, so MIN decides.)
+  if (lo % 4 != 0)
+    throw InputError("command line", "--sizes", "'" + text + "' starts at " + std::to_string(lo) +
+                                                     " B, not a whole number of 4-byte floats",
+                     colon == std::string::npos ? "use a multiple of 4 B, e.g. --sizes 8B"
+                                                : "start at a multiple of 4 B, e.g. --sizes 8B:" + text.substr(colon + 1));
   std::vector<unsigned long long> sizes;
   for (unsigned long long s = lo; s <= hi; s *= 2) sizes.push_back(s);
   return sizes;

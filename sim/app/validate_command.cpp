@@ -83,6 +83,8 @@ ValidateFlags parse_validate_flags(int argc, char** argv) {
   f.jobs = whole_number_flag(vm, "jobs", std::max(1u, std::thread::hardware_concurrency()), 1, 4096);
   if (vm.count("only")) {
     f.only = comma_list(vm["only"].as<std::string>());
+    // An empty list would select every claim (the whole validate, at full scale by default).
+    if (f.only.empty()) throw InputError("command line", "--only", "names no claim", "name at least one (see --list)");
     std::string all;
     for (const Claim& c : claim_registry()) all += (all.empty() ? "" : ", ") + c.name;
     for (const std::string& name : f.only) {

@@ -185,6 +185,11 @@ TEST_F(Validate, BadFlagsAreRefusedWithExitStatusTwo) {
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_TRUE(has(unknown.output, "--only: no claim named 'nope'; the claims are sync-matches-single")) << unknown.output;
   EXPECT_EQ(dtsim::testing::run_dtsim("validate --seeds 0").exit_code, 2);
+  // An empty list selected every claim: the whole validate ran (40 minutes).
+  const auto empty = dtsim::testing::run_dtsim("validate --only '' --out " + (out_ / "empty").string());
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_TRUE(has(empty.output, "--only: names no claim; name at least one (see --list)")) << empty.output;
+  EXPECT_FALSE(fs::exists(out_ / "empty"));
   EXPECT_EQ(dtsim::testing::run_dtsim("validate stray").exit_code, 2);
   // An --out that cannot be made (a file stands where its folder would go) is bad input, not a crash.
   fs::create_directories(out_);
