@@ -177,8 +177,21 @@ void write_model(const std::string& dir, const std::vector<float>& params) {
 std::string describe_setup(const RunInputs& in) {
   const RunConfig& c = in.config;
   std::ostringstream o;
-  o << c.name << ": " << c.workers << " × " << c.gpu.name << " (" << to_string(c.math) << " "
-    << format_quantity(c.gpu.peak(c.math), Dimension::FlopRate) << " × " << c.gpu.efficiency << ") on "
+  const auto gpu_text = [&](const GpuSpec& gpu) {
+    return gpu.name + " (" + to_string(c.math) + " " + format_quantity(gpu.peak(c.math), Dimension::FlopRate) + " × " +
+           format("%g", gpu.efficiency) + ")";
+  };
+  o << c.name << ": ";
+  if (c.layout.groups.empty()) {
+    o << c.workers << " × " << gpu_text(c.gpu);
+  } else {  // every node's GPU comes from its group ([gpu] is on no node)
+    for (size_t i = 0; i < c.layout.groups.size(); ++i) {
+      const NodeGroup& g = c.layout.groups[i];
+      const int per_node = g.gpus_per_node > 0 ? g.gpus_per_node : c.layout.gpus_per_node;
+      o << (i ? " + " : "") << g.name << ": " << g.nodes * per_node << " × " << gpu_text(g.gpu);
+    }
+  }
+  o << " on "
     << c.fabric.name << " (" << format("%.4g Gb/s", c.fabric.bandwidth * 8 / 1e9)
     << ", " << to_string(c.layout.topology) << "), ";
   o << describe_strategy(c);

@@ -199,6 +199,16 @@ TEST_F(Cli, AWarmupAsLongAsTheRunIsRefusedAtTheKeyThatMadeItSo) {
                    "training.warmup_steps: the run's 99 steps end within its warmup of 200");
 }
 
+// With cluster.groups every node's GPU is its group's: the setup line names those, not the [gpu] profile.
+TEST_F(Cli, TheSetupLineNamesTheGroupsGpus) {
+  const Outcome o = dtsim("check " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/mixed_cluster.ini --set "
+                          "'cluster.groups=v100:4:v100-32gb; h:4:h100-80gb'");
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("v100: 4 × Tesla-V100-SXM2-32GB (fp32 15.7 TFLOPS × 0.48) + h: 4 × H100-SXM5-80GB"),
+            std::string::npos) << o.output;
+  EXPECT_EQ(o.output.find("A100"), std::string::npos) << o.output;
+}
+
 TEST_F(Cli, CheckAcceptsTheQuickstart) {
   const Outcome o = dtsim("check " + kQuickstart);
   EXPECT_EQ(o.exit_code, 0) << o.output;
