@@ -37,7 +37,13 @@ std::vector<int> to_ints(const std::vector<int64_t>& values) { return {values.be
 FabricSpec make_wan(const Scenario& s) {
   FabricSpec wan;
   const std::string profile = trim(s.text("cluster.wan_profile"));
-  if (!profile.empty()) wan = make_fabric_spec(s.with_profile("fabric", profile, "cluster.wan_profile"));
+  if (!profile.empty()) {
+    wan = make_fabric_spec(s.with_profile("fabric", profile, "cluster.wan_profile"));
+    // A profile's link_latency is one link's, and a route through its fabric crosses two (host, switch, host
+    // on a star; for wan-10g site, meeting point, site: 2 × 2.6 ms of fibre). The WAN between the sites is
+    // such a route, so its one-way latency is two links' (until 2026-12-06 it was one, half the fibre's).
+    wan.link_latency = 2.0 * wan.link_latency;
+  }
   if (s.quantity("cluster.wan_bandwidth") > 0) wan.bandwidth = s.quantity("cluster.wan_bandwidth");
   if (s.quantity("cluster.wan_latency") > 0) wan.link_latency = s.quantity("cluster.wan_latency");
   if (wan.bandwidth <= 0)
@@ -210,8 +216,9 @@ void add_cluster_keys(std::vector<KeySpec>& keys) {
                "two-sites: nodes in the first and second site, e.g. 4,4; empty = half each (the first site takes "
                "the odd one); servers sit in the first site"),
       text("cluster.wan_profile", "",
-           "two-sites: the WAN link between the sites, a fabric profile name or .ini path (bandwidth, "
-           "link_latency = one-way WAN latency, switch_latency = each border router, efficiency)",
+           "two-sites: the WAN link between the sites, a fabric profile name or .ini path (bandwidth; one-way "
+           "latency = 2 x link_latency, a route through the profile's fabric; switch_latency = each border router; "
+           "efficiency)",
            true),
       quantity("cluster.wan_bandwidth", Dimension::Bandwidth, "0Gbps", at_least(0),
                "two-sites: WAN bandwidth per direction; 0 = from wan_profile"),

@@ -214,7 +214,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, DragonflyRoutes,
 
 TEST(TwoSites, RoutesCrossTheWanBetweenBorders) {
   const std::string wan = "[cluster]\ntopology = two-sites\nwan_profile = " + profile("test-wan") + "\n";
-  const double wan_latency = Wan::link + 2 * Wan::sw;
+  // The WAN profile's link is half a route through its fabric: one way is two of them, plus each border router.
+  const double wan_latency = 2 * Wan::link + 2 * Wan::sw;
   const auto stars = routes_between(config_of(wan + "workers = 8\n"), {{0, 3}, {0, 4}, {7, 2}});
   EXPECT_NEAR(stars[0]["latency"].get<double>(), ib_route_latency(2), 1e-15);
   EXPECT_EQ(stars[1]["links"], nlohmann::json({"nic-worker0_UP", "nic-site0.border_DOWN", "wan_UP",

@@ -41,7 +41,8 @@ TEST(ClusterKeys, ProfilesOfGroupsIntraNodeFabricAndWan) {
   EXPECT_DOUBLE_EQ(c.layout.groups[1].gpu.peak_bf16, 125e12);
   EXPECT_DOUBLE_EQ(c.layout.intra_node_fabric.bandwidth, NvLink::bandwidth);
   EXPECT_DOUBLE_EQ(c.layout.wan.bandwidth, 12.5e9);  // the key overrides the profile
-  EXPECT_DOUBLE_EQ(c.layout.wan.link_latency, Wan::link);
+  // The profile's link is half a route through its fabric: the WAN's one way is two of them.
+  EXPECT_DOUBLE_EQ(c.layout.wan.link_latency, 2 * Wan::link);
   EXPECT_DOUBLE_EQ(c.layout.wan.efficiency, Wan::efficiency);
   EXPECT_EQ(c.scenario_json["cluster"]["topology"], "two-sites");
 }

@@ -140,9 +140,9 @@ TEST(TwoSitesTiming, TheWanLimitsAndItsTcpWindowToo) {
   const double short_latency = 2 * ib_route_latency(2) + 10e-6 + 2 * Wan::sw;
   EXPECT_NEAR(transfer_time(config_of(wan + "wan_latency = 10us\n"), {{0, 3, bytes}}),
               short_latency + bytes / (Wan::efficiency * Wan::bandwidth), 1e-9);
-  // 5 ms: SimGrid's TCP window (network/TCP-gamma, 4 MiB) caps a flow at γ / (2 × route latency), below
-  // the WAN's bandwidth. This is the platform as built today; see the README on WAN flows.
-  const double latency = 2 * ib_route_latency(2) + Wan::link + 2 * Wan::sw;
+  // From the profile, the WAN is a route through its fabric, two of its 5 ms links one way: SimGrid's TCP
+  // window (network/TCP-gamma, 4 MiB) caps a flow at γ / (2 × route latency), below the WAN's bandwidth.
+  const double latency = 2 * ib_route_latency(2) + 2 * Wan::link + 2 * Wan::sw;
   const double window_rate = 4194304.0 / (2 * latency);
   EXPECT_NEAR(transfer_time(config_of(wan), {{0, 3, bytes}}), latency + bytes / (Wan::efficiency * window_rate),
               1e-6);
