@@ -280,6 +280,7 @@ int command_run(const CommandLine& cl) {
   }
   live.clear();
   finish_run(folder, inputs, result, wall());
+  for (const IgnoredKey& k : result.ignored_after_run) std::fprintf(stderr, "dtsim: warning: %s\n", k.describe().c_str());
   if (result.status != RunStatus::Completed)
     std::fprintf(stderr, "dtsim: run %s: %s\n", to_string(result.status), result.status_reason.c_str());
   if (!cl.quiet) std::printf("%s", human_summary(inputs, result, wall(), folder.out()).c_str());

@@ -130,8 +130,9 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
   if (r.strategy_details.contains("mean_staleness")) s["mean_staleness"] = r.strategy_details["mean_staleness"];
   s["strategy"]["name"] = r.strategy;
   nlohmann::json ignored = nlohmann::json::array();
-  for (const IgnoredKey& k : inputs.ignored_keys)
-    ignored.push_back({{"key", k.key}, {"reason", k.reason}, {"where", k.where.describe()}});
+  for (const auto* keys : {&inputs.ignored_keys, &r.ignored_after_run})
+    for (const IgnoredKey& k : *keys)
+      ignored.push_back({{"key", k.key}, {"reason", k.reason}, {"where", k.where.describe()}});
   s["ignored_keys"] = ignored;
   // Proxy mode: the time and bytes above are the named workload's, the accuracy the built-in model's.
   if (inputs.proxy)

@@ -328,6 +328,15 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
     r.divergence = d;
     r.status_reason = divergence_reason(*d) + "; the run continued (eval.stop_on_divergence = false)";
   }
+  // A failure planned after the last step never happened: said, as a key without effect is, once the run's
+  // end is known.
+  for (const FaultEvent& e : inputs.config.heterogeneity.faults.events)
+    if (e.down_at > r.simulated_time_s)
+      r.ignored_after_run.push_back(
+          {"faults.events",
+           std::string("has no effect: '") + to_string(e.target) + " " + std::to_string(e.index) + " down at " +
+               format_seconds(e.down_at) + "' comes after the run ended at " + format_seconds(r.simulated_time_s),
+           inputs.origins.of("faults.events")});
   return r;
 }
 

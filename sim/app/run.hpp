@@ -45,6 +45,8 @@ struct RunResult {
 
   // How the run ended (completed unless it diverged or was stopped); status_reason says why.
   RunStatus status = RunStatus::Completed;
+  // Keys found without effect only once the run ended (a failure planned after it), beside the inputs' own.
+  std::vector<IgnoredKey> ignored_after_run;
   std::string status_reason;
   std::optional<Divergence> divergence;
 

@@ -88,6 +88,7 @@ RunInputs prepare_run(const Scenario& scenario) {
   in.config = make_run_config(scenario);
   // From here on, nothing reads the scenario: only where its keys were set, for errors and warnings.
   const KeyOrigins at = scenario.origins();
+  in.origins = at;
   in.ignored_keys = find_ignored_keys(in.config, at);
   const RunConfig& c = in.config;
   TrainingData data = prepare_data(c, at);

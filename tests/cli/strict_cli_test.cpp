@@ -145,6 +145,29 @@ TEST(StrictCli, AWarmupOfNoStepOrOnePeakStepIsReported) {
   EXPECT_EQ(run_dtsim(base + " --set training.warmup_epochs=0.1", true).err, "");
 }
 
+// A failure planned after the run's last step never happens; known only once the run has ended, it is
+// reported then, on stderr and in summary.json (a warning even under --strict: the run has been made).
+TEST(StrictCli, AFailurePlannedAfterTheRunsEndIsReported) {
+  Folder f;
+  const std::string scenario = (f.path / "late.ini").string();
+  std::ofstream(scenario) << "[data]\ndataset = synthetic\n[model]\narch = logreg\n[training]\nmax_steps = 2\n"
+                             "[faults]\nevents = worker 1 down at 10s\n";
+  const DtsimOutcome o = run_dtsim("run " + scenario + " --quiet --out " + (f.path / "out").string(), true);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.err.rfind("dtsim: warning: " + scenario + ":8: faults.events: has no effect: 'worker 1 down at 10 s' "
+                        "comes after the run ended at ", 0), 0u) << o.err;
+  std::ifstream in(f.path / "out" / "summary.json");
+  const nlohmann::json summary = nlohmann::json::parse(in);
+  ASSERT_EQ(summary["ignored_keys"].size(), 1u);
+  EXPECT_EQ(summary["ignored_keys"][0]["key"], "faults.events");
+  EXPECT_EQ(summary["status"], "completed");
+  // One within the run happens, and is not reported.
+  const DtsimOutcome early = run_dtsim("run " + scenario + " --quiet --set 'faults.events=worker 1 down at 1us' --out " +
+                                       (f.path / "early").string(), true);
+  EXPECT_EQ(early.exit_code, 0) << early.err;
+  EXPECT_EQ(early.err.find("faults.events"), std::string::npos) << early.err;
+}
+
 TEST(StrictCli, AStepCapPastTheLastEpochIsReported) {
   // Known only once the data fixes the steps per epoch; a cap inside the run (the file's 2 steps) is not.
   Folder f;
