@@ -223,6 +223,7 @@ int command_run_workload(const CommandLine& cl, const Scenario& scenario, const 
   report_ignored_keys(cl, run.ignored_keys);
   if (!run.fits) warn_does_not_fit(run);
   RunFolder folder(cl.out.empty() ? "out/" + run.config.name : cl.out, cl.scenario);
+  remove_on_early_stop(folder.staging(), "");  // it writes its files at the end: a stop before leaves nothing
   if (!cl.quiet) {
     std::printf("dtsim %s  %s\n", dtsim_version(), describe_workload_run(run).c_str());
     std::fflush(stdout);
@@ -267,6 +268,7 @@ int command_run(const CommandLine& cl) {
     }
   });
   metrics.observe_steps([&live](int64_t step, int64_t total, double sim_time_s) { live.step(step, total, sim_time_s); });
+  remove_on_early_stop(folder.staging(), folder.staged("metrics.csv"));
   RunResult result;
   try {
     result = run_training(inputs, metrics, backend);

@@ -1,5 +1,7 @@
 #include "sim/app/run.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -129,9 +131,25 @@ int stop_signal() { return g_stop_signal; }
 namespace {
 
 bool g_stop_on_signals = false;
+// Set once a training simulation's events run; before, dtsim is still loading data or building the platform
+// (which SimGrid may take minutes over for a large fat-tree), where nothing would poll a stop request. A
+// timing-only workload run never sets it: it keeps nothing until its simulation ends.
+volatile std::sig_atomic_t g_simulating = 0;
+// What an early stop removes: the staged metrics file and its folder (set before the platform is built; only
+// read from the handler).
+std::string g_early_file, g_early_folder;
 
 // SIGINT and SIGTERM ask the simulation to stop. A second signal is not caught: it ends the process at once.
+// Before the simulation runs, the first one ends the process at once, with nothing written (only
+// async-signal-safe calls here: write, unlink, rmdir, _exit).
 void stop_on_signal(int signal) {
+  if (g_simulating == 0) {
+    static const char message[] = "dtsim: interrupted before the run had a result to keep; no output written\n";
+    [[maybe_unused]] const ssize_t written = ::write(2, message, sizeof message - 1);
+    if (!g_early_file.empty()) ::unlink(g_early_file.c_str());
+    if (!g_early_folder.empty()) ::rmdir(g_early_folder.c_str());
+    ::_exit(128 + signal);
+  }
   request_stop(signal);
   std::signal(signal, SIG_DFL);
 }
@@ -147,6 +165,11 @@ void catch_stop_signals() {
 void stop_on_signals() {
   g_stop_on_signals = true;
   catch_stop_signals();
+}
+
+void remove_on_early_stop(const std::string& folder, const std::string& file) {
+  g_early_file = file;
+  g_early_folder = folder;
 }
 
 RunResult run_training(const RunInputs& inputs, MetricsLog& metrics) {
@@ -243,6 +266,7 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   strategy->spawn();
   std::string abnormal_end;  // why the simulation ended without finishing its work, if it did
   try {
+    g_simulating = 1;  // from here a stop request is polled as simulated time advances
     engine->run();
     if (g_deadlocked || engine->get_actor_count() > 0)
       abnormal_end = "the simulation deadlocked at simulated time " + format_seconds(sg4::Engine::get_clock()) +

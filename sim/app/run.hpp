@@ -69,6 +69,9 @@ int stop_signal();
 // From now on SIGINT and SIGTERM call request_stop (also once SimGrid's engine, which installs a handler of
 // its own, exists). `dtsim run` calls it; library users and tests need not.
 void stop_on_signals();
+// Until the simulation runs, a stop signal ends the process at once (there is nothing to keep yet): it removes
+// `file` and then the `folder` holding it (the run's staging folder and its metrics file).
+void remove_on_early_stop(const std::string& folder, const std::string& file);
 
 // Runs the simulation on the compute backend `backend` (see gpu/backend.hpp), or on the one compute.device
 // selects. Evaluation points go to `metrics` as they happen. One per process: SimGrid does not support a
