@@ -127,11 +127,6 @@ Flags parse_flags(int argc, char** argv) {
                                   vm["checkpointing"].as<bool>(),
                                   static_cast<int>(whole_number_flag(vm, "gpus", 1, 1, 1 << 24)));
   f.setup.zero_stage = static_cast<int>(whole_number_flag(vm, "zero", 0, 0, 3));
-  // ZeRO shards over the data-parallel GPUs: on one there is nothing to shard over (a warning, as a run gives
-  // for a key without effect).
-  if (f.setup.zero_stage > 0 && f.setup.data_parallel == 1)
-    std::fprintf(stderr, "dtsim: warning: command line: --zero: has no effect on one GPU (ZeRO shards the model "
-                         "state over the --gpus data-parallel GPUs)\n");
   if (vm.count("gpu")) f.gpu_profile = vm["gpu"].as<std::string>();
   f.layers = vm["layers"].as<bool>();
   f.format = parse_choice(vm, "format", formats(), Format::Table);
@@ -182,6 +177,11 @@ Flags parse_flags(int argc, char** argv) {
       if (vm[flag].as<bool>())
         throw InputError("command line", std::string("--") + flag, "applies to one workload", "name a workload");
   }
+  // ZeRO shards over the data-parallel GPUs: on one there is nothing to shard over (a warning, as a run gives
+  // for a key without effect; after the refusals above, which come first).
+  if (f.setup.zero_stage > 0 && f.setup.data_parallel == 1)
+    std::fprintf(stderr, "dtsim: warning: command line: --zero: has no effect on one GPU (ZeRO shards the model "
+                         "state over the --gpus data-parallel GPUs)\n");
   return f;
 }
 
