@@ -21,6 +21,7 @@
 #include "sim/scenario/keys.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/text.hpp"
 #include "sim/scenario/units.hpp"
 
 namespace po = boost::program_options;
@@ -136,7 +137,7 @@ Flags parse_flags(int argc, char** argv) {
   // An operation that the default ring does not implement runs the one flat algorithm that does (alltoall:
   // direct; `auto` would choose it too), unless --algorithm or --set collective.algorithm says otherwise.
   const bool algorithm_set = std::any_of(f.sets.begin(), f.sets.end(), [](const std::string& kv) {
-    return kv.rfind("collective.algorithm=", 0) == 0 || kv.rfind("collective.algorithm =", 0) == 0;
+    return trim(kv.substr(0, kv.find('='))) == "collective.algorithm";
   });
   if (!vm.count("algorithm") && !algorithm_set && !algorithm_descriptor(Algorithm::Ring).implements(f.op)) {
     std::vector<Algorithm> flat;

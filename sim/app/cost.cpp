@@ -8,7 +8,7 @@ std::vector<GpuSpec> gpu_of_each_worker(const RunConfig& c) {
   if (c.layout.groups.empty()) return std::vector<GpuSpec>(c.workers, c.gpu);
   std::vector<GpuSpec> gpus;
   for (const NodeGroup& g : c.layout.groups) {
-    const int per_node = g.gpus_per_node > 0 ? g.gpus_per_node : c.layout.gpus_per_node;
+    const int per_node = c.layout.gpus_per_node_of(g);
     gpus.insert(gpus.end(), static_cast<size_t>(g.nodes) * per_node, g.gpu);
   }
   gpus.resize(c.workers, c.gpu);  // the groups describe every worker; this only guards the length

@@ -188,8 +188,7 @@ std::string describe_setup(const RunInputs& in) {
   } else {  // every node's GPU comes from its group ([gpu] is on no node)
     for (size_t i = 0; i < c.layout.groups.size(); ++i) {
       const NodeGroup& g = c.layout.groups[i];
-      const int per_node = g.gpus_per_node > 0 ? g.gpus_per_node : c.layout.gpus_per_node;
-      o << (i ? " + " : "") << g.name << ": " << g.nodes * per_node << " × " << gpu_text(g.gpu);
+      o << (i ? " + " : "") << g.name << ": " << g.nodes * c.layout.gpus_per_node_of(g) << " × " << gpu_text(g.gpu);
     }
   }
   o << " on "

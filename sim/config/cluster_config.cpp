@@ -59,7 +59,7 @@ FabricSpec make_wan(const Scenario& s) {
 bool ClusterConfig::multi_gpu_nodes() const {
   if (groups.empty()) return gpus_per_node > 1;
   return std::any_of(groups.begin(), groups.end(),
-                     [&](const NodeGroup& g) { return (g.gpus_per_node > 0 ? g.gpus_per_node : gpus_per_node) > 1; });
+                     [&](const NodeGroup& g) { return gpus_per_node_of(g) > 1; });
 }
 
 std::vector<NodeGroup> parse_node_groups(const std::string& text) {

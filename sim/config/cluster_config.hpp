@@ -60,6 +60,8 @@ struct ClusterConfig {
 
   // Whether any node holds more than one GPU.
   bool multi_gpu_nodes() const;
+  // A group's GPUs per node: its own count, or cluster.gpus_per_node when it gives none.
+  int gpus_per_node_of(const NodeGroup& group) const { return group.gpus_per_node > 0 ? group.gpus_per_node : gpus_per_node; }
 };
 
 // cluster.workers: how many GPUs train (RunConfig::workers).

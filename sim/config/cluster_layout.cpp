@@ -60,7 +60,7 @@ std::vector<NodePlan> plan_nodes(const ClusterConfig& cluster, int workers, cons
     long long total = 0;
     for (size_t i = 0; i < cluster.groups.size(); ++i) {
       const NodeGroup& group = cluster.groups[i];
-      const int gpus = group.gpus_per_node > 0 ? group.gpus_per_node : cluster.gpus_per_node;
+      const int gpus = cluster.gpus_per_node_of(group);
       total += static_cast<long long>(group.nodes) * gpus;
       if (total <= workers) add_nodes(group.nodes, gpus, group.gpu, static_cast<int>(i));
     }

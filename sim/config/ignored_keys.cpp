@@ -132,19 +132,11 @@ std::string grouped_gpu_settings(const std::string& key, const RunConfig& c) {
          "alone";
 }
 
-// Whether some node holds two GPUs or more (a group without its own count takes cluster.gpus_per_node).
-bool some_node_holds_several_gpus(const RunConfig& c) {
-  bool multi_gpu = c.layout.groups.empty() && c.layout.gpus_per_node > 1;
-  for (const NodeGroup& g : c.layout.groups)
-    multi_gpu = multi_gpu || (g.gpus_per_node > 0 ? g.gpus_per_node : c.layout.gpus_per_node) > 1;
-  return multi_gpu;
-}
-
 // collective.algorithm = hierarchical when no node holds two GPUs: there is no intra-node level, so it is its
 // inter-node allreduce over all ranks.
 std::string hierarchical_without_nodes(const std::string& key, const RunConfig& c) {
   if (key != "collective.algorithm" || c.collectives.algorithm != Algorithm::Hierarchical) return "";
-  if (some_node_holds_several_gpus(c)) return "";
+  if (c.layout.multi_gpu_nodes()) return "";
   return std::string("has no effect: every node holds one GPU, so the hierarchical allreduce is its inter-node ") +
          to_string(c.collectives.inter_node) + " over all ranks (set cluster.gpus_per_node for multi-GPU nodes)";
 }
@@ -152,7 +144,7 @@ std::string hierarchical_without_nodes(const std::string& key, const RunConfig& 
 // cluster.intra_node_fabric when no node holds two GPUs: a lone GPU's traffic all leaves through its NIC
 // (topology/build.cpp builds no port or switch inside such a node).
 std::string intra_node_fabric_without_nodes(const std::string& key, const RunConfig& c) {
-  if (key != "cluster.intra_node_fabric" || some_node_holds_several_gpus(c)) return "";
+  if (key != "cluster.intra_node_fabric" || c.layout.multi_gpu_nodes()) return "";
   return "has no effect: every node holds one GPU, so no traffic stays inside a node (set cluster.gpus_per_node "
          "for multi-GPU nodes)";
 }
