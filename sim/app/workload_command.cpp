@@ -154,29 +154,21 @@ Flags parse_flags(int argc, char** argv) {
         f.set_flags.push_back("--set");
       }
   }
-  if (!f.name.empty() && f.format == Format::Csv) {
-    // One workload's csv is its per-layer table, which no training setup changes: a flag for one would be
-    // ignored.
+  // Where no training setup is read, a flag for one would be ignored: the first such flag is refused.
+  const auto refuse_setup_flags = [&vm](std::initializer_list<const char*> switches, const std::string& reason,
+                                        const std::string& hint) {
     for (const char* flag : {"gpus", "zero", "micro-batch", "precision", "optimizer", "gpu", "steps", "set"})
-      if (vm.count(flag))
-        throw InputError("command line", std::string("--") + flag,
-                         "has no effect with --format csv (the per-layer table, the same for any training setup)",
-                         "use --format json for the setup's memory, step time and simulation");
-    for (const char* flag : {"checkpointing", "simulate"})
-      if (vm[flag].as<bool>())
-        throw InputError("command line", std::string("--") + flag,
-                         "has no effect with --format csv (the per-layer table, the same for any training setup)",
-                         "use --format json for the setup's memory, step time and simulation");
-  }
-  if (f.name.empty()) {
-    // Listing the catalog uses no training setup: a flag for one would be ignored.
-    for (const char* flag : {"gpus", "zero", "micro-batch", "precision", "optimizer", "gpu", "steps", "set"})
-      if (vm.count(flag))
-        throw InputError("command line", std::string("--") + flag, "applies to one workload", "name a workload");
-    for (const char* flag : {"checkpointing", "layers", "simulate"})
-      if (vm[flag].as<bool>())
-        throw InputError("command line", std::string("--") + flag, "applies to one workload", "name a workload");
-  }
+      if (vm.count(flag)) throw InputError("command line", std::string("--") + flag, reason, hint);
+    for (const char* flag : switches)
+      if (vm[flag].as<bool>()) throw InputError("command line", std::string("--") + flag, reason, hint);
+  };
+  // One workload's csv is its per-layer table, which no training setup changes.
+  if (!f.name.empty() && f.format == Format::Csv)
+    refuse_setup_flags({"checkpointing", "simulate"},
+                       "has no effect with --format csv (the per-layer table, the same for any training setup)",
+                       "use --format json for the setup's memory, step time and simulation");
+  // Listing the catalog uses no training setup.
+  if (f.name.empty()) refuse_setup_flags({"checkpointing", "layers", "simulate"}, "applies to one workload", "name a workload");
   // ZeRO shards over the data-parallel GPUs: on one there is nothing to shard over (a warning, as a run gives
   // for a key without effect; after the refusals above, which come first).
   if (f.setup.zero_stage > 0 && f.setup.data_parallel == 1)
