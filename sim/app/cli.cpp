@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "models/name_table.hpp"
+#include "sim/app/flags.hpp"
 #include "sim/app/collective_command.hpp"
 #include "sim/app/keys_command.hpp"
 #include "sim/app/live_progress.hpp"
@@ -108,6 +109,7 @@ CommandLine parse_command_line(int argc, char** argv) {
   } catch (const po::error& e) {
     throw InputError("command line", "", e.what(), "run 'dtsim --help'");
   }
+  refuse_flags_as_values(vm, vm.count("command") ? vm["command"].as<std::string>() : std::string());
   CommandLine cl;
   if (vm.count("command")) cl.command = vm["command"].as<std::string>();
   if (vm.count("scenario")) cl.scenario = vm["scenario"].as<std::string>();

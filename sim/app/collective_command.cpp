@@ -104,6 +104,7 @@ Flags parse_flags(int argc, char** argv) {
   } catch (const po::error& e) {
     throw InputError("command line", "", e.what(), "run 'dtsim collective --help'");
   }
+  refuse_flags_as_values(vm, "collective");
   if (vm.count("extra"))
     throw InputError("command line", "", "unexpected argument '" + vm["extra"].as<std::vector<std::string>>().front() + "'",
                      "run 'dtsim collective --help'");

@@ -1,6 +1,7 @@
 #include "sim/app/flags.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <string>
@@ -24,7 +25,23 @@ boost::program_options::variables_map parse_command_flags(int argc, char** argv,
   } catch (const po::error& e) {
     throw InputError("command line", "", e.what(), "run 'dtsim " + command + " --help'");
   }
+  refuse_flags_as_values(vm, command);
   return vm;
+}
+
+void refuse_flags_as_values(const boost::program_options::variables_map& vm, const std::string& command) {
+  const auto looks_like_flag = [](const std::string& v) {
+    return v.size() > 2 && v.compare(0, 2, "--") == 0 && std::isalpha(static_cast<unsigned char>(v[2]));
+  };
+  for (const auto& [name, value] : vm) {
+    std::vector<std::string> values;
+    if (const auto* one = boost::any_cast<std::string>(&value.value())) values.push_back(*one);
+    else if (const auto* many = boost::any_cast<std::vector<std::string>>(&value.value())) values = *many;
+    for (const std::string& v : values)
+      if (looks_like_flag(v))
+        throw InputError("command line", "--" + name, "has no value: the next word is the flag '" + v + "'",
+                         "give --" + name + " its value (run 'dtsim " + (command.empty() ? "" : command + " ") + "--help')");
+  }
 }
 
 long whole_number_flag(const boost::program_options::variables_map& vm, const char* flag, long fallback, long lowest,

@@ -13,6 +13,11 @@ boost::program_options::variables_map parse_command_flags(int argc, char** argv,
                                                           boost::program_options::options_description named,
                                                           const char* positional_name, const std::string& command);
 
+// An InputError when a flag's value looks like another flag ("--ranks --format csv" gives --ranks the value
+// "--format"): the user left that flag's value out. Call after parsing, before reporting stray arguments (the
+// stray one would be the other flag's value, a confusing thing to blame).
+void refuse_flags_as_values(const boost::program_options::variables_map& vm, const std::string& command);
+
 // The whole number given to --`flag` (as text in `vm`), or `fallback` when absent; an InputError naming the flag
 // unless it is a whole number from `lowest` to `highest`.
 long whole_number_flag(const boost::program_options::variables_map& vm, const char* flag, long fallback, long lowest,

@@ -112,6 +112,7 @@ Flags parse_flags(int argc, char** argv) {
   } catch (const po::error& e) {
     throw InputError("command line", "", e.what(), "run 'dtsim workload --help'");
   }
+  refuse_flags_as_values(vm, "workload");
   Flags f;
   f.help = vm["help"].as<bool>();
   if (vm.count("name")) {

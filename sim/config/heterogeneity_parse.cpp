@@ -56,7 +56,8 @@ int parse_rank(const std::string& text, int workers, const std::string& item, co
   try {
     v = parse_int(s);
   } catch (const ValueError&) {
-    throw ValueError("in " + quoted(item) + ": '" + s + "' is not a " + noun + " index", "write e.g. " + noun + " 3");
+    throw ValueError("in " + quoted(item) + ": '" + s + "' is not a " + noun + " index",
+                     noun == "worker" ? "write a rank, e.g. 3 (or worker 3)" : "write e.g. " + noun + " 3");
   }
   if (v < 0 || v >= workers)
     throw ValueError(
@@ -155,6 +156,25 @@ std::string after_at(const std::string& phrase, const std::string& keyword, cons
     throw ValueError("in " + quoted(item) + ": expected '" + keyword + " at <time>'",
                      "write e.g. '" + keyword + " at 10s'");
   return join(tokens, 1, tokens.size());
+}
+
+// A fault's time after `keyword` ("down at", "up at", "for"): words after a complete time are a misspelt
+// keyword ("down at 10s upp at 20s"), which would otherwise read as a unit ("unknown unit 's upp at 20s'").
+double fault_time(const std::string& text, const std::string& keyword, const std::string& item) {
+  const std::vector<std::string> tokens = words(text);
+  if (tokens.size() >= 2) {
+    bool whole_time = true;
+    try {
+      parse_quantity(tokens[0], Dimension::Time);
+    } catch (const ValueError&) {
+      whole_time = false;  // "10 s": the unit is the next word
+    }
+    if (whole_time)
+      throw ValueError("in " + quoted(item) + ": unexpected '" + join(tokens, 1, tokens.size()) + "' after '" + keyword +
+                           " " + tokens[0] + "'",
+                       "a failure reads 'worker 3 down at 10s', then 'up at 20s' or 'for 10s'");
+  }
+  return parse_time(text, item);
 }
 
 }  // namespace
@@ -276,11 +296,17 @@ std::vector<FaultEvent> parse_fault_events(const std::string& text, int workers)
   std::vector<FaultEvent> out;
   for (const std::string& item : split(text, ';', true)) {
     auto phrases = keyword_phrases(words(item), {"down", "up", "for"}, item);
-    // The target: "worker 3", "worker3", "node 1", "link 5".
-    std::string target = phrases[""];
-    target.erase(std::remove_if(target.begin(), target.end(),
-                                [](char c) { return std::isspace(static_cast<unsigned char>(c)); }),
-                 target.end());
+    // The target: "worker 3", "worker3", "node 1", "link 5"; words after it are a misspelt keyword.
+    const std::vector<std::string> target_words = words(phrases[""]);
+    const bool spaced = target_words.size() >= 2 && std::all_of(target_words[0].begin(), target_words[0].end(), [](char c) {
+                          return std::isalpha(static_cast<unsigned char>(c));
+                        });
+    const size_t target_size = std::min(target_words.size(), spaced ? size_t{2} : size_t{1});
+    if (target_words.size() > target_size)
+      throw ValueError("in " + quoted(item) + ": unexpected '" + join(target_words, target_size, target_words.size()) +
+                           "' after '" + join(target_words, 0, target_size) + "'",
+                       "a failure reads 'worker 3 down at 10s', then 'up at 20s' or 'for 10s'");
+    const std::string target = (target_words.empty() ? "" : target_words[0]) + (spaced ? target_words[1] : "");
     size_t digits = 0;
     while (digits < target.size() && std::isalpha(static_cast<unsigned char>(target[digits]))) ++digits;
     const std::string kind = lower(target.substr(0, digits));
@@ -293,11 +319,11 @@ std::vector<FaultEvent> parse_fault_events(const std::string& text, int workers)
     e.index = parse_rank(target.substr(digits), workers, item, kind);
     if (!phrases.count("down"))
       throw ValueError("in " + quoted(item) + ": expected 'down at <time>'", "write e.g. 'worker 3 down at 10s'");
-    e.down_at = parse_time(after_at(phrases["down"], "down", item), item);
+    e.down_at = fault_time(after_at(phrases["down"], "down", item), "down at", item);
     if (phrases.count("up") && phrases.count("for"))
       throw ValueError("in " + quoted(item) + ": give 'up at' or 'for', not both", "");
-    if (phrases.count("up")) e.up_at = parse_time(after_at(phrases["up"], "up", item), item);
-    if (phrases.count("for")) e.up_at = e.down_at + parse_time(phrases["for"], item);
+    if (phrases.count("up")) e.up_at = fault_time(after_at(phrases["up"], "up", item), "up at", item);
+    if (phrases.count("for")) e.up_at = e.down_at + fault_time(phrases["for"], "for", item);
     if (!(e.up_at > e.down_at))
       throw ValueError("in " + quoted(item) + ": it comes back up before it goes down",
                        "the 'up at' time must be later than the 'down at' time");

@@ -187,6 +187,18 @@ TEST_F(Cli, FlagsACommandDoesNotReadAreRefused) {
   EXPECT_FALSE(fs::exists(dir_ / "x"));
 }
 
+// A flag left without its value takes the next flag as its value ("--ranks --format csv" gave --ranks the value
+// "--format" and blamed the stray 'csv'): the message names the flag that lacks its value, in every command.
+TEST_F(Cli, AFlagWithoutItsValueIsNamed) {
+  expect_bad_input("collective --ranks --format csv",
+                   "--ranks: has no value: the next word is the flag '--format'; give --ranks its value");
+  expect_bad_input("run " + kQuickstart + " --out --quiet", "--out: has no value: the next word is the flag '--quiet'");
+  expect_bad_input("run " + kQuickstart + " --set --strict", "--set: has no value");
+  expect_bad_input("sweep " + kQuickstart + " --vary --seeds 2", "--vary: has no value: the next word is the flag '--seeds'");
+  expect_bad_input("workload --gpus --layers", "--gpus: has no value");
+  EXPECT_FALSE(fs::exists(fs::path("--quiet")));
+}
+
 // Cosine decay spans the steps a run takes: a run that ends within its warmup is refused at the key that made
 // it that short (the step cap) or the warmup that long, not at training.decay.
 TEST_F(Cli, AWarmupAsLongAsTheRunIsRefusedAtTheKeyThatMadeItSo) {

@@ -110,6 +110,7 @@ TEST(HeterogeneityConfig, LinkProfilesFlowsAndFaults) {
   const std::vector<FaultEvent> f =
       parse_fault_events("node 3 down at 10s up at 20s; link5 down at 1s for 2s; worker 2 down at 0s;", 8);
   ASSERT_EQ(f.size(), 3u);
+  EXPECT_DOUBLE_EQ(parse_fault_events("worker 1 down at 10 s up at 20 s", 8)[0].up_at, 20.0);
   EXPECT_EQ(f[0].target, FaultTarget::Node);
   EXPECT_EQ(f[0].index, 3);
   EXPECT_DOUBLE_EQ(f[0].down_at, 10.0);
@@ -168,6 +169,11 @@ TEST(HeterogeneityConfig, BadFaultInput) {
                "overlap in time");
   expect_error("[faults]\nevents = node 1 down at 1s; node 1 down at 5s\n", key, "overlap in time");
   expect_error("[faults]\nevents = worker 1 down at 1s up at 2s for 1s\n", key, "not both");
+  // A misspelt keyword is named where it stands, not read as part of an index or a unit.
+  expect_error("[faults]\nevents = worker 3 dwn at 10s\n", key, "unexpected 'dwn at 10s' after 'worker 3'");
+  expect_error("[faults]\nevents = worker3 dwn at 10s\n", key, "unexpected 'dwn at 10s' after 'worker3'");
+  expect_error("[faults]\nevents = worker 3 down at 10s upp at 20s\n", key, "unexpected 'upp at 20s' after 'down at 10s'");
+  expect_error("[faults]\nevents = node 1 down at 1s for 2s later\n", key, "unexpected 'later' after 'for 2s'");
   // Well-formed, but local SGD cannot survive a failure.
   expect_error("[training]\nstrategy = local\n[faults]\nevents = worker 3 down at 10s up at 20s\n", key,
                "cannot survive failures");
