@@ -253,6 +253,19 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
     return trace->json();
   };
   const auto links_text = [&traffic] { return traffic ? traffic->csv(sg4::Engine::get_clock()) : std::string(); };
+  // A run whose workers have all failed cannot finish its training: it failed, whether SimGrid found its
+  // actors deadlocked (they failed together) or they ended one by one.
+  const auto every_worker_down = [&](double when) {
+    for (int w = 0; w < cfg.workers; ++w)
+      if (heterogeneity.faults().reachable(w, when)) return false;
+    return true;
+  };
+  const auto every_worker_failed = [&](double when) {
+    return result_so_far(inputs, metrics, RunStatus::Failed,
+                         "every worker had failed by simulated time " + format_seconds(when) +
+                             " ([faults]); no worker was left to continue the training",
+                         when);
+  };
   std::unique_ptr<TrainingStrategy> strategy = make_strategy(ctx);
   connect_engine_callbacks();
   g_deadlocked = false;
@@ -284,14 +297,10 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
     // aborts when such an object is destroyed: on this path the strategy is deliberately not destroyed (the
     // process reports the end and exits).
     const double now = sg4::Engine::get_clock();
-    (void)strategy.release();
-    int down = 0;
-    for (int w = 0; w < cfg.workers; ++w) down += heterogeneity.faults().reachable(w, now) ? 0 : 1;
-    if (down == cfg.workers) {
-      RunResult failed = result_so_far(inputs, metrics, RunStatus::Failed,
-                                       "every worker had failed by simulated time " + format_seconds(now) +
-                                           " ([faults]); no worker was left to continue the training",
-                                       now);
+    TrainingStrategy* kept = strategy.release();
+    if (every_worker_down(now)) {
+      RunResult failed = every_worker_failed(now);
+      take_progress(*kept, failed);
       identify(failed, ops, platform, objective);
       failed.trace_json = trace_text();
       failed.links_csv = links_text();
@@ -330,7 +339,25 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
     if (traffic) diverged.busiest_link = traffic->busiest(diverged.simulated_time_s);
     return diverged;
   }
+  if (every_worker_down(sg4::Engine::get_clock())) {
+    RunResult failed = every_worker_failed(sg4::Engine::get_clock());
+    take_progress(*strategy, failed);
+    identify(failed, ops, platform, objective);
+    failed.trace_json = trace_text();
+    failed.links_csv = links_text();
+    if (traffic) failed.busiest_link = traffic->busiest(failed.simulated_time_s);
+    return failed;
+  }
   StrategyOutcome outcome = strategy->outcome();
+  if (!outcome.unfinished.empty()) {
+    RunResult failed = result_so_far(inputs, metrics, RunStatus::Failed, outcome.unfinished, sg4::Engine::get_clock());
+    take_progress(*strategy, failed);
+    identify(failed, ops, platform, objective);
+    failed.trace_json = trace_text();
+    failed.links_csv = links_text();
+    if (traffic) failed.busiest_link = traffic->busiest(failed.simulated_time_s);
+    return failed;
+  }
 
   RunResult r;
   identify(r, ops, platform, objective);

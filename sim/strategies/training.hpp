@@ -44,6 +44,7 @@ struct StrategyOutcome {
   std::vector<WorkerTime> worker_time;  // rank order
   std::vector<float> final_params;
   nlohmann::json details = nlohmann::json::object();  // what only this strategy measures (summary.json "strategy")
+  std::string unfinished;  // why the training ended before its planned steps, if it did (the run then failed)
 };
 
 // A training strategy: actors on the platform that do real numerics in the order the simulation decides.

@@ -24,6 +24,7 @@ struct HeterogeneityRuntime::State : std::enable_shared_from_this<State> {
   std::vector<std::function<void(const FaultTransition&)>> listeners;
   std::set<std::pair<int, std::string>> restartable;  // (worker, actor name) marked auto-restart
   std::vector<bool> awaiting_restart;  // per worker: a restartable actor died with its host and waits for it
+  bool waiting_for_a_worker = false;    // a strategy waits for any failed worker to return
 
   std::map<uint64_t, Timer*> pending;  // timers not fired yet, by id
   uint64_t next_timer_id = 0;
@@ -72,7 +73,9 @@ struct HeterogeneityRuntime::State : std::enable_shared_from_this<State> {
       if (a.get() != &ending && !a->is_daemon()) return true;
     const double now = sg4::Engine::get_clock();
     for (size_t w = 0; w < awaiting_restart.size(); ++w)
-      if (awaiting_restart[w] && faults.worker_up_at(static_cast<int>(w), now) < kNever) return true;
+      if ((awaiting_restart[w] || waiting_for_a_worker) && !worker_hosts[w]->is_on() &&
+          faults.worker_up_at(static_cast<int>(w), now) < kNever)
+        return true;
     return false;
   }
 
@@ -202,6 +205,8 @@ void HeterogeneityRuntime::restart_when_host_returns(const sg4::ActorPtr& actor)
   const int w = state_->worker_of(actor->get_host());
   if (w >= 0) state_->restartable.insert({w, actor->get_name()});
 }
+
+void HeterogeneityRuntime::wait_for_a_worker(bool waiting) { state_->waiting_for_a_worker = waiting; }
 
 HeterogeneityRuntime apply_heterogeneity(sg4::Engine& engine, const Platform& platform, const RunConfig& config) {
   const HeterogeneityConfig& h = config.heterogeneity;

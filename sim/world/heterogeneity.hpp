@@ -55,6 +55,10 @@ class HeterogeneityRuntime {
   // other actor is alive. The restarted actor has the same name and host but is a new Actor object.
   void restart_when_host_returns(const sg4::ActorPtr& actor);
 
+  // While set, the simulation goes on with no actor alive as long as a failed worker is yet to return: a
+  // strategy that found every worker down waits for one (its listener then starts an actor there).
+  void wait_for_a_worker(bool waiting);
+
   struct State;  // shared with the timers and signal handlers that outlive the call to apply_heterogeneity
 
  private:

@@ -170,6 +170,40 @@ TEST_F(Robustness, EveryWorkerFailingEndsAsAFailedRun) {
   }
 }
 
+// Workers failing one after another (the second while the job waits to detect the first) used to end the
+// simulation quietly: `completed` with 6 of 8 steps. Failing together, the run said failed but lost its
+// progress (0 steps, 0 bytes) and SimGrid warned of an actor launched on a failed host.
+TEST_F(Robustness, WorkersFailingOneAfterAnotherFailTheRunWithItsProgress) {
+  for (const std::string events : {"worker 0 down at 1ms; worker 1 down at 2ms", "worker 0 down at 1ms; worker 1 down at 1ms"}) {
+    const Outcome o = dtsim::testing::run_dtsim(short_run() + " --set cluster.workers=2 --set 'faults.events=" + events + "'", true);
+    EXPECT_EQ(o.exit_code, 1) << events << ": " << o.err;
+    EXPECT_EQ(o.err.find("WARNING"), std::string::npos) << o.err;
+    const nlohmann::json s = summary_of(out());
+    EXPECT_EQ(s["status"], "failed") << events;
+    EXPECT_NE(s["status_reason"].get<std::string>().find("every worker had failed"), std::string::npos) << events;
+    EXPECT_GT(s["steps"].get<int64_t>(), 0) << events;
+    EXPECT_LT(s["steps"].get<int64_t>(), 8) << events;
+    EXPECT_GT(s["bytes_sent"].get<uint64_t>(), 0u) << events;
+  }
+}
+
+// Every worker down, then back: a job that restarts from its checkpoint waits for them (the simulation used
+// to end when the last one failed, as no actor was left to wait).
+TEST_F(Robustness, AJobRestartsWhenEveryWorkerFailedAndCameBack) {
+  for (const std::string events : {"worker 0 down at 1ms up at 5ms; worker 1 down at 1ms up at 5ms",
+                                   "worker 0 down at 1ms up at 5ms; worker 1 down at 2ms up at 6ms"}) {
+    const Outcome o = dtsim::testing::run_dtsim(short_run() + " --set cluster.workers=2 --set sync.fault_reaction=restart" +
+                                                    " --set 'faults.events=" + events + "'",
+                                                true);
+    EXPECT_EQ(o.exit_code, 0) << events << ": " << o.err;
+    const nlohmann::json s = summary_of(out());
+    EXPECT_EQ(s["status"], "completed") << events;
+    EXPECT_EQ(s["steps"].get<int64_t>(), 8) << events;
+    // Detected fault_timeout (60 s) after the first failure, whichever worker's host ran the wait.
+    EXPECT_GT(s["simulated_time_s"].get<double>(), 60.001) << events;
+  }
+}
+
 TEST_F(Robustness, DivergenceStopsTheRunAndIsReported) {
   const Outcome o = dtsim::testing::run_dtsim(short_run() + " --set training.lr=90 --set training.max_steps=50", true);
   EXPECT_EQ(o.exit_code, 0) << o.err;

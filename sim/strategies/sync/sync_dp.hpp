@@ -57,6 +57,7 @@ class SyncDataParallel final : public TrainingStrategy {
   // sync_recovery.cpp: the fault listener, the actor that handles a failure, and checkpoints.
   void watch_faults();
   void on_failure(int rank);
+  void start_recovery_actor();
   void recover();
   void checkpoint_if_due(int64_t applied);
   // The real gradient of rank's batch for `step` (all micro-batches) at `params`, into gradient_of(rank).
@@ -122,6 +123,9 @@ class SyncDataParallel final : public TrainingStrategy {
   std::vector<sg4::ActorPtr> actors_;  // the current incarnation's workers and streams
   int incarnation_ = 0;
   bool recovering_ = false;
+  double recovery_began_ = 0.0;                      // the failure that started the recovery under way
+  simgrid::s4u::Host* recovery_host_ = nullptr;      // where its actor runs
+  bool recovery_waits_for_a_host_ = false;           // every worker was down when it had to start
   std::vector<int> failed_;           // workers lost since the last recovery began
   std::unique_ptr<TrainableParameters> checkpoint_;
   int64_t checkpoint_step_ = 0;

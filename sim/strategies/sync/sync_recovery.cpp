@@ -21,7 +21,11 @@ void SyncDataParallel::watch_faults() {
     checkpoint_->copy_from(*replicas_[0]);  // the initial state is the first checkpoint, already on disk
   }
   ctx_.heterogeneity.on_fault([this](const FaultTransition& t) {
-    if (!t.down || applied_steps_ >= total_steps_) return;
+    if (applied_steps_ >= total_steps_) return;
+    if (!t.down) {  // a worker is back: it can host a recovery that found every worker down
+      if (recovery_waits_for_a_host_) start_recovery_actor();
+      return;
+    }
     if (std::find(active_.begin(), active_.end(), t.worker) == active_.end()) return;
     on_failure(t.worker);
   });
@@ -30,22 +34,36 @@ void SyncDataParallel::watch_faults() {
 void SyncDataParallel::on_failure(int rank) {
   // Called in SimGrid's kernel context at the failure's exact time: only flags and a new actor here.
   if (std::find(failed_.begin(), failed_.end(), rank) == failed_.end()) failed_.push_back(rank);
-  if (recovering_) return;
-  recovering_ = true;
-  streams_->tolerate_failures();
-  sg4::Host* host = nullptr;
+  // (A failed link leaves the recovery actor running on its host.)
+  const bool lost_its_host = recovering_ && recovery_host_ == ctx_.platform.workers[rank] && !recovery_host_->is_on();
+  if (recovering_ && !lost_its_host) return;
+  if (!recovering_) {
+    recovering_ = true;
+    recovery_began_ = sg4::Engine::get_clock();
+    streams_->tolerate_failures();
+  }
+  // The recovery actor runs on a worker that is up; one whose host fails with it starts again on another.
+  start_recovery_actor();
+}
+
+void SyncDataParallel::start_recovery_actor() {
   const double now = sg4::Engine::get_clock();
-  for (const int r : active_)
-    if (r != rank && ctx_.heterogeneity.faults().reachable(r, now)) {
-      host = ctx_.platform.workers[r];
-      break;
-    }
-  if (!host) host = ctx_.platform.workers[rank];  // everyone is down: the job waits for someone to return
-  sg4::Actor::create("recovery" + std::to_string(incarnation_), host, [this] { recover(); });
+  recovery_host_ = nullptr;
+  for (size_t r = 0; r < workers_.size() && !recovery_host_; ++r)
+    if (ctx_.platform.workers[r]->is_on() && ctx_.heterogeneity.faults().reachable(static_cast<int>(r), now))
+      recovery_host_ = ctx_.platform.workers[r];
+  // Every worker is down: the job waits for one to return (the listener above), or, if none does, ends there
+  // (and the run reports that every worker failed).
+  recovery_waits_for_a_host_ = recovery_host_ == nullptr;
+  ctx_.heterogeneity.wait_for_a_worker(recovery_waits_for_a_host_);
+  if (recovery_waits_for_a_host_) return;
+  sg4::Actor::create("recovery" + std::to_string(incarnation_), recovery_host_, [this] { recover(); });
 }
 
 void SyncDataParallel::recover() {
-  const double failed_at = sg4::Engine::get_clock();
+  // A recovery started again (its first host failed too, or every worker was down) still counts from the
+  // first failure and detects it fault_timeout after it.
+  const double failed_at = recovery_began_;
   streams_->abandon();
   if (param_allreduce_) param_allreduce_->abandon();
   for (const sg4::ActorPtr& a : actors_)
@@ -54,7 +72,7 @@ void SyncDataParallel::recover() {
   const double accuracy_before = ctx_.metrics.points().empty() ? 0.0 : ctx_.metrics.points().back().test_accuracy;
   const int64_t step_at_failure = applied_steps_;
   const SyncConfig& cfg = ctx_.config().sync;
-  sg4::this_actor::sleep_for(cfg.fault_timeout_s);
+  sg4::this_actor::sleep_until(std::max(sg4::Engine::get_clock(), failed_at + cfg.fault_timeout_s));
 
   nlohmann::json report;
   report["workers"] = failed_;
