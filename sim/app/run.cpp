@@ -154,17 +154,17 @@ void stop_on_signal(int signal) {
   std::signal(signal, SIG_DFL);
 }
 
-void catch_stop_signals() {
+}  // namespace
+
+void reclaim_stop_signals() {
   if (!g_stop_on_signals) return;
   for (const int signal : {SIGINT, SIGTERM})
     if (g_stop_signal != signal) std::signal(signal, stop_on_signal);
 }
 
-}  // namespace
-
 void stop_on_signals() {
   g_stop_on_signals = true;
-  catch_stop_signals();
+  reclaim_stop_signals();
 }
 
 void remove_on_early_stop(const std::string& folder, const std::string& file) {
@@ -233,7 +233,7 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   const RunConfig& cfg = inputs.config;
   const PlatformSpec spec = platform_spec(cfg);
   auto engine = create_engine(network_settings(spec));
-  catch_stop_signals();  // SimGrid's engine installs its own SIGINT handler, which exits at once
+  reclaim_stop_signals();
   // Parameter-server shards and federated learning's aggregator run on hosts of their own.
   const Platform platform = build_platform(*engine, spec, server_hosts(cfg));
   HeterogeneityRuntime heterogeneity = apply_heterogeneity(*engine, platform, cfg);

@@ -69,6 +69,9 @@ int stop_signal();
 // From now on SIGINT and SIGTERM call request_stop (also once SimGrid's engine, which installs a handler of
 // its own, exists). `dtsim run` calls it; library users and tests need not.
 void stop_on_signals();
+// Takes SIGINT and SIGTERM back from a SimGrid engine just created (its own SIGINT handler exits at once, with
+// status 1 and its actors' status), if stop_on_signals was called; otherwise nothing.
+void reclaim_stop_signals();
 // Until the simulation runs, a stop signal ends the process at once (there is nothing to keep yet): it removes
 // `file` and then the `folder` holding it (the run's staging folder and its metrics file).
 void remove_on_early_stop(const std::string& folder, const std::string& file);

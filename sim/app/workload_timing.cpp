@@ -1,9 +1,12 @@
 #include "sim/app/workload_timing.hpp"
 
+#include "sim/app/run.hpp"
+
 #include <cstdio>
 #include <memory>
 #include <string>
 
+#include "sim/app/run.hpp"
 #include "sim/app/workload_strategies.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/collectives/registry.hpp"
@@ -76,6 +79,7 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
                                        models::DeviceRates rates, const RunConfig& cfg, int steps) {
   const PlatformSpec spec = platform_spec(cfg);
   auto engine = create_engine(network_settings(spec));
+  reclaim_stop_signals();  // a timing-only `dtsim run`: a stop signal leaves nothing, like SIGTERM
   const Platform platform = build_platform(*engine, spec, server_hosts(cfg));
   // [stragglers] and [background] (a timing-only run refuses [faults]): slow hosts, link profiles, competing
   // flows, and the per-step draws the timing actors multiply their FLOPs by.
