@@ -12,11 +12,6 @@ import json
 import os
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")  # no display needed
-import matplotlib.pyplot as plt  # noqa: E402
-
 
 def load_run(path):
     """Returns (label, rows) where rows is a list of dicts of floats from metrics.csv."""
@@ -45,11 +40,26 @@ def load_run(path):
     return label, rows
 
 
+def divergence_time(path):
+    """The simulated time at which the run in `path` diverged (its summary.json), or None."""
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    try:
+        with open(os.path.join(folder, "summary.json")) as f:
+            return float(json.load(f)["divergence"]["simulated_time_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", help="run output folders or metrics.csv files")
     parser.add_argument("-o", "--output", default="metrics.png", help="image to write (default metrics.png)")
     args = parser.parse_args(argv)
+    # Imported here: round_summary.py uses load_run without plotting, and without matplotlib.
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display needed
+    import matplotlib.pyplot as plt
 
     runs = []
     for path in args.runs:
@@ -69,10 +79,14 @@ def main(argv):
         axes[1].plot([r["epoch"] for r in rows], [100 * r["test_accuracy"] for r in rows], marker=".", label=label)
         axes[2].plot(t, [r["test_loss"] for r in rows], marker=".", label=label)
         if "(diverged)" in label:  # where it ended, on every panel
-            for ax, x, y in ((axes[0], t, "test_accuracy"), (axes[1], [r["epoch"] for r in rows], "test_accuracy"),
-                             (axes[2], t, "test_loss")):
+            # On the time axes at the time it diverged (summary.json), which comes after its last evaluation
+            # (a run that diverges before its first has only the row of the untrained model), at the last value.
+            stop = divergence_time(path)
+            end_t = stop if stop is not None and stop >= t[-1] else t[-1]
+            for ax, x_end, y in ((axes[0], end_t, "test_accuracy"), (axes[1], rows[-1]["epoch"], "test_accuracy"),
+                                 (axes[2], end_t, "test_loss")):
                 scale = 100 if y == "test_accuracy" else 1
-                ax.plot([x[-1]], [scale * rows[-1][y]], marker="X", markersize=11, color=line.get_color())
+                ax.plot([x_end], [scale * rows[-1][y]], marker="X", markersize=11, color=line.get_color())
     axes[0].set(xlabel="simulated time (s)", ylabel="test accuracy (%)", title="Accuracy vs simulated time")
     axes[1].set(xlabel="epoch", ylabel="test accuracy (%)", title="Accuracy vs epochs")
     axes[2].set(xlabel="simulated time (s)", ylabel="test loss", title="Test loss vs simulated time")

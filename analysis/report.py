@@ -16,6 +16,7 @@ import html
 import io
 import json
 import os
+import shlex
 import sys
 import tempfile
 
@@ -101,10 +102,16 @@ def run_section(folder):
         parts.append("<h2>Busiest links</h2><p>From links.csv (every link is there); the peak is the busiest "
                      f"window of {short(float(links[0]['peak_window_s']) * 1e6) if links else '?'} µs.</p>")
         parts.append(table(["link", "MB carried", "mean utilisation (%)", "peak utilisation (%)"], rows))
-    command = "dtsim run " + (scenario_file or "SCENARIO.ini") + " --out " + folder
+    command = "dtsim run " + (scenario_file or "SCENARIO.ini")
+    sets = s.get("sets")
+    for item in sets or []:
+        command += " --set " + shlex.quote(item)
+    command += " --out " + shlex.quote(folder)
     parts.append("<h2>Reproduce</h2><pre>" + html.escape(command) + "</pre>")
-    parts.append("<p>Keys given with <code>--set</code> are not in this command: the resolved scenario, every key "
-                 "with its value, is in summary.json under <code>scenario</code>.</p>")
+    if sets is None:  # a summary written before dtsim recorded its --set keys
+        parts.append("<p>This run's summary.json does not list the keys given with <code>--set</code>, so they are "
+                     "not in this command: the resolved scenario, every key with its value, is in summary.json "
+                     "under <code>scenario</code>.</p>")
     return name, "\n".join(parts)
 
 

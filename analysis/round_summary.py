@@ -9,7 +9,9 @@ of the first three over the runs. Federated runs evaluate once a round, so with 
 the window is rounds 41-50. A single round of a swinging curve is a noisy reading; the window's mean is not.
 
 Each argument is a run's output folder (metrics.csv, or metrics.partial.csv for a run that did not finish) or
-a metrics.csv file. Uses the Python standard library only.
+a metrics.csv file, named in the table as given; a run given twice is refused (it would count twice). A run
+with no evaluation after training started (one that diverged before its first) has a row that says so and is
+left out of the means, which say over how many runs they are. Uses the Python standard library only.
 """
 import argparse
 import math
@@ -31,12 +33,13 @@ def summarise(rows, last):
     tail = acc[-(last + 1):]
     changes = [abs(b - a) for a, b in zip(tail, tail[1:])]
     best = max(acc)
+    trained = [r for r in rows if r.get("step", 1.0) > 0 and not math.isnan(r["test_accuracy"])]
     return {
         "evaluations": len(acc),
         "final": acc[-1],
         "window_mean": statistics.fmean(window),
         "best": best,
-        "best_at": acc.index(best) + 1,
+        "best_at": int(trained[acc.index(best)].get("step", acc.index(best) + 1)),
         "median_change": statistics.median(changes) if changes else 0.0,
         "largest_change": max(changes) if changes else 0.0,
     }
@@ -57,27 +60,47 @@ def main(argv):
         return 2
 
     table = []
+    seen = {}
     for path in args.runs:
+        where = os.path.realpath(path if os.path.isdir(path) else os.path.dirname(path) or ".")
+        if where in seen:
+            print(f"round_summary: error: {path}: the same run as {seen[where]}; a run given twice would count twice",
+                  file=sys.stderr)
+            return 2
+        seen[where] = path
         try:
             label, rows = plot_metrics.load_run(path)
             if "test_accuracy" not in rows[0]:
                 raise ValueError("no test_accuracy column")
-            table.append((label, summarise(rows, args.last)))
+            status = label[label.rfind(" ("):] if label.endswith(")") else ""
+            name = os.path.normpath(path) + status
+            try:
+                table.append((name, summarise(rows, args.last)))
+            except ValueError as e:  # e.g. diverged before its first evaluation: a row, not the end of the table
+                table.append((name, str(e)))
         except (OSError, ValueError, KeyError) as e:
             print(f"round_summary: error: {path}: {e}", file=sys.stderr)
             return 2
 
     k = args.last
-    print(f"| run | evaluations | final | mean of last {k} | best (at) | median / largest change over last {k} |")
+    print(f"| run | evaluations | final | mean of last {k} | best (at step) | median / largest change over last {k} |")
     print("|---|---|---|---|---|---|")
     for label, s in table:
+        if isinstance(s, str):
+            print(f"| {label} | 0 | {s} | | | |")
+            continue
         print(f"| {label} | {s['evaluations']} | {s['final']:.2f} % | {s['window_mean']:.2f} % | "
               f"{s['best']:.2f} % ({s['best_at']}) | {s['median_change']:.2f} / {s['largest_change']:.2f} |")
+    summaries = [s for _, s in table if not isinstance(s, str)]
+    if not summaries:
+        print(f"| no run with an evaluation after training started | | | | | |")
+        return 0
     cells = []
     for key in ("final", "window_mean", "best"):
-        m, sd = mean_sd([s[key] for _, s in table])
+        m, sd = mean_sd([s[key] for s in summaries])
         cells.append(f"{m:.2f} ± {sd:.2f} %")
-    print(f"| mean ± sd over {len(table)} | | {cells[0]} | {cells[1]} | {cells[2]} | |")
+    over = f"{len(summaries)}" if len(summaries) == len(table) else f"{len(summaries)} of {len(table)}"
+    print(f"| mean ± sd over {over} | | {cells[0]} | {cells[1]} | {cells[2]} | |")
     return 0
 
 

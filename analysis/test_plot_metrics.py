@@ -56,6 +56,18 @@ class PlotMetricsTest(unittest.TestCase):
         out = os.path.join(self.tmp.name, "plot.png")
         self.assertEqual(plot_metrics.main([self.run_dir, "-o", out]), 0)
 
+    def test_a_diverged_run_ends_where_it_diverged(self):
+        # Only the untrained model's row: the cross goes at the divergence's time, not at 0.
+        with open(os.path.join(self.run_dir, "metrics.csv"), "w") as f:
+            f.write(HEADER + "0,0.0000,0,0.05,,2.3,0.1,0\n")
+        with open(os.path.join(self.run_dir, "summary.json"), "w") as f:
+            f.write('{"status": "diverged", "divergence": {"step": 2, "simulated_time_s": 0.0004}}')
+        self.assertAlmostEqual(plot_metrics.divergence_time(self.run_dir), 0.0004)
+        self.assertAlmostEqual(plot_metrics.divergence_time(os.path.join(self.run_dir, "metrics.csv")), 0.0004)
+        self.assertIsNone(plot_metrics.divergence_time(self.tmp.name))
+        out = os.path.join(self.tmp.name, "plot.png")
+        self.assertEqual(plot_metrics.main([self.run_dir, "-o", out]), 0)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -53,6 +53,15 @@ class ReportTest(unittest.TestCase):
         self.assertIn("2 CNY (range 1 to 3)", page)
         self.assertIn("dtsim run scenarios/x.ini --out " + run, page)
 
+    def test_the_command_carries_the_runs_sets(self):
+        run = self.make_run('{"status": "completed", "final_test_accuracy": 0.8, "scenario_file": "scenarios/x.ini", '
+                            '"sets": ["training.lr=50", "run.name=a b"]}')
+        self.assertEqual(report.main([run]), 0)
+        with open(os.path.join(run, "report.html")) as f:
+            page = f.read()
+        self.assertIn("dtsim run scenarios/x.ini --set training.lr=50 --set &#x27;run.name=a b&#x27; --out " + run, page)
+        self.assertNotIn("not in this command", page)
+
     def test_a_run_with_links(self):
         run = self.make_run('{"status": "completed", "final_test_accuracy": 0.8}')
         with open(os.path.join(run, "links.csv"), "w") as f:

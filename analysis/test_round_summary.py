@@ -88,13 +88,40 @@ class RoundSummaryTest(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("--last 0", err)
 
-    def test_a_run_with_only_round_zero_is_an_error(self):
+    def test_a_run_with_only_round_zero_is_a_row_left_out_of_the_means(self):
+        # A seed that diverged before its first evaluation: the others still make a table.
         d = os.path.join(self.tmp.name, "d")
         write_run(d, [])
-        rc, _, err = run([d])
-        self.assertEqual(rc, 2)
-        self.assertIn("no evaluation after training started", err)
+        with open(os.path.join(d, "summary.json"), "w") as f:
+            f.write('{"status": "diverged", "scenario": {"run": {"name": "d"}}}')
+        rc, out, err = run([self.a, d, "--last", "2"])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("d (diverged) | 0 | no evaluation after training started", out)
+        last = out.strip().splitlines()[-1]
+        self.assertIn("over 1 of 2", last)
+        self.assertIn("80.00 ± 0.00 %", last)  # a's final alone
 
+    def test_a_run_given_twice_is_refused(self):
+        rc, out, err = run([self.a, self.b, self.a + "/"])
+        self.assertEqual(rc, 2)
+        self.assertEqual(out, "")
+        self.assertIn("would count twice", err)
+
+    def test_runs_are_named_by_folder_and_best_by_step(self):
+        # Two runs of one scenario share a run name: the rows tell them apart by folder. Evaluations every
+        # 5 steps: the best is named by its step, not its index.
+        for folder in (self.a, self.b):
+            with open(os.path.join(folder, "summary.json"), "w") as f:
+                f.write('{"status": "completed", "scenario": {"run": {"name": "same"}}}')
+        e = os.path.join(self.tmp.name, "e")
+        os.makedirs(e)
+        with open(os.path.join(e, "metrics.csv"), "w") as f:
+            f.write(HEADER + "0,0,0,0.01,,2.3,0.1,0,\n5,1,0.5,0.01,0.5,0.9,0.7,1000,\n10,2,1,0.01,0.5,0.9,0.6,2000,\n")
+        rc, out, _ = run([self.a, self.b, e])
+        self.assertEqual(rc, 0)
+        self.assertIn("| " + os.path.normpath(self.a) + " |", out)
+        self.assertIn("| " + os.path.normpath(self.b) + " |", out)
+        self.assertIn("70.00 % (5)", out)
 
 if __name__ == "__main__":
     unittest.main()

@@ -7,6 +7,9 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
+
+#include <zlib.h>
 
 #include "sim/app/cost.hpp"
 #include "sim/strategies/training.hpp"
@@ -149,6 +152,7 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
   }
   s["scenario_file"] = c.scenario_path;
   s["scenario"] = c.scenario_json;
+  s["sets"] = c.command_line_sets;
   return s;
 }
 
@@ -280,5 +284,21 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
   }
   return o.str();
 }
+
+std::string file_crc32(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "unreadable";
+  uLong crc = crc32(0L, Z_NULL, 0);
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const std::streamsize n = in.gcount();
+    if (n > 0) crc = crc32_z(crc, reinterpret_cast<const Bytef*>(buffer.data()), static_cast<z_size_t>(n));
+  }
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "%08lx", static_cast<unsigned long>(crc));
+  return std::string("crc32:") + hex;
+}
+
 
 }  // namespace dtsim::sim

@@ -17,6 +17,10 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& result, do
 // Writes `content` to dir/name through a temporary file and a rename, so a reader never sees half a file.
 void write_file_atomically(const std::string& dir, const std::string& name, const std::string& content);
 
+// crc32 of a file's bytes ("crc32:xxxxxxxx"), or "unreadable": what validate --resume and a sweep's manifest
+// compare to tell whether a scenario file changed.
+std::string file_crc32(const std::string& path);
+
 // The final parameters as little-endian float32, in the network's flat order.
 void write_model(const std::string& dir, const std::vector<float>& params);
 

@@ -51,6 +51,11 @@ const std::vector<std::string>& RunFolder::output_names() {
   return names;
 }
 
+const std::vector<std::string>& RunFolder::derived_names() {
+  static const std::vector<std::string> names = {"report.html"};
+  return names;
+}
+
 RunFolder::RunFolder(const std::string& out, const std::string& scenario) : out_(out) {
   std::error_code ec;
   if (fs::exists(out_, ec) && !fs::is_directory(out_, ec)) fail_out("'" + out_ + "' exists and is not a folder");
@@ -98,6 +103,8 @@ void RunFolder::publish() {
   const fs::path out(out_);
   // First the old summary, so that no moment shows the previous run's claim next to new files.
   fs::remove(out / "summary.json");
+  // What analysis/ wrote into the folder by default described the previous run (report.py's page).
+  for (const std::string& name : derived_names()) fs::remove(out / name);
   for (const std::string& name : output_names())
     if (name != "summary.json" && !fs::exists(fs::path(staging_) / name)) fs::remove(out / name);
   for (const std::string& name : output_names()) {

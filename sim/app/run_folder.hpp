@@ -30,6 +30,9 @@ class RunFolder {
 
   // The file names dtsim writes into --out.
   static const std::vector<std::string>& output_names();
+  // Files that analysis/ writes into a run's folder by default (report.py's report.html): derived from the
+  // run's outputs, so publishing a new run removes them with the old outputs.
+  static const std::vector<std::string>& derived_names();
 
  private:
   std::string out_;

@@ -204,10 +204,25 @@ void claim_folder(const std::string& dir, const SweepPlan& plan) {
     } catch (const nlohmann::json::exception&) {
       throw InputError(path.string(), "", "not a sweep manifest that dtsim can read", "choose another --out, or remove the folder");
     }
-    if (recorded != plan.manifest())
+    nlohmann::json wanted = plan.manifest();
+    if (recorded.contains("scenario_absolute")) {
+      // The same file reached from another folder is the same sweep; the same file with other bytes is not.
+      if (recorded["scenario_absolute"] == wanted["scenario_absolute"] &&
+          recorded.value("scenario_crc32", std::string()) != wanted["scenario_crc32"].get<std::string>())
+        throw InputError("command line (--out)", "",
+                         "'" + dir + "' holds a sweep of " + recorded.value("scenario", std::string("?")) +
+                             " as it was before the file changed (its finished runs were made from the old file)",
+                         "choose another --out, or remove that folder to start over");
+      recorded.erase("scenario");
+      wanted.erase("scenario");
+    } else {  // a manifest written before dtsim recorded the file's place and bytes: compared as it was
+      wanted.erase("scenario_absolute");
+      wanted.erase("scenario_crc32");
+    }
+    if (recorded != wanted)
       throw InputError("command line (--out)", "",
-                       "'" + dir + "' holds a different sweep (of " + recorded.value("scenario", std::string("?")) +
-                           "; see its sweep.json)",
+                       "'" + dir + "' holds a different sweep (of " + recorded.value("scenario_absolute",
+                           recorded.value("scenario", std::string("?"))) + "; see its sweep.json)",
                        "choose another --out, or remove that folder to start over");
     return;
   }
@@ -268,6 +283,15 @@ void check_slurm_target(const SweepFlags& f, const SweepPlan& plan) {
   if (fs::is_directory(path, ec))
     throw InputError("command line", "--slurm", "'" + f.slurm + "' is a folder",
                      "give the script's file name, e.g. " + (fs::path(f.slurm) / "sweep.sh").string());
+  if (path.lexically_normal() == fs::absolute(f.out).lexically_normal())
+    throw InputError("command line", "--slurm", "'" + f.slurm + "' is the sweep's --out folder",
+                     "give the script a file name, e.g. " + (fs::path(f.out) / "sweep.sh").string());
+  // The script's folder is made now, so that one that cannot be leaves nothing of the sweep behind.
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  if (ec || !fs::is_directory(path.parent_path()))
+    throw InputError("command line", "--slurm", "cannot make the folder '" + path.parent_path().string() + "'" +
+                                                    (ec ? ": " + ec.message() : ""),
+                     "choose a folder you can write");
   if (fs::exists(path, ec)) {
     if (fs::equivalent(path, plan.scenario, ec))
       throw InputError("command line", "--slurm", "'" + f.slurm + "' is the sweep's scenario file",
@@ -283,8 +307,6 @@ void check_slurm_target(const SweepFlags& f, const SweepPlan& plan) {
 void write_slurm_script(const SweepFlags& f, const SweepPlan& plan) {
   const std::string text = slurm_array_script(plan, f.out, fs::current_path().string(), own_executable(), f.strict);
   const fs::path path = fs::absolute(f.slurm);
-  std::error_code ec;
-  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   try {
     write_file_atomically(path.parent_path().string(), path.filename().string(), text);
   } catch (const std::exception& e) {

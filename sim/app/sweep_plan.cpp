@@ -1,12 +1,15 @@
 #include "sim/app/sweep_plan.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
+#include "sim/app/outputs.hpp"
 #include "sim/scenario/errors.hpp"
 
 namespace dtsim::sim {
+namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kSeedKey = "run.seed";
@@ -145,6 +148,12 @@ nlohmann::json SweepPlan::manifest() const {
   nlohmann::json m;
   m["format"] = "dtsim-sweep-1";
   m["scenario"] = scenario;
+  // Where the file is, whatever folder the sweep was started from, and its bytes: a rerun from elsewhere is the
+  // same sweep, and one whose file changed since is not (its finished runs were made from the old file).
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(scenario, ec);
+  m["scenario_absolute"] = ec ? scenario : absolute.lexically_normal().string();
+  m["scenario_crc32"] = file_crc32(scenario);
   m["sets"] = sets;
   nlohmann::json vary = nlohmann::json::array();
   for (const VariedKey& v : varied) vary.push_back({{"key", v.key}, {"values", v.values}, {"flag", v.flag}});
@@ -163,7 +172,10 @@ SweepPlan SweepPlan::from_manifest(const nlohmann::json& m, const std::string& w
     for (const auto& v : m.at("vary"))
       varied.push_back({v.at("key").get<std::string>(), v.at("values").get<std::vector<std::string>>(),
                         v.at("flag").get<std::string>()});
-    return make_sweep_plan(m.at("scenario").get<std::string>(), m.at("sets").get<std::vector<std::string>>(), varied);
+    // The absolute path when the manifest has it: tasks and collect may run from another folder.
+    const std::string scenario =
+        m.contains("scenario_absolute") ? m.at("scenario_absolute").get<std::string>() : m.at("scenario").get<std::string>();
+    return make_sweep_plan(scenario, m.at("sets").get<std::vector<std::string>>(), varied);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(where, "", std::string("a damaged sweep manifest (") + e.what() + ")",
                      "rerun the 'dtsim sweep' command that made it");

@@ -238,7 +238,13 @@ std::string summary_csv(const SweepPlan& plan, const std::vector<RunRow>& rows) 
 }
 
 void write_sweep_tables(const std::string& sweep_dir, const SweepPlan& plan, const std::vector<RunRow>& rows) {
-  write_file_atomically(sweep_dir, "results.csv", results_csv(plan, rows));
+  const std::string results = results_csv(plan, rows);
+  // The figure and page that analysis/ writes into the sweep's folder by default describe the old tables.
+  std::ifstream old_file(fs::path(sweep_dir) / "results.csv", std::ios::binary);
+  const std::string old_results((std::istreambuf_iterator<char>(old_file)), std::istreambuf_iterator<char>());
+  if (old_results != results)
+    for (const char* derived : {"sweep.png", "report.html"}) fs::remove(fs::path(sweep_dir) / derived);
+  write_file_atomically(sweep_dir, "results.csv", results);
   write_file_atomically(sweep_dir, "summary.csv", summary_csv(plan, rows));
 }
 

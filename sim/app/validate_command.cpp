@@ -11,10 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include <zlib.h>
-
 #include "sim/app/flags.hpp"
 #include "sim/app/outputs.hpp"
+#include "sim/app/run_folder.hpp"
 #include "sim/app/sweep_pool.hpp"
 #include "sim/app/sweep_results.hpp"
 #include "sim/app/validate_claims.hpp"
@@ -174,22 +173,6 @@ RunOutcome read_outcome(const fs::path& folder) {
   return o;
 }
 
-// crc32 of a file's bytes ("crc32:xxxxxxxx"), or "unreadable".
-std::string file_crc32(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "unreadable";
-  uLong crc = crc32(0L, Z_NULL, 0);
-  std::vector<char> buffer(1 << 20);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    const std::streamsize n = in.gcount();
-    if (n > 0) crc = crc32_z(crc, reinterpret_cast<const Bytef*>(buffer.data()), static_cast<z_size_t>(n));
-  }
-  char hex[16];
-  std::snprintf(hex, sizeof hex, "%08lx", static_cast<unsigned long>(crc));
-  return std::string("crc32:") + hex;
-}
-
 // What a run's result depends on that validate can see: the executable that made it, the scenario file's
 // bytes and the run's arguments. Written into the run's folder as validate-run.json before it starts;
 // --resume keeps a finished run only when its record equals the one this validate would write. (Profiles and
@@ -260,7 +243,9 @@ int command_validate(int argc, char** argv) {
           ++kept;
           continue;
         }
-        fs::remove(folder / "summary.json", ec);  // a result left by an earlier validate must not count
+        // A result left by an earlier validate must not count, nor its other files sit beside a new run's.
+        for (const auto* names : {&RunFolder::output_names(), &RunFolder::derived_names()})
+          for (const std::string& name : *names) fs::remove(folder / name, ec);
         write_file_atomically(folder.string(), "validate-run.json", record.dump(2) + "\n");
         t.log = (folder / "dtsim.log").string();
         tasks.push_back(std::move(t));
@@ -282,6 +267,9 @@ int command_validate(int argc, char** argv) {
     std::printf("  --resume: %zu of them finished earlier with the same executable, scenario file and flags; %zu to run\n",
                 kept, tasks.size());
   std::fflush(stdout);
+  // The earlier verdicts go before any run starts: an interrupted validate must not leave them beside new runs.
+  std::error_code gone;
+  fs::remove(fs::path(f.out) / "validate.json", gone);
   int failed_runs = 0;
   const int stopped = run_pool(tasks, static_cast<int>(f.jobs), [&](const PoolExit& e) {
     if (e.exit_code != 0) {

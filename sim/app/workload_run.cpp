@@ -86,6 +86,7 @@ std::string run_workload(const WorkloadRun& run, const std::string& staging, con
     ignored.push_back({{"key", k.key}, {"reason", k.reason}, {"where", k.where.describe()}});
   s["ignored_keys"] = ignored;
   s["scenario_keys"] = c.scenario_json;
+  s["sets"] = c.command_line_sets;
   s["dtsim_version"] = dtsim_version();
   write_file_atomically(staging, "summary.json", s.dump(2) + "\n");
 

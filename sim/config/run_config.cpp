@@ -74,6 +74,7 @@ RunConfig make_run_config(const Scenario& s, ConfigUse use) {
   c.compression = make_compression_config(s, c.seed);
   c.workload = make_workload_config(s);
   c.scenario_json = s.to_json();
+  c.command_line_sets = s.command_line_sets();
 
   check_run_config(c, s.origins(), use);
   return c;

@@ -88,6 +88,7 @@ struct RunConfig {
   bool links = true;           // output.links: write links.csv
 
   nlohmann::json scenario_json;  // every key as resolved, for summary.json
+  std::vector<std::string> command_line_sets;  // "key=value" set on the command line, for summary.json
 
   // Samples behind one optimizer step: every worker's batch, times the accumulated micro-batches.
   int global_batch() const {

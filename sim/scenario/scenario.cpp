@@ -157,11 +157,12 @@ Scenario Scenario::parse(const KeySchema& schema, const std::string& name, const
     if (eq == std::string::npos || key.find('.') == std::string::npos)
       throw InputError(where, key, "expected --set section.key=value, got '" + item + "'");
     if (!schema.find(key)) throw InputError(where, key, "unknown key", unknown_key_hint(schema, key));
-    // --set after --set is an override, like the command line over the file: the later wins. A key that a
-    // command's own flag sets (dtsim collective --ranks) and another flag or --set sets too is a conflict:
-    // one of the two would be dropped without a word.
-    if (const auto first = set_by.find(key); first != set_by.end() && !(first->second == "--set" && where.flag == "--set"))
-      throw InputError(where, key, "is set twice on the command line (by " + first->second + " and " + where.flag + ")",
+    // A key given twice on the command line (two --set, or a command's own flag such as dtsim collective's
+    // --ranks and a --set) would drop one of the two values without a word, as a file's key set twice would.
+    if (const auto first = set_by.find(key); first != set_by.end())
+      throw InputError(where, key,
+                       "is set twice on the command line (by " + first->second + " = '" + explicit_values[key].text +
+                           "' and " + where.flag + " = '" + trim(item.substr(eq + 1)) + "')",
                        "give it once");
     set_by[key] = where.flag;
     explicit_values[key] = {trim(item.substr(eq + 1)), where};
@@ -265,6 +266,13 @@ Scenario Scenario::with_profile(const std::string& section, const std::string& n
     check_value(k, it->second.text, it->second.origin);
   }
   return out;
+}
+
+std::vector<std::string> Scenario::command_line_sets() const {
+  std::vector<std::string> sets;
+  for (const auto& [key, v] : values_)
+    if (v.origin.command_line) sets.push_back(key + "=" + v.text);
+  return sets;
 }
 
 nlohmann::json Scenario::to_json() const {

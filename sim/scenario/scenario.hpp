@@ -61,6 +61,9 @@ class Scenario {
 
   // Every key as resolved, grouped by section, quantities in base units.
   nlohmann::json to_json() const;
+  // "key=value" for every key set on the command line, in key order: with the scenario file, what
+  // reproduces the run.
+  std::vector<std::string> command_line_sets() const;
 
   // This scenario with the `section` keys ("gpu" or "fabric") taken from another profile: `name` is resolved
   // like `<section>.profile` (a name in the profile folder, or a .ini path relative to the scenario's

@@ -118,6 +118,22 @@ TEST_F(Cli, BadInputDestroysNoExistingOutput) {
   EXPECT_EQ(read_file(out / "summary.json"), "{\"precious\": true}\n");
 }
 
+// A new run's outputs replace the old run's, and what analysis/report.py wrote into the folder about the old
+// run goes with them (it contradicted the new summary); other files stay.
+TEST_F(Cli, ANewRunRemovesTheOldRunsReport) {
+  const fs::path out = dir_ / "out";
+  fs::create_directories(out);
+  std::ofstream(out / "report.html") << "the old run's page\n";
+  std::ofstream(out / "notes.txt") << "mine\n";
+  const Outcome o = dtsim("run " + kQuickstart + " --quiet --out " + out.string() + " --set training.max_steps=2");
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_FALSE(fs::exists(out / "report.html"));
+  EXPECT_EQ(read_file(out / "notes.txt"), "mine\n");
+  // The keys set on the command line, which with the scenario file reproduce the run.
+  EXPECT_EQ(nlohmann::json::parse(read_file(out / "summary.json"))["sets"],
+            nlohmann::json::array({"training.max_steps=2"}));
+}
+
 TEST_F(Cli, KeysListsEveryKeyWithTypeUnitAndDefault) {
   const Outcome o = dtsim("keys");
   EXPECT_EQ(o.exit_code, 0);

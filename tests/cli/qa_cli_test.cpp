@@ -83,8 +83,10 @@ TEST_F(QaCli, ASavedBaseIsFineTunedAndCanBeStoredInFourBits) {
   // instead of 8,192 bytes.
   EXPECT_EQ(fp32["qa"]["base_bytes"].get<double>() - nf4["qa"]["base_bytes"].get<double>(), 8192 - (1024 + 4 * 32));
   // A base of another shape is refused before anything runs, naming the key.
-  const auto wrong = dtsim::testing::run_dtsim(kRun + (dir_ / "wrong").string() + " " + kTiny + from +
-                                               " --set transformer.dim=32 --set transformer.ffn=64");
+  std::string wider = kTiny;  // the tiny model at twice its width (a key is set once on the command line)
+  wider.replace(wider.find("transformer.dim=16"), 18, "transformer.dim=32");
+  wider.replace(wider.find("transformer.ffn=32"), 18, "transformer.ffn=64");
+  const auto wrong = dtsim::testing::run_dtsim(kRun + (dir_ / "wrong").string() + " " + wider + from);
   EXPECT_EQ(wrong.exit_code, 2) << wrong.output;
   EXPECT_NE(wrong.output.find("transformer.base"), std::string::npos) << wrong.output;
   EXPECT_FALSE(fs::exists(dir_ / "wrong" / "summary.json"));

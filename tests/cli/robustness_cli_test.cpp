@@ -57,7 +57,9 @@ class Robustness : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   fs::path out() const { return dir_ / "out"; }
-  std::string short_run() const { return "run " + kQuickstart + " --quiet --out " + out().string() + " --set training.max_steps=8"; }
+  std::string short_run(int steps = 8) const {
+    return "run " + kQuickstart + " --quiet --out " + out().string() + " --set training.max_steps=" + std::to_string(steps);
+  }
 
   fs::path dir_;
 };
@@ -210,7 +212,7 @@ TEST_F(Robustness, AJobRestartsWhenEveryWorkerFailedAndCameBack) {
 }
 
 TEST_F(Robustness, DivergenceStopsTheRunAndIsReported) {
-  const Outcome o = dtsim::testing::run_dtsim(short_run() + " --set training.lr=90 --set training.max_steps=50", true);
+  const Outcome o = dtsim::testing::run_dtsim(short_run(50) + " --set training.lr=90", true);
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.err.find("dtsim: run diverged: "), std::string::npos) << o.err;
   const nlohmann::json s = summary_of(out());
@@ -259,7 +261,7 @@ TEST_F(Robustness, ADivergedFederatedRunCountsItsLocalEpochs) {
 
 TEST_F(Robustness, ADivergedRunThatGoesOnWritesEmptyCellsAndFlags) {
   const Outcome o = dtsim::testing::run_dtsim(
-      short_run() + " --set training.lr=90 --set training.max_steps=40 --set eval.stop_on_divergence=false", true);
+      short_run(40) + " --set training.lr=90 --set eval.stop_on_divergence=false", true);
   EXPECT_EQ(o.exit_code, 0) << o.err;
   const nlohmann::json s = summary_of(out());
   EXPECT_EQ(s["status"], "diverged");

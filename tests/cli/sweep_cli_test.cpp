@@ -321,6 +321,40 @@ TEST_F(Sweep, RefusesADifferentSweepInTheSameFolder) {
   EXPECT_FALSE(fs::exists(out() / "run.seed=2"));
 }
 
+// The same sweep is the same file whatever folder it was started from; the same path with other bytes is
+// not (a resume used to mix runs made from the old and the new file, and a relative and an absolute path to
+// one file were two sweeps).
+TEST_F(Sweep, AResumeKnowsTheScenarioFileByItsPlaceAndBytes) {
+  const fs::path scenario = dir_ / "qs.ini";
+  fs::copy_file(kQuickstart, scenario);
+  ASSERT_EQ(run_dtsim("sweep " + scenario.string() + " --seeds 1 --quiet --out " + out().string() + kShort).exit_code, 0);
+  const std::string before = read_file(out() / "results.csv");
+  // By a relative path to the same file: the same sweep, with nothing left to run.
+  const fs::path relative = fs::relative(scenario, fs::current_path());
+  ASSERT_TRUE(relative.is_relative());
+  const auto again = run_dtsim("sweep " + relative.string() + " --seeds 1 --quiet --out " + out().string() + kShort, true);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(read_file(out() / "results.csv"), before);
+  {
+    std::ofstream(scenario, std::ios::app) << "\n# an edit\n";
+  }
+  const auto changed = run_dtsim("sweep " + scenario.string() + " --seeds 1 --quiet --out " + out().string() + kShort, true);
+  EXPECT_EQ(changed.exit_code, 2);
+  EXPECT_NE(changed.err.find("as it was before the file changed"), std::string::npos) << changed.err;
+  EXPECT_EQ(read_file(out() / "results.csv"), before);
+}
+
+// --slurm naming the sweep's own --out folder was refused only after the folder and its manifest were made,
+// which then blocked the next sweep into it.
+TEST_F(Sweep, ASlurmScriptInPlaceOfTheOutFolderIsRefusedLeavingNothing) {
+  const auto o = run_dtsim("sweep " + kQuickstart + " --seeds 1 --quiet --out " + out().string() + " --slurm " +
+                               out().string() + kShort,
+                           true);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("--slurm: '" + out().string() + "' is the sweep's --out folder"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(out()));
+}
+
 TEST_F(Sweep, RefusesBadInputBeforeRunningAnything) {
   struct Case {
     std::string flags;

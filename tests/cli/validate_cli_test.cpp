@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/cli/background_dtsim.hpp"
 #include "tests/cli/run_dtsim.hpp"
 
 namespace {
@@ -156,6 +158,29 @@ TEST_F(Validate, ResumeKeepsOnlyFinishedRunsOfTheSameConfiguration) {
   const auto fresh = dtsim::testing::run_dtsim(command);
   EXPECT_FALSE(has(fresh.output, "--resume")) << fresh.output;
   EXPECT_EQ(dtsim::testing::run_dtsim("validate --list --resume").exit_code, 2);
+}
+
+// An interrupted validate used to leave the earlier validate's validate.json (PASS or FAIL of other runs)
+// beside run folders it had begun to redo, and those folders with the earlier runs' files but no summary.
+TEST_F(Validate, ARerunClearsTheEarlierVerdictAndRunFilesBeforeRunning) {
+  const fs::path scenario = one_step_topk_scenario();
+  const std::string command = "validate --quick --only topk-error-feedback --seeds 1 --jobs 1 --out " +
+                              (out_ / "runs").string() + " --scenarios " + (out_ / "scenarios").string();
+  ASSERT_EQ(dtsim::testing::run_dtsim(command).exit_code, 1);
+  ASSERT_TRUE(fs::exists(out_ / "runs" / "validate.json"));
+  const fs::path dense = out_ / "runs" / "topk-error-feedback" / "dense-s1";
+  std::ofstream(dense / "report.html") << "an earlier run's page";
+  std::ofstream(dense / "trace.json") << "{}";
+  // A scenario whose runs take long enough to be stopped while they run.
+  std::ofstream(scenario) << "[training]\nstrategy = sync\nepochs = 1000\n[data]\ntrain_samples = 2000\n";
+  dtsim::testing::BackgroundRun again({"validate", "--quick", "--only", "topk-error-feedback", "--seeds", "1", "--jobs",
+                                       "1", "--out", (out_ / "runs").string(), "--scenarios", (out_ / "scenarios").string()},
+                                      out_ / "stderr.txt");
+  ASSERT_TRUE(dtsim::testing::wait_until([&] { return !fs::exists(dense / "trace.json"); }, 60));
+  EXPECT_FALSE(fs::exists(out_ / "runs" / "validate.json")) << "gone before any run starts";
+  EXPECT_FALSE(fs::exists(dense / "report.html"));
+  EXPECT_EQ(again.stop(SIGINT), 128 + SIGINT);
+  EXPECT_FALSE(fs::exists(out_ / "runs" / "validate.json"));
 }
 
 // Claims that name the same configuration share its runs: the quickstart at the quick scale is local SGD's
