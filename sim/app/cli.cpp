@@ -284,13 +284,17 @@ int command_run(const CommandLine& cl) {
   }
   live.clear();
   finish_run(folder, inputs, result, wall());
-  for (const IgnoredKey& k : result.ignored_after_run) std::fprintf(stderr, "dtsim: warning: %s\n", k.describe().c_str());
+  // Under --strict a key found without effect once the run ended is an error too, found late: the outputs stay
+  // (they are the run's), and the exit status is 2.
+  for (const IgnoredKey& k : result.ignored_after_run)
+    std::fprintf(stderr, "dtsim: %s: %s\n", cl.strict ? "error" : "warning", k.describe().c_str());
   if (result.status != RunStatus::Completed)
     std::fprintf(stderr, "dtsim: run %s: %s\n", to_string(result.status), result.status_reason.c_str());
   if (!cl.quiet) std::printf("%s", human_summary(inputs, result, wall(), folder.out()).c_str());
   if (result.status == RunStatus::Interrupted) return exit_status_of_signal(stop_signal());
   // A simulated job that failed (every worker lost) is not a result to build on: exit 1, as for a crash.
   if (result.status == RunStatus::Failed) return kExitInternal;
+  if (cl.strict && !result.ignored_after_run.empty()) return kExitBadInput;
   return kExitOk;
 }
 

@@ -388,6 +388,23 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
            std::string("has no effect: '") + to_string(e.target) + " " + std::to_string(e.index) + " down at " +
                format_seconds(e.down_at) + "' comes after the run ended at " + format_seconds(r.simulated_time_s),
            inputs.origins.of("faults.events")});
+  // So is background traffic planned after it: a flow that would start, or a link profile's point that would
+  // apply, once the run had ended.
+  const BackgroundConfig& background = inputs.config.heterogeneity.background;
+  for (const BackgroundFlow& f : background.flows)
+    if (f.start > r.simulated_time_s)
+      r.ignored_after_run.push_back({"background.flows",
+                                     "has no effect: the flow from worker " + std::to_string(f.from) + " to worker " +
+                                         std::to_string(f.to) + " starts at " + format_seconds(f.start) +
+                                         ", after the run ended at " + format_seconds(r.simulated_time_s),
+                                     inputs.origins.of("background.flows")});
+  for (const LinkProfile& profile : background.link_profiles)
+    for (const BandwidthPoint& p : profile.points)
+      if (p.time > r.simulated_time_s)
+        r.ignored_after_run.push_back({"background.link_profile",
+                                       "has no effect: its point at " + format_seconds(p.time) +
+                                           " comes after the run ended at " + format_seconds(r.simulated_time_s),
+                                       inputs.origins.of("background.link_profile")});
   return r;
 }
 

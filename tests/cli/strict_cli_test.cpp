@@ -146,7 +146,8 @@ TEST(StrictCli, AWarmupOfNoStepOrOnePeakStepIsReported) {
 }
 
 // A failure planned after the run's last step never happens; known only once the run has ended, it is
-// reported then, on stderr and in summary.json (a warning even under --strict: the run has been made).
+// reported then, on stderr and in summary.json. Under --strict it is an error found late: the run's outputs
+// stay (the run has been made), and the exit status is 2. Background traffic planned after the end too.
 TEST(StrictCli, AFailurePlannedAfterTheRunsEndIsReported) {
   Folder f;
   const std::string scenario = (f.path / "late.ini").string();
@@ -166,6 +167,21 @@ TEST(StrictCli, AFailurePlannedAfterTheRunsEndIsReported) {
                                        (f.path / "early").string(), true);
   EXPECT_EQ(early.exit_code, 0) << early.err;
   EXPECT_EQ(early.err.find("faults.events"), std::string::npos) << early.err;
+
+  const DtsimOutcome strict = run_dtsim("run " + scenario + " --quiet --strict --out " + (f.path / "strict").string(), true);
+  EXPECT_EQ(strict.exit_code, 2) << strict.err;
+  EXPECT_EQ(strict.err.rfind("dtsim: error: " + scenario + ":8: faults.events: has no effect", 0), 0u) << strict.err;
+  EXPECT_TRUE(fs::exists(f.path / "strict" / "summary.json"));
+
+  const DtsimOutcome background = run_dtsim(
+      "run " + scenario + " --quiet --set 'faults.events=' --set 'background.flows=worker0 -> worker1 from 10s' "
+      "--set 'background.link_profile=1: 0s 50%, 20s 100%' --out " + (f.path / "background").string(), true);
+  EXPECT_EQ(background.exit_code, 0) << background.err;
+  EXPECT_NE(background.err.find("background.flows: has no effect: the flow from worker 0 to worker 1 starts at 10 s, "
+                                "after the run ended at "), std::string::npos) << background.err;
+  EXPECT_NE(background.err.find("background.link_profile: has no effect: its point at 20 s comes after the run "
+                                "ended at "), std::string::npos) << background.err;
+  EXPECT_EQ(background.err.find("point at 0 s"), std::string::npos) << background.err;
 }
 
 TEST(StrictCli, AStepCapPastTheLastEpochIsReported) {
