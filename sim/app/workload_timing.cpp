@@ -2,6 +2,7 @@
 
 #include "sim/app/run.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -56,6 +57,10 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
     if (key.rfind("faults.", 0) == 0)
       throw InputError("command line", where, "a timing-only run of a workload does not simulate failures",
                        "leave [faults] out, or train a built-in model through them with dtsim run");
+    // As dtsim run refuses them: the catalog's memory, price and power figures assume one kind of GPU.
+    if (key == "cluster.groups")
+      throw InputError("command line", where, "a timing-only run of a workload does not support node groups yet",
+                       "describe the cluster with --gpus (cluster.workers) and cluster.gpus_per_node, one --gpu for all");
     if (is_seed(key)) {
       seeds.push_back(where);
       continue;
@@ -176,8 +181,14 @@ SimulationSummary summarize_steps(const models::Workload& w, const models::Memor
   const bool network = network_price_applies(r.sim.gpu, f);
   r.cost_low = (r.sim.gpu.price_low + (network ? f.price_low : 0.0)) * gpu_hours;
   r.cost_high = (r.sim.gpu.price_high + (network ? f.price_high : 0.0)) * gpu_hours;
-  // Only the GPUs that compute draw their busy power (a federated round's K clients).
-  r.energy_kwh = r.sim.gpu.power_busy * r.sim.busy_gpus * r.seconds_per_unit / 3.6e6;
+  // Busy power while computing, idle power otherwise (as a training run counts it): the GPUs that compute in a
+  // step for their compute share of it, every GPU idle for the rest (a federated round's unselected clients
+  // for all of it).
+  const double busy_share = r.sim.step_s > 0 ? std::clamp(r.sim.timing.compute_s / r.sim.step_s, 0.0, 1.0) : 1.0;
+  r.busy_share = busy_share;
+  const double watts = r.sim.busy_gpus * (r.sim.gpu.power_busy * busy_share + r.sim.gpu.power_idle * (1.0 - busy_share)) +
+                       (r.sim.workers - r.sim.busy_gpus) * r.sim.gpu.power_idle;
+  r.energy_kwh = watts * r.seconds_per_unit / 3.6e6;
   return r;
 }
 
@@ -246,8 +257,9 @@ std::string simulation_text(const models::Workload& w, const SimulationSummary& 
            fmt("%.4g", r.cost_low).c_str(), fmt("%.4g", r.cost_high).c_str(), r.unit.c_str(),
            fmt("%.4g", low * sim.workers).c_str(), fmt("%.4g", high * sim.workers).c_str());
   if (g.has_power())
-    append(out, "               energy at %g W per GPU busy: %s kWh per %s\n", g.power_busy,
-           fmt("%.4g", r.energy_kwh).c_str(), r.unit.c_str());
+    append(out, "               energy at %g W per GPU computing (%s %% of the time), %g W idle: %s kWh per %s\n",
+           g.power_busy, fmt("%.1f", 100 * r.busy_share).c_str(), g.power_idle, fmt("%.4g", r.energy_kwh).c_str(),
+           r.unit.c_str());
   return out;
 }
 

@@ -52,6 +52,7 @@ struct SimulationSummary {
   double seconds_per_unit = 0;
   double cost_low = 0, cost_high = 0;  // per unit, 0 without a price
   double energy_kwh = 0;               // per unit, 0 without a power figure
+  double busy_share = 0;               // of a step, the computing GPUs' compute (busy power; the rest idle)
 };
 
 SimulationSummary summarize_simulation(const models::Workload& workload, const models::MemorySetup& setup,

@@ -77,6 +77,19 @@ TEST(WorkloadRun, AgreesWithTheWorkloadCommandAndSaysItIsTimingOnly) {
   const auto doc = nlohmann::json::parse(direct.output);
   EXPECT_DOUBLE_EQ(doc["simulation"]["step_s"].get<double>(), sim["step_s"].get<double>());
   EXPECT_DOUBLE_EQ(doc["simulation"]["scaling_efficiency"].get<double>(), sim["scaling_efficiency"].get<double>());
+  // Energy: busy power while computing, idle power otherwise (cluster.md), as a training run counts it; the
+  // A100-SXM4-80GB profile's 400 W busy and 60 W idle. It used to charge busy power for the whole step.
+  // GPT-2 XL on 8 GPUs waits for its gradients most of each step.
+  const auto gpt = run_dtsim("workload gpt2-xl --gpus 8 --simulate --steps 3 --format json", true);
+  ASSERT_EQ(gpt.exit_code, 0) << gpt.err;
+  const nlohmann::json gpt_doc = nlohmann::json::parse(gpt.output);
+  const nlohmann::json& g = gpt_doc["simulation"];
+  const double busy = g["compute_s_per_step"].get<double>() / g["step_s"].get<double>();
+  ASSERT_GT(busy, 0.1);
+  ASSERT_LT(busy, 0.9);
+  EXPECT_NEAR(g["energy_kwh_per_unit"].get<double>(),
+              8 * (400 * busy + 60 * (1 - busy)) * g["seconds_per_unit"].get<double>() / 3.6e6,
+              1e-9 * g["energy_kwh_per_unit"].get<double>());
   // The last row is when the last step ended.
   const double last = summary["simulated_time_s"].get<double>();
   EXPECT_NEAR(std::stod(rows[3].substr(rows[3].find(',') + 1)), last, 1e-8 * last);  // 9 significant digits
