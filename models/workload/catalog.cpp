@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "models/json_errors.hpp"
 #include "models/name_table.hpp"
 #include "models/workload/resnet.hpp"
 #include "models/workload/transformer.hpp"
@@ -194,6 +195,8 @@ TransformerSpec read_transformer(const Reader& r, const Json& t) {
     const std::string lp = p + ".lora";
     r.only(l, lp, {"rank", "alpha", "targets"});
     s.lora.rank = r.whole(l, lp, "rank", std::nullopt, kMaxWidth);
+    // Rank 0 adds no adapter: the file would declare LoRA and train every weight.
+    if (s.lora.rank < 1) r.fail(lp + ".rank", "must be at least 1", "leave \"lora\" out to train every weight");
     const Json& alpha = r.need(l, lp, "alpha");
     if (!alpha.is_number() || alpha.get<double>() <= 0) r.fail(lp + ".alpha", "must be a positive number");
     s.lora.alpha = alpha.get<double>();
@@ -201,6 +204,8 @@ TransformerSpec read_transformer(const Reader& r, const Json& t) {
     if (!targets.is_array()) r.fail(lp + ".targets", "must be a list of projection names, e.g. [\"q\", \"v\"]");
     for (const auto& target : targets) {
       if (!target.is_string()) r.fail(lp + ".targets", "must hold names, not " + target.dump(-1, ' ', true));
+      if (std::find(s.lora.targets.begin(), s.lora.targets.end(), target.get<std::string>()) != s.lora.targets.end())
+        r.fail(lp + ".targets", "names " + target.dump() + " twice", "list each projection once");
       s.lora.targets.push_back(target.get<std::string>());
     }
   }
@@ -240,18 +245,7 @@ Workload parse_workload(const std::string& text, const std::string& file) {
   try {
     doc = Json::parse(text);
   } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number beyond a double
-    // nlohmann's message carries the line and column, and quotes the bytes it last read: those are written
-    // as \xNN when they are not printable ASCII, so that the message stays one printable line.
-    std::string what;
-    for (const unsigned char c : std::string(e.what())) {
-      if (c >= 0x20 && c < 0x7f) {
-        what += static_cast<char>(c);
-      } else {
-        char hex[8];
-        std::snprintf(hex, sizeof hex, "\\x%02x", c);
-        what += hex;
-      }
-    }
+    const std::string what = json_error_reason(e);
     // The line of the byte where parsing stopped, for the usual file:line prefix.
     int line = 0;
     if (const auto* parse = dynamic_cast<const Json::parse_error*>(&e)) {
@@ -300,6 +294,9 @@ Workload parse_workload(const std::string& text, const std::string& file) {
 }
 
 Workload load_workload(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw WorkloadFileError(path, 0, "", "is a folder, not a workload file", "give a .json file or a catalog name");
   std::ifstream in(path);
   if (!in) throw WorkloadFileError(path, 0, "", "cannot be read", "check the path");
   std::ostringstream read;

@@ -50,6 +50,11 @@ FabricSpec make_wan(const Scenario& s) {
     s.fail_at_set({"cluster.wan_profile", "cluster.wan_bandwidth", "cluster.topology"},
                   "two-sites needs the WAN between the sites",
            "set cluster.wan_profile to a fabric profile (e.g. wan-10g), or cluster.wan_bandwidth and cluster.wan_latency");
+  // A WAN without latency would join two sites as if they stood in one room.
+  if (wan.link_latency <= 0)
+    s.fail_at_set({"cluster.wan_latency", "cluster.wan_bandwidth", "cluster.topology"},
+                  "two-sites needs the WAN's one-way latency: cluster.wan_profile gives it, or cluster.wan_latency",
+                  "set cluster.wan_latency (e.g. 5ms, about 1,000 km of fibre), or cluster.wan_profile");
   if (wan.name.empty()) wan.name = "WAN";
   return wan;
 }

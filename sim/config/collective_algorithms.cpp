@@ -30,7 +30,7 @@ const std::vector<AlgorithmDescriptor>& algorithm_registry() {
       // collective.protocol, over both algorithms' protocols), the ring for the other kinds, direct for
       // all-to-all. It reads what its candidates read.
       {Algorithm::Auto, "auto", {K::Allreduce, K::ReduceScatter, K::AllGather, K::Broadcast, K::Reduce, K::AllToAll},
-       false, {kPipelineChunk, kPipelineChunksMax, kChannels}},
+       false, {kPipelineChunk, kPipelineChunksMax, kChannels}, {kPipelineChunk, kPipelineChunksMax}},
   };
   return registry;
 }
@@ -70,12 +70,15 @@ std::vector<std::string> inter_node_algorithm_names() {
 
 std::vector<std::string> collective_keys_read(Algorithm algorithm, Algorithm inter_node,
                                               const std::vector<CollectiveKind>& kinds) {
-  const bool chains = std::any_of(kinds.begin(), kinds.end(), [](CollectiveKind k) {
-    return k == CollectiveKind::Broadcast || k == CollectiveKind::Reduce;
-  });
+  const auto is_chain = [](CollectiveKind k) { return k == CollectiveKind::Broadcast || k == CollectiveKind::Reduce; };
+  const bool chains = std::any_of(kinds.begin(), kinds.end(), is_chain);
+  // An algorithm's own keys are read by its other collectives; broadcast and reduce (a chain) read its chain keys
+  // only (collective.channels shapes the rings, not the chain).
+  const bool others = !std::all_of(kinds.begin(), kinds.end(), is_chain);
   std::vector<std::string> keys;
   const auto add = [&](const AlgorithmDescriptor& d) {
-    std::vector<std::string> read = d.keys;
+    std::vector<std::string> read;
+    if (others) read = d.keys;
     if (chains) read.insert(read.end(), d.chain_keys.begin(), d.chain_keys.end());
     for (const std::string& key : read)
       if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);

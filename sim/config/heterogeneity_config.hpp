@@ -19,6 +19,7 @@ inline constexpr double kNever = std::numeric_limits<double>::infinity();
 struct SlowWorker {
   int worker = 0;
   double speed_factor = 1.0;  // fraction of the sustained FLOP rate, in (0, 1]
+  bool own_factor = false;    // given with the rank ("5:0.25"), not stragglers.slow_factor
 };
 
 struct StragglerConfig {

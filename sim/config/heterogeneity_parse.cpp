@@ -196,7 +196,8 @@ std::vector<SlowWorker> parse_slow_workers(const std::string& text, double defau
       if (!(factor > 0.0 && factor <= 1.0))
         throw ValueError("in " + quoted(item) + ": speed factor must be in (0, 1]", "0.5 = half the sustained speed");
     }
-    for (const int r : parse_rank_item(item.substr(0, colon), workers, item)) out.push_back({r, factor});
+    for (const int r : parse_rank_item(item.substr(0, colon), workers, item))
+      out.push_back({r, factor, colon != std::string::npos});
   }
   std::sort(out.begin(), out.end(), [](const SlowWorker& a, const SlowWorker& b) { return a.worker < b.worker; });
   for (size_t i = 1; i < out.size(); ++i)

@@ -109,6 +109,9 @@ std::string collective_settings(const std::string& key, const RunConfig& c,
                                   : c.collectives.algorithm;
   if (readers.empty() && !chain_only) return "";
   if (contains(collective_keys_read(algorithm, c.collectives.inter_node, kinds), key)) return "";
+  if (contains(algorithm_descriptor(algorithm).keys, key))  // read, but not by the chain broadcast and reduce run as
+    return std::string("has no effect on broadcast and reduce, which collective.algorithm = ") + to_string(algorithm) +
+           " runs as a pipelined chain (it shapes the other collectives)";
   std::string why = std::string("has no effect with collective.algorithm = ") + to_string(algorithm);
   if (contains(algorithm_descriptor(algorithm).chain_keys, key))
     why += ", which reads it for broadcast and reduce only";
@@ -337,11 +340,48 @@ std::string straggler_settings(const std::string& key, const RunConfig& c) {
   const StragglerConfig& s = c.heterogeneity.stragglers;
   if (key == "stragglers.slow_factor" && s.slow_workers.empty())
     return "has no effect: no worker is slow (set stragglers.slow_workers or stragglers.slow_fraction)";
+  if (key == "stragglers.slow_factor" &&
+      std::all_of(s.slow_workers.begin(), s.slow_workers.end(), [](const SlowWorker& w) { return w.own_factor; }))
+    return "has no effect: every worker in stragglers.slow_workers carries its own factor ('rank:factor')";
   if (key == "stragglers.step_slowdown" && s.step_probability <= 0.0)
     return "has no effect with stragglers.step_probability = 0 (no step is slowed)";
   if (key == "stragglers.step_probability" && s.step_probability > 0.0 && s.step_slowdown == 1.0)
     return "has no effect with stragglers.step_slowdown = 1 (a slowed step takes as long as any other)";
   return "";
+}
+
+// The choices of a federated round that leave nothing to choose: weighting or over-committing the selection
+// when every client takes part, a policy for stragglers when none can straggle, a local work count that another
+// key overrides (fl.local_steps_by_client, then fl.local_steps, then fl.local_epochs).
+std::string fl_round_settings(const std::string& key, const RunConfig& c) {
+  if (c.strategy != Strategy::Federated || section_of(key) != "fl") return "";
+  const FlConfig& f = c.fl;
+  const bool everyone = f.clients_per_round >= c.workers;
+  if (key == "fl.sampling" && everyone)
+    return "has no effect: every client takes part in every round (fl.clients_per_round = " +
+           std::to_string(f.requested_clients_per_round) + "), so no selection is weighted";
+  if (key == "fl.overcommit" && everyone)
+    return "has no effect: every client is already selected in every round, so none is left to over-commit";
+  if (key == "fl.local_steps" && !f.local_steps_by_client.empty())
+    return "has no effect: fl.local_steps_by_client gives every client its own step count";
+  if (key == "fl.local_epochs" && (!f.local_steps_by_client.empty() || f.local_steps > 0))
+    return std::string("has no effect: ") +
+           (f.local_steps_by_client.empty() ? "fl.local_steps" : "fl.local_steps_by_client") +
+           " sets the local work instead of epochs";
+  if (key == "fl.straggler_policy" && f.straggler_fraction <= 0 && f.deadline <= 0 && f.availability_trace.empty())
+    return "has no effect: no client straggles (fl.straggler_fraction = 0), misses a deadline (fl.deadline = 0) or "
+           "is lost mid-round (no fl.availability_trace)";
+  return "";
+}
+
+// SimGrid's network model and cross-traffic shape flows; at analytic fidelity a synchronous or local-SGD run's
+// collectives (all its traffic) are timed without flows (collectives/executor.cpp), so neither applies.
+std::string network_model_settings(const std::string& key, const RunConfig& c) {
+  if (key != "network.model" && key != "network.crosstraffic") return "";
+  if (c.collectives.fidelity != Fidelity::Analytic) return "";
+  if (c.strategy != Strategy::Sync && c.strategy != Strategy::Local) return "";
+  return "has no effect with collective.fidelity = analytic, which times the collectives without SimGrid flows "
+         "(aggregated and stepwise apply it)";
 }
 
 // How synchronous training reacts to failures (strategies/sync/sync_recovery.cpp): nothing of it runs without a
@@ -399,6 +439,7 @@ const std::vector<Rule>& rules() {
                            strategy_sections,
                            strategy_general_keys,
                            straggler_settings, fault_reaction_settings, compression_settings, fl_algorithm_settings,
+                           fl_round_settings, network_model_settings,
                            secure_aggregation_settings,
                            architecture_settings, qa_model_settings, dataset_settings, topology_settings,
                            hierarchical_without_nodes, intra_node_fabric_without_nodes, pcie_switch_settings,

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <nlohmann/json.hpp>
 
+#include "models/json_errors.hpp"
 #include "sim/scenario/errors.hpp"
 #include "sim/scenario/ini_file.hpp"
 
@@ -31,11 +33,21 @@ std::vector<std::vector<int32_t>> read_partition_file(const std::string& path) {
   const std::string text = read_text_file(path, "partition file", TextFileLimits{kKey, std::uintmax_t(256) << 20});
 
   nlohmann::json doc;
+  // A member given twice would be kept once, the last, without a word (other members are the file's notes,
+  // e.g. analysis/flower_partition.py's source and seed, and are not read).
+  std::set<std::string> members;
+  std::string twice;
+  const auto note_member = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::key && depth == 1 && !members.insert(parsed.get<std::string>()).second)
+      twice = parsed.get<std::string>();
+    return true;
+  };
   try {
-    doc = nlohmann::json::parse(text);
+    doc = nlohmann::json::parse(text, note_member);
   } catch (const nlohmann::json::parse_error& e) {
-    refuse(path, line_of(text, e.byte), "not valid JSON (" + std::string(e.what()) + ")");
+    refuse(path, line_of(text, e.byte), "not valid JSON (" + models::json_error_reason(e) + ")");
   }
+  if (!twice.empty()) refuse(path, 0, "the member \"" + twice + "\" appears twice");
   if (!doc.is_object() || !doc.contains("shards")) refuse(path, 0, "no top-level \"shards\" member");
   const nlohmann::json& shards = doc["shards"];
   if (!shards.is_array() || shards.empty()) refuse(path, 0, "\"shards\" must be a non-empty array of arrays");

@@ -33,6 +33,36 @@ TEST(IgnoredKeys, NothingIsReportedWhenEveryKeyApplies) {
   EXPECT_TRUE(ignored_in("[training]\nstrategy = async-ps\n[ps]\nservers = 2\n").empty());
 }
 
+// A federated round's choices that leave nothing to choose, an own factor for every slow worker, and SimGrid's
+// network model under analytic collectives.
+TEST(IgnoredKeys, SettingsThatOtherSettingsLeaveWithoutEffect) {
+  const std::string fed = "[cluster]\nworkers = 8\n[training]\nstrategy = federated\n[fl]\n";
+  EXPECT_TRUE(has(reason_for(ignored_in(fed + "sampling = weighted\n"), "fl.sampling"), "every client takes part"));
+  EXPECT_TRUE(has(reason_for(ignored_in(fed + "overcommit = 0.5\n"), "fl.overcommit"), "none is left to over-commit"));
+  EXPECT_TRUE(ignored_in(fed + "clients_per_round = 4\nsampling = weighted\novercommit = 0.5\n").empty());
+  EXPECT_TRUE(has(reason_for(ignored_in(fed + "local_steps = 3\nlocal_epochs = 2\n"), "fl.local_epochs"),
+                  "fl.local_steps sets the local work"));
+  EXPECT_TRUE(has(reason_for(ignored_in(fed + "local_steps_by_client = 1,2,3,4,5,6,7,8\nlocal_steps = 3\n"),
+                             "fl.local_steps"),
+                  "fl.local_steps_by_client gives every client"));
+  EXPECT_TRUE(has(reason_for(ignored_in(fed + "straggler_policy = partial\n"), "fl.straggler_policy"), "no client straggles"));
+  EXPECT_TRUE(ignored_in(fed + "straggler_policy = partial\nstraggler_fraction = 0.5\nlocal_epochs = 2\n").empty());
+  EXPECT_TRUE(ignored_in(fed + "straggler_policy = partial\ndeadline = 1s\n").empty());
+
+  EXPECT_TRUE(has(reason_for(ignored_in("[stragglers]\nslow_workers = 3:0.2\nslow_factor = 0.3\n"), "stragglers.slow_factor"),
+                  "carries its own factor"));
+  EXPECT_TRUE(ignored_in("[stragglers]\nslow_workers = 3:0.2, 4\nslow_factor = 0.3\n").empty());
+
+  EXPECT_TRUE(has(reason_for(ignored_in("[collective]\nfidelity = analytic\n[network]\nmodel = ib\n"), "network.model"),
+                  "has no effect with collective.fidelity = analytic"));
+  EXPECT_TRUE(ignored_in("[collective]\nfidelity = aggregated\n[network]\nmodel = ib\ncrosstraffic = true\n").empty());
+  // A parameter server's traffic is flows at any fidelity.
+  EXPECT_EQ(reason_for(ignored_in("[training]\nstrategy = async-ps\n[collective]\nfidelity = analytic\n[network]\n"
+                                  "crosstraffic = true\n"),
+                       "network.crosstraffic"),
+            "");
+}
+
 TEST(IgnoredKeys, AWarmupStartWithoutAWarmup) {
   EXPECT_EQ(reason_for(ignored_in("[training]\nwarmup_start_lr = base\n"), "training.warmup_start_lr"),
             "has no effect without a warmup (training.warmup_epochs or training.warmup_steps)");

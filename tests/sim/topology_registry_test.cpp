@@ -125,12 +125,12 @@ TEST(TopologyRegistry, EachTopologySpecificKeyIsClaimedByExactlyItsReaders) {
 }
 
 TEST(TopologyRegistry, KeysInEffectIncludeThoseOfTheSites) {
-  const RunConfig star_sites = testing::config_of("[cluster]\ntopology = two-sites\nworkers = 8\nwan_bandwidth = 10Gbps\n");
+  const RunConfig star_sites = testing::config_of("[cluster]\ntopology = two-sites\nworkers = 8\nwan_bandwidth = 10Gbps\nwan_latency = 5ms\n");
   EXPECT_EQ(topology_keys(star_sites.layout), topology_descriptor(Topology::TwoSites).keys);
   EXPECT_EQ(node_fabric(star_sites.layout), Topology::Star);
 
   const RunConfig tree_sites = testing::config_of(
-      "[cluster]\ntopology = two-sites\nworkers = 8\nwan_bandwidth = 10Gbps\nsite_topology = fat-tree\n");
+      "[cluster]\ntopology = two-sites\nworkers = 8\nwan_bandwidth = 10Gbps\nwan_latency = 5ms\nsite_topology = fat-tree\n");
   EXPECT_EQ(tree_sites.layout.site_topology, Topology::FatTree);
   EXPECT_EQ(node_fabric(tree_sites.layout), Topology::FatTree);
   const std::vector<std::string> keys = topology_keys(tree_sites.layout);

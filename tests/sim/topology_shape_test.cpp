@@ -81,8 +81,11 @@ TEST(ClusterErrors, InvalidShapesNameTheirKey) {
   // Blamed on the key the user set (cluster.topology); the hint names the WAN keys to add.
   expect_error("[cluster]\ntopology = two-sites\n", "cluster.topology", "needs the WAN");
   expect_error("[cluster]\ntopology = two-sites\n", "cluster.topology", "wan_profile");
-  expect_error("[cluster]\ntopology = two-sites\nwan_bandwidth = 10Gbps\nsite_nodes = 3,3\n", "cluster.site_nodes",
-               "3 + 3 nodes but the cluster has 8");
+  expect_error("[cluster]\ntopology = two-sites\nwan_bandwidth = 10Gbps\nwan_latency = 5ms\nsite_nodes = 3,3\n",
+               "cluster.site_nodes", "3 + 3 nodes but the cluster has 8");
+  // A WAN's bandwidth without its latency (there is no profile to take it from) would put the sites in one room.
+  expect_error("[cluster]\ntopology = two-sites\nwan_bandwidth = 10Gbps\n", "cluster.wan_bandwidth",
+               "needs the WAN's one-way latency");
 }
 
 TEST(ClusterErrors, GroupsAndTheirProfiles) {
