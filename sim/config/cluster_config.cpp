@@ -228,7 +228,7 @@ void add_cluster_keys(std::vector<KeySpec>& keys) {
       quantity("cluster.wan_bandwidth", Dimension::Bandwidth, "0Gbps", at_least(0),
                "two-sites: WAN bandwidth per direction; 0 = from wan_profile"),
       quantity("cluster.wan_latency", Dimension::Time, "0s", at_least(0),
-               "two-sites: one-way WAN latency; 0 = from wan_profile"),
+               "two-sites: one-way WAN latency; 0 = from wan_profile (without a profile it must be set)"),
   };
   keys.insert(keys.end(), mine.begin(), mine.end());
 }
