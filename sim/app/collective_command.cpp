@@ -285,6 +285,10 @@ int command_collective(int argc, char** argv) {
                      "use " + models::join_names(able) + " for " + to_string(flags.op));
   }
 
+  // One rank exchanges nothing: its time would print as 0 and its bandwidth as 0 GB/s, neither measured.
+  if (cfg.workers < 2)
+    throw InputError("command line", scenario.origin("cluster.workers").command_line ? "--ranks" : "cluster.workers",
+                     "a collective needs at least 2 ranks", "give --ranks 2 or more");
   const PlatformSpec spec = platform_spec(cfg);
   auto engine = create_engine(network_settings(spec));
   const Platform platform = build_platform(*engine, spec);

@@ -123,9 +123,14 @@ double parse_level(const std::string& text, const std::string& item) {
     throw ValueError("in " + quoted(item) + ": '" + trim(text) + "' is not a bandwidth level", "write e.g. 50% or 0.5");
   }
   if (percent) v /= 100.0;
-  if (!(v > 0.0 && v <= 1.0))
+  if (v > 1.0)
     throw ValueError("in " + quoted(item) + ": level " + trim(text) + " is outside (0%, 100%]",
-                     "a link cannot exceed its nominal bandwidth; use [faults] for a link that is down");
+                     !percent && v <= 100.0 ? "a bare number is a fraction of the link: write " + trim(text) + "% for a percentage"
+                                            : "a link cannot exceed its nominal bandwidth");
+  // Below a ten-thousandth a link is as good as down, and its transfers' times run to astronomical figures.
+  if (!(v >= 1e-4))
+    throw ValueError("in " + quoted(item) + ": level " + trim(text) + " is below 0.01% of the link",
+                     "use [faults] for a link that is down");
   return v;
 }
 
@@ -286,7 +291,9 @@ std::vector<BackgroundFlow> parse_background_flows(const std::string& text, int 
       } catch (const ValueError& e) {
         throw ValueError("in " + quoted(item) + ": " + e.what(), e.hint());
       }
-      if (!(f.rate > 0)) throw ValueError("in " + quoted(item) + ": the rate must be positive", "");
+      if (!(f.rate >= 1.0))
+        throw ValueError("in " + quoted(item) + ": the rate must be at least 1 B/s",
+                         "leave 'at' out for a flow as fast as its fair share allows");
     }
     out.push_back(f);
   }

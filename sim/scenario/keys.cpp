@@ -101,6 +101,13 @@ bool KeySchema::has_section(const std::string& section) const {
 }
 
 // ---- values -------------------------------------------------------------------------------------------------
+namespace {
+// Decimal notation only: strtod also reads hexadecimal ("0x10", "0x1p-4"), which no hint offers.
+bool decimal_notation(const std::string& s) {
+  return s.find_first_not_of("0123456789+-.eE") == std::string::npos;
+}
+}  // namespace
+
 int64_t parse_int(const std::string& text) {
   const std::string s = trim(text);
   if (s.empty()) throw ValueError("empty value", "write an integer");
@@ -109,6 +116,7 @@ int64_t parse_int(const std::string& text) {
   const long long v = std::strtoll(s.c_str(), &end, 10);
   if (*end != '\0') {
     // Accept integral values written in scientific notation (1e6), which users write for sample counts.
+    if (!decimal_notation(s)) throw ValueError("'" + s + "' is not an integer", "write a whole number such as 8");
     const double d = std::strtod(s.c_str(), &end);
     if (*end == '\0' && std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
     throw ValueError("'" + s + "' is not an integer", "write a whole number such as 8");
@@ -122,7 +130,8 @@ double parse_real(const std::string& text) {
   if (s.empty()) throw ValueError("empty value", "write a number such as 0.05");
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  if (*end != '\0') throw ValueError("'" + s + "' is not a number", "write a number such as 0.05 or 1e-3");
+  if (*end != '\0' || (!decimal_notation(s) && std::isfinite(v)))
+    throw ValueError("'" + s + "' is not a number", "write a number such as 0.05 or 1e-3");
   if (!std::isfinite(v)) throw ValueError("'" + s + "' is not a finite number", "");
   return v;
 }

@@ -115,5 +115,17 @@ TEST(UnitsLimits, AnInfiniteSizeNoLongerPassesAnOpenEndedRange) {
                      "; check the number and its unit");
 }
 
+// Plain numbers are decimal: strtod's hexadecimal forms ("0x10" read as 16 workers) are refused, scientific
+// notation is kept.
+TEST(PlainNumbers, OnlyDecimalNotation) {
+  EXPECT_THROW(parse_int("0x10"), ValueError);
+  EXPECT_THROW(parse_real("0x1p-4"), ValueError);
+  EXPECT_THROW(parse_real("0X.8"), ValueError);
+  EXPECT_EQ(parse_int("1e3"), 1000);
+  EXPECT_EQ(parse_int("-12"), -12);
+  EXPECT_DOUBLE_EQ(parse_real("2.5E-3"), 0.0025);
+  EXPECT_DOUBLE_EQ(parse_real("+.5"), 0.5);
+}
+
 }  // namespace
 }  // namespace dtsim::sim

@@ -141,7 +141,11 @@ TEST(HeterogeneityConfig, BadBackgroundInput) {
   expect_error("[background]\nlink_profile = worker9: 0s 50%\n", key, "worker 9 does not exist");
   expect_error("[background]\nlink_profile = worker3 0s 50%\n", key, "expected '<workers>:");
   expect_error("[background]\nlink_profile = 3: 0s 150%\n", key, "outside (0%, 100%]");
-  expect_error("[background]\nlink_profile = 3: 0s 0%\n", key, "outside (0%, 100%]");
+  expect_error("[background]\nlink_profile = 3: 0s 0%\n", key, "is below 0.01% of the link; use [faults]");
+  expect_error("[background]\nlink_profile = 3: 0s 1e-300%\n", key, "is below 0.01% of the link");
+  expect_error("[background]\nlink_profile = 3: 0s -50%\n", key, "is below 0.01% of the link");
+  expect_error("[background]\nlink_profile = 3: 0s 50\n", key, "write 50% for a percentage");
+  expect_error("[background]\nflows = 0 -> 3 at 1e-300GB/s\n", "background.flows", "at least 1 B/s");
   expect_error("[background]\nlink_profile = 3: 1s 50%, 0.5s 100%\n", key, "times must increase");
   expect_error("[background]\nlink_profile = 3: 1 50%\n", key, "has no unit");
   expect_error("[background]\nlink_profile = 3: 0s fast\n", key, "not a bandwidth level");
