@@ -172,10 +172,7 @@ SweepPlan SweepPlan::from_manifest(const nlohmann::json& m, const std::string& w
     for (const auto& v : m.at("vary"))
       varied.push_back({v.at("key").get<std::string>(), v.at("values").get<std::vector<std::string>>(),
                         v.at("flag").get<std::string>()});
-    // The absolute path when the manifest has it: tasks and collect may run from another folder.
-    const std::string scenario =
-        m.contains("scenario_absolute") ? m.at("scenario_absolute").get<std::string>() : m.at("scenario").get<std::string>();
-    return make_sweep_plan(scenario, m.at("sets").get<std::vector<std::string>>(), varied);
+    return make_sweep_plan(m.at("scenario").get<std::string>(), m.at("sets").get<std::vector<std::string>>(), varied);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(where, "", std::string("a damaged sweep manifest (") + e.what() + ")",
                      "rerun the 'dtsim sweep' command that made it");

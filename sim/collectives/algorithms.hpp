@@ -49,9 +49,11 @@ std::shared_ptr<const Schedule> make_double_binary_tree_schedule(int members, ui
                                                                  bool broadcast_half);
 
 // NCCL's tree allreduce over `nodes` (the ranks of each node, ascending, all ranks 0..N−1): a chain inside
-// every node, a double binary tree between the nodes' first ranks; two trees carrying half of the message
-// each in k chunks (nccl_tree.cpp), reduce half then broadcast half.
+// every node, a double binary tree between the nodes' heads; two trees carrying half of the message each in
+// k chunks (nccl_tree.cpp), reduce half then broadcast half. With `channels` C > 1 the message is split into
+// C parts, one per channel, each a pair of such trees whose heads are the nodes' (c·g/C)-th GPUs (c = 0..C−1),
+// so that each channel leaves a node through another GPU's NIC, as NCCL's tree channels do.
 std::shared_ptr<const Schedule> make_nccl_tree_schedule(const std::vector<std::vector<int>>& nodes, uint64_t bytes,
-                                                        int chunks, bool broadcast_half);
+                                                        int chunks, bool broadcast_half, int channels = 1);
 
 }  // namespace dtsim::sim

@@ -21,7 +21,7 @@ const std::vector<AlgorithmDescriptor>& algorithm_registry() {
       // broadcast and reduce as a pipelined chain.
       {Algorithm::Ring, "ring", {K::Allreduce, K::ReduceScatter, K::AllGather, K::Broadcast, K::Reduce}, true,
        {kChannels}, {kPipelineChunk, kPipelineChunksMax}},
-      {Algorithm::DoubleBinaryTree, "tree", {K::Allreduce}, true, {kPipelineChunk, kPipelineChunksMax}},
+      {Algorithm::DoubleBinaryTree, "tree", {K::Allreduce}, true, {kPipelineChunk, kPipelineChunksMax, kChannels}},
       {Algorithm::HalvingDoubling, "halving-doubling", {K::Allreduce}, true, {}},
       {Algorithm::Hierarchical, "hierarchical", {K::Allreduce}, false, {kInterNode}},
       // All-to-all: every rank's blocks to every other at once, as NCCL's grouped sends and receives.

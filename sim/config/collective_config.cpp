@@ -65,7 +65,8 @@ void add_collective_keys(std::vector<KeySpec>& keys) {
       choice("collective.algorithm", to_string(Algorithm::Ring), algorithm_names(),
              "Allreduce algorithm: ring = reduce-scatter then all-gather around a ring, 2(N-1) steps (across multi-NIC "
              "nodes NCCL's channel rings, one per NIC); tree = NCCL's tree, pipelined (a chain inside each node and a "
-             "double binary tree between nodes; over all ranks when every node holds one GPU); halving-doubling = "
+             "double binary tree between nodes, a pair per channel; over all ranks when every node holds one GPU); "
+             "halving-doubling = "
              "Rabenseifner (recursive halving then doubling); hierarchical = reduce-scatter inside each node, "
              "collective.inter_node between nodes, all-gather inside; direct = all-to-all's (dtsim collective only); auto = "
              "NCCL's choice for each message size: ring or tree for an allreduce, whichever the model predicts "
@@ -85,9 +86,10 @@ void add_collective_keys(std::vector<KeySpec>& keys) {
       choice("collective.inter_node", to_string(Algorithm::Ring), inter_node_algorithm_names(),
              "Allreduce the hierarchical algorithm runs between nodes, among the ranks with the same local index"),
       integer("collective.channels", "0", between(0, 64),
-              "Rings across nodes: how many NCCL channels, each a ring entering and leaving every node through its "
-              "own NIC (channel c through NIC c mod cluster.nics_per_node); 0 = one per NIC of a node on several "
-              "nodes (one per GPU where each GPU owns several NICs, bonded into one port), one on a single node"),
+              "Rings and NCCL's tree across nodes: how many NCCL channels, each a ring (or a pair of trees) "
+              "entering and leaving every node through its own NIC (channel c through NIC c mod "
+              "cluster.nics_per_node); 0 = one per NIC of a node on several nodes (one per GPU where each GPU owns "
+              "several NICs, bonded into one port), one on a single node"),
       choice("collective.protocol", to_string(Protocol::None), protocol_table().names(),
              "NCCL protocol model: ll, ll128 or simple add NCCL's latency per call and per hop (NVLink, PCIe or "
              "network) and its payload share of the bandwidth (ll 0.5, ll128 0.92); auto picks for each message "

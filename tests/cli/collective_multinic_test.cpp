@@ -75,6 +75,41 @@ TEST(MultiNicRings, FidelitiesAgreeOnMultiNicNodes) {
     }
 }
 
+// NCCL's tree on the same nodes: one pair of trees per channel, each leaving a node through another GPU's NIC.
+// It used to cross every node boundary through its first GPU's NIC whatever the node had (2961 µs for 1 to 8
+// NICs at 64 MiB on a star, and slower with more NICs on a fat-tree). At 1 GiB its time is bound by the NIC a
+// channel crosses, so it falls as 1/C; and on a fat-tree more NICs are never slower.
+TEST(MultiNicTrees, TheTreesCrossEveryNicOfANode) {
+  const auto time_of = [](int nics, const std::string& extra) {
+    return collective_json(two_nodes(nics) + " --algorithm tree --sizes 1GiB " + extra)["rows"][0]["time_us"].get<double>();
+  };
+  const double one = time_of(1, "");
+  for (const int nics : {2, 4}) {
+    const double t = time_of(nics, "");
+    EXPECT_NEAR(one / t, nics, 0.05 * nics) << nics << " NICs: " << t << " us against " << one;
+  }
+  // With 8, each GPU's NVLink port carries 8 channels' chain hops (S per phase at 300 GB/s × 0.78) while each
+  // NIC carries S/16 per phase at 24 GB/s: the ports begin to bound it, short of 8 ×.
+  const double eight = time_of(8, "");
+  EXPECT_GT(one / eight, 5.0);
+  EXPECT_LT(one / eight, 8.0);
+  EXPECT_NEAR(time_of(8, "--set collective.channels=1"), one, 0.01 * one) << "one channel: one NIC";
+  double before = time_of(1, "--topology fat-tree");
+  for (const int nics : {2, 4, 8}) {
+    const double t = time_of(nics, "--topology fat-tree");
+    EXPECT_LT(t, before) << nics << " NICs on a fat-tree";
+    before = t;
+  }
+  // The fidelities agree on channel trees too.
+  for (const std::string fidelity : {"aggregated", "analytic"}) {
+    const double stepwise = collective_json(two_nodes(4) + " --algorithm tree --sizes 16MiB --fidelity stepwise")["rows"][0]
+                                ["time_us"].get<double>();
+    const double other = collective_json(two_nodes(4) + " --algorithm tree --sizes 16MiB --fidelity " + fidelity)["rows"][0]
+                             ["time_us"].get<double>();
+    EXPECT_NEAR(other, stepwise, 0.02 * stepwise) << fidelity;
+  }
+}
+
 // One GPU per node, m NICs per node: the GPU's m NICs are one port of m × 24 GB/s, and one ring fills it
 // (one channel: no GPU inside a node to spread channels over).
 TEST(BondedNics, OneGpuWithMNicsGetsMTimesTheBusBandwidth) {

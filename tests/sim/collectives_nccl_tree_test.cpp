@@ -52,5 +52,30 @@ TEST(NcclTree, TimeIsTheLongestPathPlusOneSlowestHopPerChunk) {
   EXPECT_NEAR(chain->seconds_by_level(intra, inter), (4 - 2 + 4) * ci, 1e-15);
 }
 
+// Channels: each carries a C-th of the message on its own pair of trees, whose chains start at the nodes'
+// (c·g/C)-th GPU, so the channels leave every node through different GPUs' NICs.
+TEST(NcclTree, ChannelsSplitTheMessageAndRotateTheHeads) {
+  const std::vector<std::vector<int>> nodes = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+  const auto reduce = make_nccl_tree_schedule(nodes, 1 << 20, 1, false, 2);
+  EXPECT_EQ(reduce->lanes(), 12);  // 2 channels × 2 trees × 3 lanes
+  EXPECT_EQ(reduce->lane_group(6), 2);
+  // Channel 1 (lanes 6–11): chains 2→3→0→1 and 6→7→4→5, heads 2 and 6. In tree 1 node 1's head sends to
+  // node 0's; each transfer is a quarter of the message (half of the channel's half).
+  const Step head_up = reduce->lane_step(6, 1, 6);
+  EXPECT_EQ(head_up.send.peer, 2);
+  EXPECT_EQ(head_up.send.bytes, (1u << 20) / 4);
+  EXPECT_EQ(reduce->lane_step(3, 1, 6).send.peer, 2);  // the chain towards the head
+  EXPECT_EQ(reduce->lane_step(1, 1, 6).send.peer, 0);
+  EXPECT_EQ(reduce->lane_step(2, 1, 6).send.active(), false);  // channel 1's root in tree 1
+  // Channel 0 keeps the first GPUs as heads.
+  EXPECT_EQ(reduce->lane_step(4, 1, 0).send.peer, 0);
+  EXPECT_EQ(reduce->total_bytes(), 7u * (1u << 20));  // (N − 1)·S, as with one channel
+  // In time, the channels run side by side: one channel's path with a quarter of the message per tree.
+  const AlphaBeta intra{1e-6, 100e9}, inter{5e-6, 10e9};
+  const double piece = (1 << 20) / 4.0;
+  const double ci = intra.alpha + piece / intra.bandwidth, ce = inter.alpha + piece / inter.bandwidth;
+  EXPECT_NEAR(reduce->seconds_by_level(intra, inter), 3 * ci + 1 * ce, 1e-15);
+}
+
 }  // namespace
 }  // namespace dtsim::sim

@@ -85,7 +85,9 @@ TEST(AlgorithmRegistry, KeysAreCollectiveKeysOfTheSchema) {
   const Keys pipeline = {"collective.pipeline_chunk", "collective.pipeline_chunks_max"};
   EXPECT_EQ(algorithm_descriptor(Algorithm::Ring).keys, Keys{"collective.channels"});
   EXPECT_EQ(algorithm_descriptor(Algorithm::Ring).chain_keys, pipeline) << "its broadcast and reduce chain";
-  EXPECT_EQ(algorithm_descriptor(Algorithm::DoubleBinaryTree).keys, pipeline);
+  EXPECT_EQ(algorithm_descriptor(Algorithm::DoubleBinaryTree).keys,
+            (Keys{"collective.pipeline_chunk", "collective.pipeline_chunks_max", "collective.channels"}))
+      << "NCCL's tree runs a pair of trees per channel";
   EXPECT_EQ(algorithm_descriptor(Algorithm::HalvingDoubling).keys, Keys{});
   EXPECT_EQ(algorithm_descriptor(Algorithm::Hierarchical).keys, Keys{"collective.inter_node"});
   const std::vector<CollectiveKind>& training = training_collective_kinds();
@@ -93,11 +95,14 @@ TEST(AlgorithmRegistry, KeysAreCollectiveKeysOfTheSchema) {
   EXPECT_EQ(collective_keys_read(Algorithm::Hierarchical, Algorithm::HalvingDoubling, training),
             Keys{"collective.inter_node"});
   EXPECT_EQ(collective_keys_read(Algorithm::Hierarchical, Algorithm::DoubleBinaryTree, training),
-            (Keys{"collective.inter_node", "collective.pipeline_chunk", "collective.pipeline_chunks_max"}));
+            (Keys{"collective.inter_node", "collective.pipeline_chunk", "collective.pipeline_chunks_max",
+                  "collective.channels"}));
   EXPECT_EQ(collective_keys_read(Algorithm::HalvingDoubling, Algorithm::DoubleBinaryTree, training), Keys{});
-  // The ring pipelines only its chain: training never reads the pipeline keys, a broadcast does.
+  // The ring pipelines only its chain: training never reads the pipeline keys, a broadcast does; and the chain
+  // has no channels.
   EXPECT_EQ(collective_keys_read(Algorithm::Ring, Algorithm::Ring, training), Keys{"collective.channels"});
-  EXPECT_EQ(collective_keys_read(Algorithm::Ring, Algorithm::Ring, {CollectiveKind::Broadcast}),
+  EXPECT_EQ(collective_keys_read(Algorithm::Ring, Algorithm::Ring, {CollectiveKind::Broadcast}), pipeline);
+  EXPECT_EQ(collective_keys_read(Algorithm::Ring, Algorithm::Ring, {CollectiveKind::Broadcast, CollectiveKind::Allreduce}),
             (Keys{"collective.channels", "collective.pipeline_chunk", "collective.pipeline_chunks_max"}));
 }
 
