@@ -155,6 +155,11 @@ def main(argv):
     parser.add_argument("run", help="a run's output folder (summary.json, metrics.csv, links.csv)")
     parser.add_argument("-o", "--output", default="run.png", help="image to write (default run.png)")
     args = parser.parse_args(argv)
+    # The image's folder is checked first, so that an error there is not blamed on the run.
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(out_dir):
+        print(f"plot_run: error: -o {args.output}: the folder {out_dir} does not exist", file=sys.stderr)
+        return 2
     try:
         draw(args.run, args.output)
     except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:

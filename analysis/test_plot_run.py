@@ -2,6 +2,8 @@
 """Checks that plot_run.py draws its six panels from a run folder, synchronous or asynchronous, with or
 without links.csv, reads the staleness histograms and the busiest links it should, and rejects a folder
 without summary.json."""
+import contextlib
+import io
 import json
 import os
 import sys
@@ -63,6 +65,15 @@ class PlotRunTest(unittest.TestCase):
         self.write("metrics.csv", HEADER)
         self.assertEqual(plot_run.main([self.run, "-o", os.path.join(self.tmp.name, "x.png")]), 2)
         self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "x.png")))
+
+    def test_an_image_in_a_missing_folder_is_blamed_on_the_image(self):
+        self.write("summary.json", json.dumps({"status": "completed"}))
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            rc = plot_run.main([self.run, "-o", os.path.join(self.tmp.name, "nodir", "x.png")])
+        self.assertEqual(rc, 2)
+        self.assertIn("-o ", err.getvalue())
+        self.assertIn("does not exist", err.getvalue())
 
 
 if __name__ == "__main__":
