@@ -275,7 +275,8 @@ Partition partition_label_groups(const std::vector<int32_t>& labels, int num_cla
     if (group.labels.empty()) throw std::invalid_argument("label group '" + group.name + "' has no label");
     for (const int32_t c : group.labels) {
       if (c < 0 || c >= num_classes)
-        throw std::invalid_argument("label group '" + group.name + "' names a label outside [0, num_classes)");
+        throw std::invalid_argument("label group '" + group.name + "' names label " + std::to_string(c) +
+                                    ", outside the dataset's labels 0 to " + std::to_string(num_classes - 1));
       if (owner[c] != -1)
         throw std::invalid_argument("label " + std::to_string(c) + " is in label groups '" + groups[owner[c]].name +
                                     "' and '" + group.name + "'; groups must be disjoint");

@@ -258,11 +258,15 @@ std::vector<unsigned long long> parse_size_range(const std::string& text) {
   if (hi < lo) throw InputError("command line", "--sizes", "'" + text + "' ends below its start", "write MIN:MAX");
   // The rows count float elements, as nccl-tests' do: a size that is not a whole number of them has no count.
   // (The sizes double from MIN, so MIN decides.)
-  if (lo % 4 != 0)
+  if (lo % 4 != 0) {
+    // The hint's start: the multiple of 4 below the given one (at least 4), which the given end still reaches.
+    const unsigned long long start = std::max<unsigned long long>(4, lo / 4 * 4);
     throw InputError("command line", "--sizes", "'" + text + "' starts at " + std::to_string(lo) +
                                                      " B, not a whole number of 4-byte floats",
-                     colon == std::string::npos ? "use a multiple of 4 B, e.g. --sizes 8B"
-                                                : "start at a multiple of 4 B, e.g. --sizes 8B:" + text.substr(colon + 1));
+                     colon == std::string::npos || start > hi
+                         ? "use a multiple of 4 B, e.g. --sizes " + std::to_string(start) + "B"
+                         : "start at a multiple of 4 B, e.g. --sizes " + std::to_string(start) + "B:" + text.substr(colon + 1));
+  }
   std::vector<unsigned long long> sizes;
   for (unsigned long long s = lo; s <= hi; s *= 2) sizes.push_back(s);
   return sizes;

@@ -245,9 +245,12 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
     o << "  QA test questions     " << part("test") << " (medical " << part("medical") << "; finance "
       << part("finance") << ")\n";
   }
-  o << "  simulated time        " << seconds(r.simulated_time_s) << " for " << r.steps << " steps";
-  // The rows of an asynchronous parameter server count its updates; say how the two counts relate.
+  // Federated learning's steps are rounds (its rows say so too).
   const char* row_step = strategy_descriptor(in.config.strategy).row_step;
+  const std::string unit = std::string(row_step) == "round" ? "round" : "step";
+  o << "  simulated time        " << seconds(r.simulated_time_s) << " for " << r.steps << " " << unit
+    << (r.steps == 1 ? "" : "s");
+  // The rows of an asynchronous parameter server count its updates; say how the two counts relate.
   if (std::string(row_step) == "update" && !r.points.empty())
     o << " (global batches of gradients; the progress lines and metrics.csv count the server's "
       << r.points.back().step << " updates)";

@@ -109,7 +109,8 @@ std::vector<std::string> profile_files(const std::string& profile_dir, const std
                      "give the network_profiles folder: dtsim profiles DIR, or set DTSIM_PROFILE_DIR");
   std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(folder, ec))
-    if (entry.path().extension() == ".ini") files.push_back(entry.path().string());
+    if (entry.path().extension() == ".ini" && entry.is_regular_file(ec))  // a folder named x.ini is no profile
+      files.push_back(entry.path().string());
   std::sort(files.begin(), files.end());
   return files;
 }

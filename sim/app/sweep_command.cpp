@@ -496,7 +496,7 @@ int command_compare(int argc, char** argv) {
                 seeds ? (", each number the mean ± sample std over " + std::to_string(seeds->values.size()) + " seeds").c_str()
                       : "");
   else
-    std::printf("%zu run folders\n\n", rows.size());
+    std::printf("%zu run folder%s\n\n", rows.size(), rows.size() == 1 ? "" : "s");
   std::fputs(table.c_str(), stdout);
   return 0;
 }

@@ -89,6 +89,10 @@ std::string comparison_table(const SweepPlan& plan, const std::vector<RunRow>& r
   }
   if (columns.empty())
     throw InputError("command line", "--columns", "names no column", "e.g. --columns final_test_accuracy,cost_mid");
+  for (size_t i = 0; i < columns.size(); ++i)
+    if (std::find(columns.begin(), columns.begin() + static_cast<std::ptrdiff_t>(i), columns[i]) !=
+        columns.begin() + static_cast<std::ptrdiff_t>(i))
+      throw InputError("command line", "--columns", "names '" + columns[i] + "' twice", "name each column once");
   const std::vector<std::string> keys = plan.group_keys();
   std::vector<std::vector<std::string>> table;
   std::vector<std::string> header = keys;

@@ -1,12 +1,17 @@
 #include "sim/app/sweep_plan.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include "sim/app/outputs.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/scenario/errors.hpp"
+#include "sim/scenario/keys.hpp"
+#include "sim/scenario/text.hpp"
+#include "sim/scenario/units.hpp"
 
 namespace dtsim::sim {
 namespace fs = std::filesystem;
@@ -30,7 +35,7 @@ std::vector<std::string> split_at_commas(const std::string& text) {
   size_t start = 0;
   while (true) {
     const size_t comma = text.find(',', start);
-    parts.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    parts.push_back(trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
     if (comma == std::string::npos) return parts;
     start = comma + 1;
   }
@@ -67,6 +72,24 @@ bool SweepPlan::varies_seed() const {
   return std::any_of(varied.begin(), varied.end(), [](const VariedKey& v) { return v.key == kSeedKey; });
 }
 
+// What a value means for its key: a number or quantity by its value (0.1 and 1e-1, 25GB/s and 200Gbps are one
+// run twice), anything else, or a value the key would refuse (the run says why), by its text.
+static std::string value_meaning(const std::string& key, const std::string& value) {
+  const KeySpec* spec = find_key(key);
+  if (!spec) return value;
+  try {
+    char text[40];
+    switch (spec->type) {
+      case ValueType::Int: return std::to_string(parse_int(value));
+      case ValueType::Real: std::snprintf(text, sizeof text, "%.17g", parse_real(value)); return text;
+      case ValueType::Quantity: std::snprintf(text, sizeof text, "%.17g", parse_quantity(value, spec->dim)); return text;
+      default: return value;
+    }
+  } catch (const ValueError&) {
+    return value;
+  }
+}
+
 VariedKey parse_vary(const std::string& text) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
@@ -99,18 +122,23 @@ SweepPlan make_sweep_plan(const std::string& scenario, const std::vector<std::st
   plan.scenario = scenario;
   plan.sets = sets;
   plan.varied = varied;
-  std::set<std::string> keys;
+  std::map<std::string, std::string> keys;  // varied key -> the flag that varied it first
   size_t runs = 1;
   for (const VariedKey& v : varied) {
     const std::string where = "command line (" + v.flag + ")";
-    if (!keys.insert(v.key).second)
+    if (const auto [first, fresh] = keys.emplace(v.key, v.flag); !fresh)
       throw InputError(where, v.key, "varied twice",
-                       v.key == kSeedKey ? "give either --seeds or --vary run.seed, not both"
-                                         : "put all its values in one --vary");
-    std::set<std::string> seen;
-    for (const std::string& value : v.values)
-      if (!seen.insert(value).second)
-        throw InputError(where, v.key, "the value '" + value + "' is listed twice", "list each value once");
+                       first->second != v.flag ? "give either --seeds or --vary run.seed, not both"
+                                               : "put all its values in one --vary");
+    std::map<std::string, std::string> seen;  // a value as the key reads it -> the value as written
+    for (const std::string& value : v.values) {
+      const auto [first, fresh] = seen.emplace(value_meaning(v.key, value), value);
+      if (!fresh)
+        throw InputError(where, v.key,
+                         first->second == value ? "the value '" + value + "' is listed twice"
+                                                : "the values '" + first->second + "' and '" + value + "' are the same",
+                         "list each value once");
+    }
     runs *= v.values.size();
     if (runs > max_runs)
       throw InputError(where, v.key, "the sweep would have more than " + std::to_string(max_runs) + " runs",

@@ -75,8 +75,12 @@ ValidateFlags parse_validate_flags(int argc, char** argv) {
   f.quick = vm["quick"].as<bool>();
   f.list = vm["list"].as<bool>();
   f.resume = vm["resume"].as<bool>();
-  if (f.list && f.resume)
-    throw InputError("command line", "--resume", "has no effect with --list, which runs nothing", "drop one of them");
+  // --list runs nothing: the flags that only shape runs have nothing to shape.
+  if (f.list)
+    for (const char* flag : {"resume", "out", "jobs", "scenarios"})
+      if (vm.count(flag) && (std::string(flag) != "resume" || f.resume))
+        throw InputError("command line", std::string("--") + flag, "has no effect with --list, which runs nothing",
+                         "drop one of them");
   f.seeds = whole_number_flag(vm, "seeds", 3, 1, 1000);
   f.seeds_given = vm.count("seeds") > 0;
   f.jobs = whole_number_flag(vm, "jobs", std::max(1u, std::thread::hardware_concurrency()), 1, 4096);

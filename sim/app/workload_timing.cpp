@@ -238,7 +238,8 @@ std::string simulation_text(const models::Workload& w, const SimulationSummary& 
   } else {
     append(out, "  simulated    %d steps of synchronous data parallelism, timing only, on %s\n", steps,
            sim.platform.c_str());
-    append(out, "               %d gradient buckets, each a %s\n", sim.timing.buckets, sim.collective.c_str());
+    append(out, "               %d gradient bucket%s, each a %s\n", sim.timing.buckets, sim.timing.buckets == 1 ? "" : "s",
+           sim.collective.c_str());
     if (sim.timing.one_rank_for_all)
       append(out, "               one rank simulated for all %d: identical GPUs and analytic collectives run the same "
                   "timeline\n", sim.workers);

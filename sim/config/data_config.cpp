@@ -65,10 +65,13 @@ std::vector<LabelGroup> parse_label_groups(const std::string& text) {
     start = semi == std::string::npos ? all.size() + 1 : semi + 1;
     if (item.empty()) continue;
     const size_t c1 = item.find(':'), c2 = item.rfind(':');
-    if (c1 == std::string::npos || c1 == c2)
-      throw ValueError("group '" + item + "' is not name:labels:workers", "write e.g. medical:0-4:4");
+    if (c1 == std::string::npos || c1 == c2 || item.find(':', c1 + 1) != c2)
+      throw ValueError("group '" + item + "' is not name:labels:workers (three fields)", "write e.g. medical:0-4:4");
     LabelGroup g;
     g.name = trim(item.substr(0, c1));
+    for (const LabelGroup& other : groups)
+      if (other.name == g.name)
+        throw ValueError("two groups are named '" + g.name + "'", "give each group its own name");
     g.labels = parse_label_range(item.substr(c1 + 1, c2 - c1 - 1));
     const int64_t workers = parse_int(item.substr(c2 + 1));
     if (g.name.empty() || workers < 1) throw ValueError("group '" + item + "' needs a name and at least one worker", "");

@@ -138,7 +138,9 @@ TrainingData prepare_data(const RunConfig& c, const KeyOrigins& at) {
     try {
       data.partition = make_partition(c, data.train, natural_shards, at);
     } catch (const std::invalid_argument& e) {
-      at.fail("data.partition", std::string("cannot split the training set: ") + e.what());
+      // A group partition fails on its groups (a label the data does not have): blamed where they are written.
+      at.fail(c.data.partition == PartitionKind::Groups ? "data.label_groups" : "data.partition",
+              std::string("cannot split the training set: ") + e.what());
     }
     for (size_t w = 0; w < data.partition->shards.size(); ++w)
       if (data.partition->shards[w].empty())

@@ -48,7 +48,11 @@ bool check_price_range(const Scenario& s, const std::string& section, double low
     s.fail(key(low <= 0 ? "price_low" : "price_high"), "is 0 while the other price is set",
            "give both ends of the price range");
   if (low > high) s.fail(key("price_low"), "is above " + key("price_high"), "give the range low to high");
-  if (currency.empty()) s.fail(key("price_currency"), "is empty but the " + what + " has a price", "e.g. CNY or USD");
+  // Blamed where the price was given (a profile's line, unless the scenario or a --set gave it).
+  if (currency.empty())
+    s.fail_at_set({key("price_low"), key("price_high"), key("price_currency")},
+                  "the " + what + " has a price but " + key("price_currency") + " is empty",
+                  section == "gpu" ? "set it, e.g. CNY or USD" : "set it to the GPU's currency (the two prices are added)");
   return true;
 }
 
@@ -133,9 +137,11 @@ FabricSpec make_fabric_spec(const Scenario& s) {
   f.price_high = s.real("fabric.price_high");
   f.price_currency = trim(s.text("fabric.price_currency"));
   check_fabric_price(s, f, make_gpu_spec(s));
+  // Blamed where the protocol was chosen (a profile's line, unless the scenario or a --set chose it or the window).
   if (f.window_limited() && f.tcp_window <= 0)
-    s.fail("fabric.tcp_window", std::string("is required for protocol ") + fabric_protocol_name(f.protocol),
-           "e.g. 4MiB, Linux's default maximum send buffer");
+    s.fail_at_set({"fabric.protocol", "fabric.tcp_window"},
+                  std::string("protocol ") + fabric_protocol_name(f.protocol) + " needs fabric.tcp_window",
+                  "set fabric.tcp_window, e.g. 4MiB, Linux's default maximum send buffer");
   if (!f.window_limited() && f.tcp_window > 0)
     s.fail("fabric.tcp_window", std::string("applies only to protocol tcp or wan, not ") + fabric_protocol_name(f.protocol),
            "remove it or set fabric.protocol");

@@ -99,8 +99,10 @@ RunInputs prepare_run(const Scenario& scenario) {
   // A client's batch capped at its shard can be any size: a very large one asks for full-batch local steps.
   // (Strategies with one global batch count their steps per epoch from it, so they keep the limit.)
   const bool capped = own_batch && c.cap_batch_at_shard && data.partition.has_value();
+  // Three keys make the rule: blamed at the one the command line set (a --vary of the workers), else the file's.
   if (batch > usable && !capped)
-    at.fail("training.batch_per_worker",
+    at.fail_at_set(own_batch ? std::vector<std::string>{"training.batch_per_worker", "data.train_samples"}
+                             : std::vector<std::string>{"training.batch_per_worker", "cluster.workers", "data.train_samples"},
                   (own_batch ? "batch " + std::to_string(batch)
                                               : "global batch " + std::to_string(batch) + " (" +
                                                     std::to_string(c.workers) + " workers × " +

@@ -22,6 +22,9 @@ void KeyOrigins::fail(const std::string& key, const std::string& reason, const s
 
 void KeyOrigins::fail_at_set(const std::vector<std::string>& keys, const std::string& reason,
                              const std::string& hint) const {
+  // The command line first (the --set or --vary that broke a rule the file kept), then the scenario file.
+  for (const std::string& key : keys)
+    if (of(key).command_line) fail(key, reason, hint);
   for (const std::string& key : keys)
     if (set_by_user(key)) fail(key, reason, hint);
   fail(keys.front(), reason, hint);

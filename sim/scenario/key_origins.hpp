@@ -27,7 +27,8 @@ class KeyOrigins {
 
   // An InputError located where `key` was set; a default points at the scenario file.
   [[noreturn]] void fail(const std::string& key, const std::string& reason, const std::string& hint = "") const;
-  // Located at the first of `keys` the user set (the file or --set), else at the first of them.
+  // Located at the first of `keys` set on the command line (--set, --vary, a command's flag), else at the first
+  // the scenario file set, else at the first of them.
   [[noreturn]] void fail_at_set(const std::vector<std::string>& keys, const std::string& reason,
                                 const std::string& hint = "") const;
 

@@ -36,7 +36,8 @@ std::vector<std::string> available_profiles(const std::string& folder) {
   std::vector<std::string> names;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(folder, ec))
-    if (entry.path().extension() == ".ini") names.push_back(entry.path().stem().string());
+    if (entry.path().extension() == ".ini" && entry.is_regular_file(ec))  // a folder named x.ini is no profile
+      names.push_back(entry.path().stem().string());
   std::sort(names.begin(), names.end());
   return names;
 }

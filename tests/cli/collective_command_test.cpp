@@ -130,7 +130,9 @@ TEST(CollectiveCommand, BadFlagsAreOneLineErrorsWithExitTwo) {
       {"--algorithm tree --op broadcast", "--algorithm"},
       {"--profile no-such-fabric", "fabric.profile"},
       {"--set collective.nope=1", "collective.nope"},
-      {"--ranks 4 --set cluster.workers=8", "cluster.workers: is set twice on the command line (by --ranks and --set)"},
+      {"--ranks 4 --set cluster.workers=8",
+       "cluster.workers: is set twice on the command line (by --ranks = '4' and --set = '8')"},
+      {"--set fabric.bandwidth=50GB/s --set fabric.bandwidth=10GB/s", "fabric.bandwidth: is set twice on the command line"},
       {"--bogus 1", "bogus"},
       {"extra", "extra"},
   };

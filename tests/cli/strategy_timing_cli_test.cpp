@@ -190,9 +190,10 @@ TEST(StrategyTiming, FederatedTimingOnlyRunsTheProxysRounds) {
   // three a protocol straggler doing fewer local steps (partial policy), which reports first: the slower of
   // the other two is cancelled.
   Folder f;
-  const std::string fl = " --set training.strategy=federated --set cluster.workers=6 --set fl.rounds=3"
-                         " --set fl.clients_per_round=2 --set fl.overcommit=0.5 --set fl.local_steps=3"
-                         " --set fl.straggler_fraction=0.34 --set fl.straggler_policy=partial";
+  const std::string base = " --set training.strategy=federated --set cluster.workers=6 --set fl.rounds=3"
+                           " --set fl.clients_per_round=2 --set fl.overcommit=0.5 --set fl.local_steps=3"
+                           " --set fl.straggler_fraction=0.34";
+  const std::string fl = base + " --set fl.straggler_policy=partial";
   const auto [proxy, timing] = run_both(fl, "", "", f.path);
   const nlohmann::json& rounds = timing["simulation"]["federated"];
   EXPECT_EQ(rounds["reports_kept"], 6);
@@ -201,7 +202,7 @@ TEST(StrategyTiming, FederatedTimingOnlyRunsTheProxysRounds) {
   EXPECT_EQ(rounds["dropped_overcommit"], proxy["strategy"]["dropped"]["overcommit"]);
   EXPECT_EQ(rounds["dropped_stragglers"], proxy["strategy"]["dropped"]["straggler"]);
   // With the drop policy the straggler only downloads; the two others are kept.
-  const nlohmann::json drop = run_summary(kQuick + fl + " --set fl.straggler_policy=drop", f.path / "drop");
+  const nlohmann::json drop = run_summary(kQuick + base + " --set fl.straggler_policy=drop", f.path / "drop");
   EXPECT_EQ(drop["simulation"]["federated"]["dropped_stragglers"], 3);
   EXPECT_EQ(drop["simulation"]["federated"]["dropped_overcommit"], 0);
 }
@@ -296,7 +297,7 @@ TEST(StrategyTiming, WhatItDoesNotSimulateIsRefusedAtTheKey) {
       << failures.err;
   // The keys that only change the values are flagged, the ones that plan the work are read.
   const auto fl = run_dtsim(check + " --set training.strategy=federated --set fl.local_steps=2 --set fl.server_lr=0.5"
-                                    " --set fl.overcommit=0.2 --set workload.steps=4",
+                                    " --set fl.clients_per_round=4 --set fl.overcommit=0.2 --set workload.steps=4",
                             true);
   EXPECT_EQ(fl.exit_code, 0) << fl.err;
   EXPECT_NE(fl.err.find("fl.server_lr: has no effect in a timing-only run of a workload"), std::string::npos) << fl.err;

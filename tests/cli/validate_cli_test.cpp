@@ -158,6 +158,12 @@ TEST_F(Validate, ResumeKeepsOnlyFinishedRunsOfTheSameConfiguration) {
   const auto fresh = dtsim::testing::run_dtsim(command);
   EXPECT_FALSE(has(fresh.output, "--resume")) << fresh.output;
   EXPECT_EQ(dtsim::testing::run_dtsim("validate --list --resume").exit_code, 2);
+  // Nor does --list take the flags that only shape runs.
+  for (const std::string flag : {"--out /dev/null/x", "--jobs 2", "--scenarios /tmp"}) {
+    const auto refused = dtsim::testing::run_dtsim("validate --list " + flag);
+    EXPECT_EQ(refused.exit_code, 2) << flag;
+    EXPECT_TRUE(has(refused.output, "has no effect with --list, which runs nothing")) << refused.output;
+  }
 }
 
 // An interrupted validate used to leave the earlier validate's validate.json (PASS or FAIL of other runs)

@@ -195,7 +195,7 @@ TEST(ProfileErrors, PowerComesAsAPair) {
 TEST(ProfileErrors, TheTcpWindowBelongsToTcpFabricsOnly) {
   const std::string missing = error_of("fabric", "eth-25g-tcp", {"fabric.tcp_window=0B"});
   EXPECT_TRUE(contains(missing, "fabric.tcp_window")) << missing;
-  EXPECT_TRUE(contains(missing, "required for protocol tcp")) << missing;
+  EXPECT_TRUE(contains(missing, "protocol tcp needs fabric.tcp_window")) << missing;
   EXPECT_TRUE(contains(error_of("fabric", "ib-hdr-200", {"fabric.tcp_window=4MiB"}), "applies only to protocol tcp or wan"));
   EXPECT_TRUE(contains(error_of("fabric", "ib-hdr-200", {"fabric.protocol=tcp"}), "fabric.tcp_window"));
   EXPECT_TRUE(contains(error_of("fabric", "ib-hdr-200", {"fabric.protocol=infiniband"}), "not a valid choice"));

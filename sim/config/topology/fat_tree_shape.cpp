@@ -12,6 +12,13 @@ namespace {
 
 std::string str(long long v) { return std::to_string(v); }
 
+// An oversubscription ratio as written ("1.5", not "1.500000").
+std::string ratio_string(double r) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", r);
+  return text;
+}
+
 int pow2_at_least(double x) {
   int p = 1;
   while (p < x) p *= 2;
@@ -130,8 +137,9 @@ FatTreeGeometry plan_fat_tree(const std::vector<NodePlan>& plan, const FabricMem
     throw ShapeError("cluster.oversubscription",
                      "a leaf switch with " + str(g.leaf_ports) + " ports down" +
                          (g.port_width > 1 ? " (of " + str(g.port_width) + " bonded NICs each)" : "") + " and " +
-                         std::to_string(settings.oversubscription) + ":1 oversubscription needs a whole number of uplinks",
-                     "choose a ratio that divides " + str(g.leaf_ports) + ", or set cluster.leaf_ports");
+                         ratio_string(settings.oversubscription) + ":1 oversubscription needs a whole number of uplinks",
+                     "choose a ratio that divides " + str(g.leaf_ports) +
+                         (settings.leaf_ports > 0 ? ", or another cluster.leaf_ports" : ", or set cluster.leaf_ports"));
   g.uplinks = static_cast<int>(std::round(uplinks));
 
   if (rails) {
