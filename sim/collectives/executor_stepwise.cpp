@@ -14,9 +14,6 @@ namespace {
 // SimGrid refuses null payloads; the collectives carry no data, so every transfer points at this token.
 int step_token = 0;
 
-// Nor is the token read: a transfer skips SimGrid's copy of the payload pointer into the receiver's buffer.
-void skip_copy(simgrid::kernel::activity::CommImpl*, void*, size_t) {}
-
 }  // namespace
 
 std::vector<sg4::Mailbox*> PlannedCollective::incoming_mailboxes(int rank, const Prepared& p) {
@@ -64,10 +61,6 @@ void PlannedCollective::run_steps(int rank, const Prepared& p) {
       continue;
     }
     const bool eager = buffered(schedule, modelled);
-    // A ring sends to and receives from the same peers at every step: look each mailbox up once.
-    int send_peer = -1, recv_peer = -1;
-    sg4::Mailbox* send_box = nullptr;
-    sg4::Mailbox* recv_box = nullptr;
     for (int i = 0; i < steps; ++i) {
       const Step s = schedule.step(seat.pos, i);
       sg4::CommPtr send;
@@ -80,17 +73,13 @@ void PlannedCollective::run_steps(int rank, const Prepared& p) {
       if (s.send.active()) {
         const int to = group.members[s.send.peer];
         send_wire = modelled ? wire_bytes(s.send.bytes, p.costs.bandwidth_fraction) : s.send.bytes;
-        if (to != send_peer) send_box = mailbox(to, rank), send_peer = to;
-        send = send_box->put_init(&step_token, send_wire);
-        send->set_copy_data_callback(skip_copy);
-        send->start();
+        send = mailbox(to, rank)->put_async(&step_token, send_wire);
         tracked = in_flight_.insert(in_flight_.end(), send);
       }
       if (s.recv.active()) {
         const int from = group.members[s.recv.peer];
         int* data = nullptr;
-        if (from != recv_peer) recv_box = mailbox(rank, from), recv_peer = from;
-        const sg4::CommPtr recv = recv_box->get_async<int>(&data);
+        const sg4::CommPtr recv = mailbox(rank, from)->get_async<int>(&data);
         recv->wait();
         if (modelled) done = recv->get_finish_time() + hop_extra(from, rank, p.costs);
       }
