@@ -309,18 +309,21 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
     }
     throw std::runtime_error(abnormal_end + " (a dtsim bug; please report it with the scenario)");
   }
-  if (g_stop_signal != 0) {
-    RunResult stopped = result_so_far(inputs, metrics, RunStatus::Interrupted,
-                                      "stopped by signal " + std::to_string(g_stop_signal) + " at simulated time " +
-                                          format_seconds(sg4::Engine::get_clock()),
-                                      sg4::Engine::get_clock());
-    take_progress(*strategy, stopped);
-    identify(stopped, ops, platform, objective);
-    stopped.trace_json = trace_text();
-    stopped.links_csv = links_text();
-    if (traffic) stopped.busiest_link = traffic->busiest(stopped.simulated_time_s);
-    return stopped;
-  }
+  // A run that ended before its planned end (stopped, diverged, failed): the rows so far, and the strategy's
+  // own count of how far training got (steps, bytes, time), with what ran and its trace and links.
+  const auto ended_early = [&](RunResult r) {
+    take_progress(*strategy, r);
+    identify(r, ops, platform, objective);
+    r.trace_json = trace_text();
+    r.links_csv = links_text();
+    if (traffic) r.busiest_link = traffic->busiest(r.simulated_time_s);
+    return r;
+  };
+  if (g_stop_signal != 0)
+    return ended_early(result_so_far(inputs, metrics, RunStatus::Interrupted,
+                                     "stopped by signal " + std::to_string(g_stop_signal) + " at simulated time " +
+                                         format_seconds(sg4::Engine::get_clock()),
+                                     sg4::Engine::get_clock()));
   // "<cause> at round 7 (simulated time 2.39 s)": in the unit of the rows (a step, a parameter-server update or
   // a round).
   const auto divergence_reason = [&](const Divergence& d) {
@@ -329,35 +332,15 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
   };
   if (metrics.divergence() && cfg.stop_on_divergence) {
     const Divergence& d = *metrics.divergence();
-    RunResult diverged = result_so_far(inputs, metrics, RunStatus::Diverged,
-                                       divergence_reason(d) + "; the run stopped there", sg4::Engine::get_clock());
     // The rows stop at the last evaluation; the strategy knows how far training got (steps, bytes, time).
-    take_progress(*strategy, diverged);
-    identify(diverged, ops, platform, objective);
-    diverged.trace_json = trace_text();
-    diverged.links_csv = links_text();
-    if (traffic) diverged.busiest_link = traffic->busiest(diverged.simulated_time_s);
-    return diverged;
+    return ended_early(result_so_far(inputs, metrics, RunStatus::Diverged,
+                                     divergence_reason(d) + "; the run stopped there", sg4::Engine::get_clock()));
   }
-  if (every_worker_down(sg4::Engine::get_clock())) {
-    RunResult failed = every_worker_failed(sg4::Engine::get_clock());
-    take_progress(*strategy, failed);
-    identify(failed, ops, platform, objective);
-    failed.trace_json = trace_text();
-    failed.links_csv = links_text();
-    if (traffic) failed.busiest_link = traffic->busiest(failed.simulated_time_s);
-    return failed;
-  }
+  if (every_worker_down(sg4::Engine::get_clock())) return ended_early(every_worker_failed(sg4::Engine::get_clock()));
   StrategyOutcome outcome = strategy->outcome();
-  if (!outcome.unfinished.empty()) {
-    RunResult failed = result_so_far(inputs, metrics, RunStatus::Failed, outcome.unfinished, sg4::Engine::get_clock());
-    take_progress(*strategy, failed);
-    identify(failed, ops, platform, objective);
-    failed.trace_json = trace_text();
-    failed.links_csv = links_text();
-    if (traffic) failed.busiest_link = traffic->busiest(failed.simulated_time_s);
-    return failed;
-  }
+  if (!outcome.unfinished.empty())
+    return ended_early(
+        result_so_far(inputs, metrics, RunStatus::Failed, outcome.unfinished, sg4::Engine::get_clock()));
 
   RunResult r;
   identify(r, ops, platform, objective);
