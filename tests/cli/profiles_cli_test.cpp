@@ -61,6 +61,15 @@ TEST_F(ProfilesCli, ListsTheFolderGivenOnTheCommandLine) {
   EXPECT_EQ(r.output.find("h100-80gb"), std::string::npos) << "only the given folder is listed";
 }
 
+// A folder whose name ends in .ini is no profile: it used to make the listing fail at "line 2" of it.
+TEST_F(ProfilesCli, AFolderNamedLikeAProfileIsNotOne) {
+  fs::create_directories(dir_ / "gpu" / "d.ini");
+  const Outcome r = run_dtsim("profiles " + dir_.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("a100-40gb"), std::string::npos);
+  EXPECT_EQ(r.output.find("\nd "), std::string::npos) << r.output;
+}
+
 TEST_F(ProfilesCli, ABrokenProfileIsBadInputNamingTheFile) {
   std::ofstream(dir_ / "gpu" / "broken-gpu.ini") << "[gpu]\nname = Broken\npeak_fp32 = lots\n";
   const Outcome r = run_dtsim("profiles " + dir_.string());
