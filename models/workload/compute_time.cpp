@@ -119,7 +119,7 @@ GradientTimeline gradient_timeline(const Workload& w, const MemorySetup& s, cons
 
 double model_flops_utilisation(const Workload& w, double samples, double seconds, double peak_flops) {
   if (!(seconds > 0) || !(peak_flops > 0)) return 0;
-  return samples * w.training_flops() / seconds / peak_flops;
+  return samples * w.model_flops() / seconds / peak_flops;
 }
 
 }  // namespace dtsim::models

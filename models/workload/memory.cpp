@@ -40,6 +40,14 @@ std::string format_gigabytes(double bytes) {
   return text;
 }
 
+namespace {
+std::string format_count(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+}  // namespace
+
 std::vector<std::string> ways_to_fit(const Workload& w, const MemorySetup& setup, double capacity) {
   std::vector<std::string> ways;
   const auto fits = [&](const MemorySetup& s) { return memory_per_gpu(w, s).total() <= capacity; };
@@ -62,24 +70,40 @@ std::vector<std::string> ways_to_fit(const Workload& w, const MemorySetup& setup
       offer(s, "ZeRO stage " + std::to_string(stage) + " with activation checkpointing");
     }
   }
-  if (setup.micro_batch > 1 && ways.empty()) {
+  // A smaller micro-batch: the largest halving of it that fits as it is (gradient accumulation keeps the global
+  // batch), else micro-batch 1 with checkpointing.
+  if (setup.micro_batch > 1) {
     MemorySetup s = setup;
-    s.micro_batch = 1;
-    s.checkpointing = true;
-    offer(s, "micro-batch 1 with activation checkpointing (gradient accumulation keeps the global batch)");
-  }
-  if (ways.empty()) {
-    // ZeRO-3 with checkpointing over more GPUs: the state shrinks as 1/N, the activations stay.
-    MemorySetup s = setup;
-    s.zero_stage = 3;
-    s.checkpointing = true;
-    for (int n = std::max(2, setup.data_parallel * 2); n <= (1 << 20); n *= 2) {
-      s.data_parallel = n;
+    bool offered = false;
+    for (double m = std::floor(setup.micro_batch / 2); m >= 1 && !offered; m = std::floor(m / 2)) {
+      s.micro_batch = m;
       if (fits(s)) {
-        offer(s, "ZeRO stage 3 with activation checkpointing over " + std::to_string(n) + " GPUs");
-        break;
+        offer(s, "micro-batch " + format_count(m) + " and gradient accumulation to keep the global batch");
+        offered = true;
       }
     }
+    if (!offered && ways.empty()) {
+      s.micro_batch = 1;
+      s.checkpointing = true;
+      offer(s, "micro-batch 1 with activation checkpointing and gradient accumulation to keep the global batch");
+    }
+  }
+  if (ways.empty()) {
+    // More GPUs: the ZeRO-sharded state shrinks as 1/N, the activations stay. The fewest GPUs with the least
+    // change: the lowest stage first, checkpointing only where no stage fits without it.
+    bool offered = false;
+    for (int n = std::max(2, setup.data_parallel * 2); n <= (1 << 20) && !offered; n *= 2)
+      for (const bool checkpoint : {setup.checkpointing, true})
+        for (int stage = std::max(1, setup.zero_stage); stage <= 3 && !offered; ++stage) {
+          MemorySetup s = setup;
+          s.data_parallel = n;
+          s.zero_stage = stage;
+          s.checkpointing = checkpoint;
+          if (!fits(s)) continue;
+          offer(s, "ZeRO stage " + std::to_string(stage) + (checkpoint && !setup.checkpointing ? " with activation checkpointing" : "") +
+                       " over " + std::to_string(n) + " GPUs");
+          offered = true;
+        }
   }
   // LoRA drops the gradients, master weights and moments of the frozen weights, not the weights themselves nor
   // the activations: offered only where those alone fit, with that floor (the adapters add little to it).

@@ -144,7 +144,8 @@ class TransformerBuilder {
     if (spec_.flash_attention) {
       // Scores are rebuilt block by block in the backward pass (one more Q K^T); only the softmax
       // statistics (fp32, one per head and token) are kept besides Q, K and V.
-      l.backward_flops += 2 * s * s * qw;
+      l.rebuilt_in_backward = 2 * s * s * qw;
+      l.backward_flops += l.rebuilt_in_backward;
       l.forward_traffic = qkv + s * qw;
       l.backward_traffic = 2 * qkv + 2 * s * qw;
       l.saved_elements = qkv;

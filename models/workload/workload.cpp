@@ -30,6 +30,12 @@ double Workload::backward_flops() const {
   return f;
 }
 
+double Workload::model_flops() const {
+  double rebuilt = 0;
+  for (const auto& l : layers) rebuilt += l.rebuilt_in_backward;
+  return training_flops() - rebuilt;
+}
+
 double Workload::saved_bytes(double element_bytes, bool checkpointing) const {
   double total = 0;
   if (!checkpointing) {

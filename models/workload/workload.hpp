@@ -24,6 +24,8 @@ struct LayerCost {
   std::uint64_t trainable = 0;   // weights that get a gradient (what data parallelism sends)
   double forward_flops = 0;      // per sample
   double backward_flops = 0;     // per sample
+  // Of backward_flops, forward work done again (FlashAttention's rebuilt scores): executed, but not model FLOPs.
+  double rebuilt_in_backward = 0;
   // Activation elements read and written per sample (weights not included: they are read once per step,
   // see `parameters`); at the activations' element size this is the memory traffic of the layer.
   double input_elements = 0;  // per sample: the activation the layer reads (a block's first layer: the block's input)
@@ -68,6 +70,9 @@ struct Workload {
   double forward_flops() const;   // per sample
   double backward_flops() const;  // per sample
   double training_flops() const { return forward_flops() + backward_flops(); }
+  // Per sample, the FLOPs the model needs (PaLM's MFU numerator): training_flops less what is computed again
+  // (FlashAttention's scores; activation checkpointing's recompute is outside training_flops already).
+  double model_flops() const;
   // Bytes kept for the backward pass per sample; with activation checkpointing only every block's input is kept
   // and one block's activations are rebuilt at a time during the backward pass (see docs/workloads.md).
   double saved_bytes(double element_bytes, bool checkpointing = false) const;

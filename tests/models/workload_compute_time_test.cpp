@@ -88,6 +88,11 @@ TEST(Roofline, ModelFlopsUtilisation) {
   Workload w;
   w.layers = {linear(1e9, 1, 0)};  // 3 GFLOP per sample, forward and backward
   EXPECT_DOUBLE_EQ(model_flops_utilisation(w, 10, 1.0, 100e9), 0.3);
+  // Work done again in the backward pass (FlashAttention's rebuilt scores) is executed but not model FLOPs.
+  w.layers.back().backward_flops += 1e9;
+  w.layers.back().rebuilt_in_backward = 1e9;
+  EXPECT_DOUBLE_EQ(w.training_flops(), 4e9);
+  EXPECT_DOUBLE_EQ(model_flops_utilisation(w, 10, 1.0, 100e9), 0.3);
   EXPECT_THROW(step_compute(w, MemorySetup{}, DeviceRates{0, 1, 0}), std::invalid_argument);
   EXPECT_THROW(step_compute(w, MemorySetup{}, DeviceRates{1, -1, 0}), std::invalid_argument);
 }

@@ -1,4 +1,5 @@
 // Memory per GPU against ZeRO's closed forms and the fit advice.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include "models/workload/catalog.hpp"
@@ -75,6 +76,22 @@ TEST(WorkloadMemory, AdviceForSeventyBillionOnEightyGigabytes) {
   const std::string floor = format_gigabytes(2.0 * static_cast<double>(llama7.parameters()) + full.activations);
   EXPECT_NE(seven.back().find("LoRA fine-tuning, which trains adapters only (at least " + floor), std::string::npos)
       << seven.back();
+  // The least change first: two GPUs at ZeRO stage 1 hold LLaMA-7B's full fine-tuning (the advice used to be
+  // stage 3 with checkpointing), and a smaller micro-batch without checkpointing is offered where it fits.
+  EXPECT_EQ(seven.front().rfind("ZeRO stage 1 over 2 GPUs", 0), 0u) << seven.front();
+  MemorySetup one = alone;
+  one.data_parallel = 2;
+  one.zero_stage = 1;
+  EXPECT_LE(memory_per_gpu(llama7, one).total(), capacity);
+  MemorySetup big_batch;
+  big_batch.micro_batch = 512;
+  const Workload resnet = find_workload("resnet50", DTSIM_WORKLOAD_DIR);
+  const auto smaller = ways_to_fit(resnet, big_batch, 32e9);
+  EXPECT_NE(std::find_if(smaller.begin(), smaller.end(),
+                         [](const std::string& w) { return w.rfind("micro-batch 256 and gradient accumulation", 0) == 0; }),
+            smaller.end());
+  big_batch.micro_batch = 256;
+  EXPECT_LE(memory_per_gpu(resnet, big_batch).total(), 32e9);
   // One that fits gets no advice.
   EXPECT_TRUE(ways_to_fit(find_workload("resnet50", DTSIM_WORKLOAD_DIR), MemorySetup{}, capacity).empty());
 }
