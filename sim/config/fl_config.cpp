@@ -67,11 +67,27 @@ double parse_time(const std::string& text, const std::string& item) {
 
 AvailabilityWindow parse_window(const std::string& text, const std::string& item) {
   const std::string s = trim(text);
-  if (lower(s).rfind("from ", 0) == 0) return {parse_time(s.substr(5), item), std::numeric_limits<double>::infinity()};
+  const auto not_a_window = [&] {
+    return ValueError("in " + quoted(item) + ": window " + quoted(s) + " is not '<start> to <end>' or 'from <start>'",
+                      "write e.g. 0s to 100s, or from 50s");
+  };
+  if (lower(s).rfind("from ", 0) == 0) {
+    // "from 1s until 5s": words after a whole time are not a unit.
+    const std::string rest = trim(s.substr(5));
+    if (lower(rest).find(" to ") != std::string::npos) return parse_window(rest, item);  // "from 1s to 5s"
+    if (const size_t space = rest.find(' '); space != std::string::npos) {
+      bool whole_time = true;
+      try {
+        parse_quantity(rest.substr(0, space), Dimension::Time);
+      } catch (const ValueError&) {
+        whole_time = false;
+      }
+      if (whole_time) throw not_a_window();
+    }
+    return {parse_time(rest, item), std::numeric_limits<double>::infinity()};
+  }
   const size_t to = lower(s).find(" to ");
-  if (to == std::string::npos)
-    throw ValueError("in " + quoted(item) + ": window " + quoted(s) + " is not '<start> to <end>' or 'from <start>'",
-                     "write e.g. 0s to 100s");
+  if (to == std::string::npos) throw not_a_window();
   AvailabilityWindow w{parse_time(s.substr(0, to), item), parse_time(s.substr(to + 4), item)};
   if (!(w.to > w.from)) throw ValueError("in " + quoted(item) + ": window " + quoted(s) + " is empty", "");
   return w;

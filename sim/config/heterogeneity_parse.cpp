@@ -333,7 +333,9 @@ std::vector<FaultEvent> parse_fault_events(const std::string& text, int workers)
     if (phrases.count("up")) e.up_at = fault_time(after_at(phrases["up"], "up", item), "up at", item);
     if (phrases.count("for")) e.up_at = e.down_at + fault_time(phrases["for"], "for", item);
     if (!(e.up_at > e.down_at))
-      throw ValueError("in " + quoted(item) + ": it comes back up before it goes down",
+      throw phrases.count("for")
+          ? ValueError("in " + quoted(item) + ": 'for " + phrases["for"] + "' is no time down", "give a duration above 0")
+          : ValueError("in " + quoted(item) + ": it comes back up before it goes down",
                        "the 'up at' time must be later than the 'down at' time");
     out.push_back(e);
   }

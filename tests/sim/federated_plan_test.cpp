@@ -186,6 +186,15 @@ TEST(FederatedPlan, KeysAreCheckedAgainstTheRestOfTheScenario) {
   EXPECT_NE(config_error_of(fl + "availability_trace = 7: 0s to 1s\n").find("fl.availability_trace"),
             std::string::npos);
   EXPECT_NE(config_error_of(fl + "availability_trace = 1: 5s to 1s\n").find("empty"), std::string::npos);
+  // A misspelt "to" is named as a window's form, not read as a unit ("unknown unit 's until 5s'"); "from 1s to
+  // 5s" is a window.
+  EXPECT_NE(config_error_of(fl + "availability_trace = 3: from 1s until 5s\n").find("is not '<start> to <end>'"),
+            std::string::npos);
+  const std::vector<ClientAvailability> from_to = parse_availability_trace("3: from 1s to 5s", 4);
+  ASSERT_EQ(from_to.size(), 1u);
+  ASSERT_EQ(from_to[0].windows.size(), 1u);
+  EXPECT_DOUBLE_EQ(from_to[0].windows[0].from, 1.0);
+  EXPECT_DOUBLE_EQ(from_to[0].windows[0].to, 5.0);
   EXPECT_NE(config_error_of(fl + "straggler_fraction = 0.5\nstraggler_policy = partial\nlocal_epochs = 1\n")
                 .find("fl.local_epochs"),
             std::string::npos);
