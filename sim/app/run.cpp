@@ -261,10 +261,7 @@ RunResult run_training_with(const RunInputs& inputs, MetricsLog& metrics, gpu::O
     return true;
   };
   const auto every_worker_failed = [&](double when) {
-    return result_so_far(inputs, metrics, RunStatus::Failed,
-                         "every worker had failed by simulated time " + format_seconds(when) +
-                             " ([faults]); no worker was left to continue the training",
-                         when);
+    return result_so_far(inputs, metrics, RunStatus::Failed, every_worker_failed_reason(when), when);
   };
   std::unique_ptr<TrainingStrategy> strategy = make_strategy(ctx);
   connect_engine_callbacks();

@@ -75,15 +75,8 @@ AvailabilityWindow parse_window(const std::string& text, const std::string& item
     // "from 1s until 5s": words after a whole time are not a unit.
     const std::string rest = trim(s.substr(5));
     if (lower(rest).find(" to ") != std::string::npos) return parse_window(rest, item);  // "from 1s to 5s"
-    if (const size_t space = rest.find(' '); space != std::string::npos) {
-      bool whole_time = true;
-      try {
-        parse_quantity(rest.substr(0, space), Dimension::Time);
-      } catch (const ValueError&) {
-        whole_time = false;
-      }
-      if (whole_time) throw not_a_window();
-    }
+    if (const size_t space = rest.find(' '); space != std::string::npos && is_quantity(rest.substr(0, space), Dimension::Time))
+      throw not_a_window();
     return {parse_time(rest, item), std::numeric_limits<double>::infinity()};
   }
   const size_t to = lower(s).find(" to ");

@@ -167,18 +167,10 @@ std::string after_at(const std::string& phrase, const std::string& keyword, cons
 // keyword ("down at 10s upp at 20s"), which would otherwise read as a unit ("unknown unit 's upp at 20s'").
 double fault_time(const std::string& text, const std::string& keyword, const std::string& item) {
   const std::vector<std::string> tokens = words(text);
-  if (tokens.size() >= 2) {
-    bool whole_time = true;
-    try {
-      parse_quantity(tokens[0], Dimension::Time);
-    } catch (const ValueError&) {
-      whole_time = false;  // "10 s": the unit is the next word
-    }
-    if (whole_time)
-      throw ValueError("in " + quoted(item) + ": unexpected '" + join(tokens, 1, tokens.size()) + "' after '" + keyword +
+  if (tokens.size() >= 2 && is_quantity(tokens[0], Dimension::Time))  // not "10 s", a unit written apart
+    throw ValueError("in " + quoted(item) + ": unexpected '" + join(tokens, 1, tokens.size()) + "' after '" + keyword +
                            " " + tokens[0] + "'",
-                       "a failure reads 'worker 3 down at 10s', then 'up at 20s' or 'for 10s'");
-  }
+                     "a failure reads 'worker 3 down at 10s', then 'up at 20s' or 'for 10s'");
   return parse_time(text, item);
 }
 

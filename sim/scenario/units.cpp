@@ -204,6 +204,15 @@ std::string example_units(Dimension dim) {
   return "";
 }
 
+bool is_quantity(std::string_view text, Dimension dim) {
+  try {
+    parse_quantity(text, dim);
+    return true;
+  } catch (const ValueError&) {
+    return false;
+  }
+}
+
 double parse_quantity(std::string_view text, Dimension dim) {
   const std::string s = trim(text);
   if (s.empty()) throw ValueError("empty value", "write a number with a unit: " + example_units(dim));

@@ -39,6 +39,9 @@ class ValueError : public std::runtime_error {
 // [e[+-]digits]); inf, nan and hexadecimal are refused, and so is a result whose magnitude exceeds
 // max_quantity(dim) or that is too close to zero for a double, so a parsed value is always finite.
 double parse_quantity(std::string_view text, Dimension dim);
+// Whether `text` alone is a quantity of `dim` ("10s", not "10" or "10s upp"): where words follow a time, whether
+// the first is a whole time tells a misspelt keyword after it from a unit written apart ("10 s").
+bool is_quantity(std::string_view text, Dimension dim);
 
 // The largest magnitude parse_quantity accepts, in the base unit: 2^53 B for sizes (the largest whole number
 // of bytes a double holds exactly), 1e9 s for times, 1e18 B/s, 1e21 FLOP/s and 1e9 W.

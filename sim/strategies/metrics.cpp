@@ -28,6 +28,13 @@ const char* to_string(RunStatus status) {
   return "?";
 }
 
+std::string every_worker_failed_reason(double simulated_time_s) {
+  char when[32];
+  std::snprintf(when, sizeof when, "%.6g s", simulated_time_s);
+  return std::string("every worker had failed by simulated time ") + when +
+         " ([faults]); no worker was left to continue the training";
+}
+
 namespace {
 
 std::string number(double v) {

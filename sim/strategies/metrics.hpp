@@ -42,6 +42,9 @@ struct StalenessInterval {
 // How a run ended. Every summary.json says which, with a reason (docs/outputs.md).
 enum class RunStatus { Completed, Diverged, Interrupted, Failed };
 const char* to_string(RunStatus status);
+// The status reason of a run whose workers had all failed by `simulated_time_s` (the run, or the strategy that
+// knows it, reports it).
+std::string every_worker_failed_reason(double simulated_time_s);
 
 // Where and why a run diverged.
 struct Divergence {

@@ -1,7 +1,6 @@
 #include "sim/strategies/sync/sync_dp.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "sim/collectives/registry.hpp"
 #include "sim/config/collective_algorithms.hpp"
@@ -358,12 +357,7 @@ StrategyOutcome SyncDataParallel::outcome() const {
   StrategyOutcome out;
   out.precision = replicas_[0]->precision_outcome();
   out.steps = applied_steps_;
-  if (applied_steps_ < total_steps_ && active_.empty()) {
-    char when[32];
-    std::snprintf(when, sizeof when, "%.6g s", recovery_began_);
-    out.unfinished = std::string("every worker had failed by simulated time ") + when +
-                     " ([faults]); no worker was left to continue the training";
-  }
+  if (applied_steps_ < total_steps_ && active_.empty()) out.unfinished = every_worker_failed_reason(recovery_began_);
   out.bytes_sent = collective_bytes_retired_ + streams_->bytes_sent() +
                   (param_allreduce_ ? param_allreduce_->bytes_sent() : 0) + (param_gather_ ? param_gather_->bytes_sent() : 0) +
                   (weight_gathers_ ? weight_gathers_->bytes_sent() : 0);
