@@ -3,7 +3,8 @@
 #
 #   bash docs/labs/run_lab.sh [DTSIM] [OUT]     # defaults: build/dtsim, out/lab
 #
-# About 4 minutes of wall time on 2 cores. Each sweep resumes if rerun.
+# About 3.5 minutes of runs on a 2-core Intel Xeon with the sweeps one after another and --jobs 1 (202 s),
+# more on a loaded machine (docs/labs/lab.md). Each sweep resumes if rerun.
 set -euo pipefail
 DTSIM=${1:-build/dtsim}
 OUT=${2:-out/lab}

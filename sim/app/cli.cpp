@@ -182,10 +182,12 @@ void warn_if_proxy_does_not_fit(const RunInputs& in) {
   if (!in.proxy) return;
   const RunConfig& c = in.config;
   const double needs = workload_memory_per_gpu(c, *in.proxy).total();
-  if (needs <= c.gpu.memory) return;
-  std::fprintf(stderr, "dtsim: warning: workload.proxy: %s needs %s per GPU but the %s has %s; charged anyway\n",
-               in.proxy->name.c_str(), format_quantity(needs, Dimension::Bytes).c_str(), c.gpu.name.c_str(),
-               format_quantity(c.gpu.memory, Dimension::Bytes).c_str());
+  for (const GpuSpec* gpu : gpus_in_use(c)) {
+    if (needs <= gpu->memory) continue;
+    std::fprintf(stderr, "dtsim: warning: workload.proxy: %s needs %s per GPU but the %s has %s; charged anyway\n",
+                 in.proxy->name.c_str(), format_quantity(needs, Dimension::Bytes).c_str(), gpu->name.c_str(),
+                 format_quantity(gpu->memory, Dimension::Bytes).c_str());
+  }
 }
 
 int command_check(const CommandLine& cl) {

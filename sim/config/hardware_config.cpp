@@ -60,19 +60,26 @@ void check_price(const Scenario& s, const GpuSpec& g) {
   check_price_range(s, "gpu", g.price_low, g.price_high, g.price_currency);
 }
 
-// A network price is a surcharge on GPU-hours: it needs the GPU's price, in the same currency, to add to.
-void check_fabric_price(const Scenario& s, const FabricSpec& f, const GpuSpec& g) {
-  if (!check_price_range(s, "fabric", f.price_low, f.price_high, f.price_currency)) return;
-  if (!g.has_price())
-    s.fail("fabric.price_low", "the network's price is added to the GPUs' price per GPU-hour, but the GPU has none",
-           "set gpu.price_low, gpu.price_high and gpu.price_currency too");
-  if (f.price_currency != g.price_currency)
-    s.fail("fabric.price_currency",
-           "is '" + f.price_currency + "' but the GPU is priced in '" + g.price_currency + "'; the two are added",
-           "give the network's price in " + g.price_currency);
-}
-
 }  // namespace
+
+// A network price is a surcharge on GPU-hours: it needs every GPU's price, in the same currency, to add to.
+void check_network_price(const Scenario& s, const FabricSpec& f, const std::vector<const GpuSpec*>& gpus,
+                         bool from_groups) {
+  if (!f.has_price()) return;
+  for (const GpuSpec* g : gpus) {
+    const std::string which = from_groups ? "the " + g->name + " of cluster.groups" : "the GPU";
+    if (!g->has_price())
+      s.fail("fabric.price_low",
+             "the network's price is added to the GPUs' price per GPU-hour, but " + which + " has none",
+             from_groups ? "give that group a GPU profile with a price, or remove the network's price"
+                         : "set gpu.price_low, gpu.price_high and gpu.price_currency too");
+    if (f.price_currency != g->price_currency)
+      s.fail("fabric.price_currency",
+             "is '" + f.price_currency + "' but " + which + " is priced in '" + g->price_currency +
+                 "'; the two are added",
+             "give the network's price in " + g->price_currency);
+  }
+}
 
 const models::NameTable<MathMode>& math_mode_table() {
   static const models::NameTable<MathMode> table{{MathMode::Fp32, "fp32"}, {MathMode::Tf32, "tf32"}, {MathMode::Bf16, "bf16"}};
@@ -136,7 +143,8 @@ FabricSpec make_fabric_spec(const Scenario& s) {
   f.price_low = s.real("fabric.price_low");
   f.price_high = s.real("fabric.price_high");
   f.price_currency = trim(s.text("fabric.price_currency"));
-  check_fabric_price(s, f, make_gpu_spec(s));
+  // Its sum with the GPUs' price is checked once the GPUs are known (check_network_price).
+  check_price_range(s, "fabric", f.price_low, f.price_high, f.price_currency);
   // Blamed where the protocol was chosen (a profile's line, unless the scenario or a --set chose it or the window).
   if (f.window_limited() && f.tcp_window <= 0)
     s.fail_at_set({"fabric.protocol", "fabric.tcp_window"},

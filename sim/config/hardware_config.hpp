@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "models/name_table.hpp"
 
@@ -80,6 +81,10 @@ inline bool network_price_applies(const GpuSpec& gpu, const FabricSpec& fabric) 
 
 GpuSpec make_gpu_spec(const Scenario& scenario);
 FabricSpec make_fabric_spec(const Scenario& scenario);
+// Refuses a fabric price that a bill could not add to every GPU's: a GPU without a price, or another currency.
+// `from_groups`: the GPUs are cluster.groups' (named in the message), not the [gpu] section's.
+void check_network_price(const Scenario& scenario, const FabricSpec& fabric, const std::vector<const GpuSpec*>& gpus,
+                         bool from_groups);
 // [network]: SimGrid's network model and cross-traffic, into RunConfig::network_model and ::crosstraffic.
 void read_network_section(const Scenario& scenario, RunConfig& config);
 

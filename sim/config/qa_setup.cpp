@@ -47,11 +47,9 @@ void check_qa_run(const RunConfig& c, const QaData& qa, const KeyOrigins& at) {
               "use the model.bin of a run with the same [transformer] shape and lora.rank = 0");
   }
   const double need = qa_memory_per_gpu(c, model);
-  std::vector<const GpuSpec*> gpus{&c.gpu};
-  for (const NodeGroup& g : c.layout.groups) gpus.push_back(&g.gpu);
-  for (const GpuSpec* gpu : gpus) {
+  for (const GpuSpec* gpu : gpus_in_use(c)) {
     if (need <= gpu->memory) continue;
-    at.fail(gpu == &c.gpu ? "gpu.memory" : "cluster.groups",
+    at.fail(c.layout.groups.empty() ? "gpu.memory" : "cluster.groups",
             "the transformer needs " + format_quantity(need, Dimension::Bytes) + " per GPU but the " + gpu->name +
                 " has " + format_quantity(gpu->memory, Dimension::Bytes),
             "lower training.batch_per_worker or use a smaller [transformer]");

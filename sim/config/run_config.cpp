@@ -35,6 +35,13 @@ std::string run_name(const Scenario& s) {
 
 }  // namespace
 
+std::vector<const GpuSpec*> gpus_in_use(const RunConfig& c) {
+  if (c.layout.groups.empty()) return {&c.gpu};
+  std::vector<const GpuSpec*> gpus;
+  for (const NodeGroup& g : c.layout.groups) gpus.push_back(&g.gpu);
+  return gpus;
+}
+
 RunConfig make_run_config(const Scenario& s, ConfigUse use) {
   RunConfig c;
   // [run], [eval] and [output]: this module's own sections.
@@ -60,8 +67,10 @@ RunConfig make_run_config(const Scenario& s, ConfigUse use) {
   // earlier section (the worker count, the seed), which they are given typed.
   c.workers = worker_count(s);
   c.layout = make_cluster_config(s);
-  c.gpu = make_gpu_spec(s);
+  // Under cluster.groups the [gpu] section is on no node, so it is not read (it may be left without values).
+  c.gpu = c.layout.groups.empty() ? make_gpu_spec(s) : c.layout.groups.front().gpu;
   c.fabric = make_fabric_spec(s);
+  check_network_price(s, c.fabric, gpus_in_use(c), !c.layout.groups.empty());
   read_network_section(s, c);
   read_numerics_sections(s, c);
   c.qa_model = make_qa_model_config(s);

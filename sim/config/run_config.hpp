@@ -43,7 +43,7 @@ struct RunConfig {
   uint64_t heterogeneity_seed() const { return heterogeneity_seed_set.value_or(seed); }
 
   int workers = 1;
-  GpuSpec gpu;
+  GpuSpec gpu;  // [gpu]; under cluster.groups the first group's (the section is on no node): see gpus_in_use
   FabricSpec fabric;
   ClusterConfig layout;                // topology, nodes, groups (cluster_config.hpp)
   HeterogeneityConfig heterogeneity;   // slow nodes, random slowdowns, background traffic, failures
@@ -97,6 +97,9 @@ struct RunConfig {
     return workers * batch_per_worker * micro;
   }
 };
+
+// The GPUs the run's nodes hold, each kind once: the [gpu] section's, or under cluster.groups each group's.
+std::vector<const GpuSpec*> gpus_in_use(const RunConfig& config);
 
 // What the configuration is for: a training run (dtsim run, sweep, validate), or `dtsim collective`, which
 // times one collective of any kind and so takes an algorithm that does not implement allreduce.

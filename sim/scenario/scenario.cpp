@@ -188,11 +188,15 @@ Scenario Scenario::parse(const KeySchema& schema, const std::string& name, const
     if (it == sc.values_.end()) {
       // A profile in use that lacks the field is the file to fix (the scenario may still override it).
       const auto profile = profile_files.find(k.section());
-      if (profile != profile_files.end())
-        throw InputError(Origin::at(profile->second, 0), k.name,
-                         "the " + k.section() + " profile does not set " + k.field(),
-                         "add '" + k.field() + " = …' to the profile, or set " + k.name + " in the scenario");
-      throw InputError(Origin::at(name, 0), k.name, "has no value", missing_value_hint(k));
+      const InputError missing =
+          profile != profile_files.end()
+              ? InputError(Origin::at(profile->second, 0), k.name, "the " + k.section() + " profile does not set " + k.field(),
+                           "add '" + k.field() + " = …' to the profile, or set " + k.name + " in the scenario")
+              : InputError(Origin::at(name, 0), k.name, "has no value", missing_value_hint(k));
+      if (!is_profile_section(k.section())) throw missing;
+      sc.values_[k.name] = {"", Origin::default_value()};
+      sc.unset_.emplace(k.name, missing);
+      continue;
     }
     check_value(k, it->second.text, it->second.origin);
   }
@@ -206,6 +210,7 @@ bool Scenario::has(const std::string& key) const { return values_.count(key) > 0
 const Scenario::Value& Scenario::value(const std::string& key) const {
   const auto it = values_.find(key);
   if (it == values_.end()) throw std::logic_error("scenario key '" + key + "' is not in the schema");
+  if (const auto unset = unset_.find(key); unset != unset_.end()) throw unset->second;
   return it->second;
 }
 
@@ -214,7 +219,11 @@ int64_t Scenario::integer(const std::string& key) const { return parse_int(text(
 double Scenario::real(const std::string& key) const { return parse_real(text(key)); }
 bool Scenario::boolean(const std::string& key) const { return parse_bool(text(key)); }
 std::vector<int64_t> Scenario::int_list(const std::string& key) const { return parse_int_list(text(key)); }
-const Origin& Scenario::origin(const std::string& key) const { return value(key).origin; }
+const Origin& Scenario::origin(const std::string& key) const {
+  const auto it = values_.find(key);
+  if (it == values_.end()) throw std::logic_error("scenario key '" + key + "' is not in the schema");
+  return it->second.origin;  // an unset key's is the default's: nobody gave it
+}
 
 std::string Scenario::file_path(const std::string& key) const {
   const std::string path = trim(text(key));
@@ -251,6 +260,7 @@ Scenario Scenario::with_profile(const std::string& section, const std::string& n
   Scenario out = *this;
   for (const KeySpec& k : schema_->keys()) {
     if (k.section() != section) continue;
+    out.unset_.erase(k.name);
     if (!k.default_text.empty() || k.optional)
       out.values_[k.name] = {k.default_text, Origin::default_value()};
     else
@@ -279,8 +289,12 @@ std::vector<std::string> Scenario::command_line_sets() const {
 nlohmann::json Scenario::to_json() const {
   nlohmann::json out = nlohmann::json::object();
   for (const KeySpec& k : schema_->keys()) {
-    const std::string& t = text(k.name);
     nlohmann::json& slot = out[k.section()][k.field()];
+    if (unset_.count(k.name)) {  // a section on no node, left without a value
+      slot = nullptr;
+      continue;
+    }
+    const std::string& t = text(k.name);
     switch (k.type) {
       case ValueType::Int: slot = k.optional && trim(t).empty() ? nlohmann::json(nullptr) : nlohmann::json(integer(k.name)); break;
       case ValueType::Real: slot = real(k.name); break;

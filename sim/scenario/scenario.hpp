@@ -84,6 +84,9 @@ class Scenario {
   std::string path_;
   std::string profile_dir_;
   std::map<std::string, Value> values_;
+  // Keys of a profile section left without a value, with the error that reading one raises: a section may
+  // be on no node (under cluster.groups the [gpu] section is), so only reading it is wrong.
+  std::map<std::string, InputError> unset_;
 };
 
 }  // namespace dtsim::sim

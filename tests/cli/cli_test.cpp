@@ -237,6 +237,22 @@ TEST_F(Cli, TheSetupLineNamesTheGroupsGpus) {
   EXPECT_EQ(o.output.find("A100"), std::string::npos) << o.output;
 }
 
+// The [gpu] section is on no node under cluster.groups: its memory does not refuse a transformer the groups'
+// GPUs hold (it did: "the A100-SXM4-40GB has 1 MB"), and it may be left without values.
+TEST_F(Cli, NodeGroupsIgnoreTheGpuSectionsValues) {
+  const std::string qa = std::string(DTSIM_SOURCE_DIR) + "/scenarios/qa_lora.ini";
+  const Outcome o = dtsim("check " + qa + " --set 'cluster.groups=a:2:h100-80gb; b:2:a100-80gb' --set gpu.memory=1MB");
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("gpu.memory: has no effect"), std::string::npos) << o.output;
+  const Outcome small = dtsim("check " + qa + " --set 'cluster.groups=a:2:h100-80gb; b:2:a100-80gb' "
+                              "--set training.batch_per_worker=1024 --set transformer.dim=2048 --set transformer.ffn=8192 "
+                              "--set transformer.layers=16");
+  EXPECT_EQ(small.exit_code, 2) << small.output;
+  EXPECT_NE(small.output.find("cluster.groups"), std::string::npos) << "a group's own GPU still refuses it: " << small.output;
+  const Outcome empty = dtsim("check " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/mixed_cluster.ini --set gpu.profile=");
+  EXPECT_EQ(empty.exit_code, 0) << empty.output;
+}
+
 TEST_F(Cli, CheckAcceptsTheQuickstart) {
   const Outcome o = dtsim("check " + kQuickstart);
   EXPECT_EQ(o.exit_code, 0) << o.output;

@@ -162,6 +162,27 @@ TEST_F(Links, ARunThatDivergesBeforeItsFirstEvaluationSaysHowFarItGot) {
   EXPECT_GT(s["time_breakdown_s"]["compute"].get<double>(), 0.0);
 }
 
+// A compressed synchronous run that diverges: the summary used to say 0 steps and 0 bytes (the step that
+// diverged was combined a second time by the next worker out, which threw, and the progress was lost).
+TEST_F(Links, ACompressedSyncRunThatDivergesCountsTheStepsAndBytesItRan) {
+  run("topk_error_feedback.ini",
+      "--set training.max_steps=16 --set data.train_samples=4096 --set data.test_samples=500 --set training.lr=50");
+  const nlohmann::json s = summary();
+  ASSERT_EQ(s["status"], "diverged") << s.dump();
+  const int64_t steps = s["steps"].get<int64_t>();
+  EXPECT_GE(steps, 1);
+  EXPECT_LT(steps, 16);
+  EXPECT_EQ(injected(), s["bytes_sent"].get<double>()) << "the bytes the links carried";
+  EXPECT_GT(s["time_breakdown_s"]["compute"].get<double>(), 0.0);
+  // The same for local SGD's model averaging.
+  run("quickstart.ini", "--set training.max_steps=16 --set data.train_samples=4096 --set data.test_samples=500 "
+                        "--set training.lr=3 --set training.strategy=local --set local.local_steps=2");
+  const nlohmann::json l = summary();
+  ASSERT_EQ(l["status"], "diverged") << l.dump();
+  EXPECT_EQ(l["steps"].get<int64_t>() % 2, 0) << "a divergence is found at an averaging";
+  EXPECT_EQ(injected(), l["bytes_sent"].get<double>());
+}
+
 TEST_F(Links, CanBeTurnedOff) {
   run("quickstart.ini", "--set training.max_steps=2 --set output.links=false");
   EXPECT_FALSE(fs::exists(out_ / "links.csv"));

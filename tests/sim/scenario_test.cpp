@@ -144,9 +144,41 @@ TEST(ScenarioErrors, Profiles) {
   EXPECT_TRUE(contains(e, "test.ini:2")) << e;
   EXPECT_TRUE(contains(e, "gpu.profile")) << e;
   EXPECT_TRUE(contains(e, "did you mean 'a100-40gb'")) << e;
-  // Without a profile every GPU field must be given.
-  const std::string none = error_of("[gpu]\nprofile =\n");
+  // Without a profile every GPU field must be given: reading one that is not fails, at the key.
+  EXPECT_EQ(error_of("[gpu]\nprofile =\n"), "") << "a profile section may stay empty until it is read";
+  const std::string none = config_error_of("[gpu]\nprofile =\n");
   EXPECT_TRUE(contains(none, "has no value")) << none;
+  EXPECT_TRUE(contains(none, "gpu.")) << none;
+  try {
+    (void)parse("[gpu]\nprofile =\n").quantity("gpu.peak_fp32");
+    ADD_FAILURE() << "an unset key was read";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(contains(e.what(), "gpu.peak_fp32: has no value")) << e.what();
+  }
+  // The other sections' keys without a default are still required when the file is read.
+  EXPECT_TRUE(contains(error_of("", {"training.lr="}), "training.lr")) << error_of("", {"training.lr="});
+}
+
+// Under cluster.groups the [gpu] section is on no node: it may be left empty, and nothing checks a group's GPU
+// against it (the transformer's memory, the network's price).
+TEST(ScenarioErrors, NodeGroupsDoNotReadTheGpuSection) {
+  const RunConfig c = make_run_config(parse("[cluster]\nworkers = 8\ngroups = a:1:h100-80gb:4; b:1:v100-32gb:4\nintra_node_fabric = nvlink4-nvswitch\n"
+                                            "[gpu]\nprofile =\n"));
+  ASSERT_EQ(c.layout.groups.size(), 2u);
+  EXPECT_EQ(c.gpu.name, c.layout.groups[0].gpu.name);
+  const std::vector<const GpuSpec*> gpus = gpus_in_use(c);
+  ASSERT_EQ(gpus.size(), 2u);
+  EXPECT_EQ(gpus[1]->name, c.layout.groups[1].gpu.name);
+  // A network price in another currency than a group's GPU is refused, naming that GPU; the [gpu] section's
+  // currency does not matter.
+  const std::string groups = "[cluster]\nworkers = 8\ngroups = a:1:h100-80gb:4; b:1:v100-32gb:4\nintra_node_fabric = nvlink4-nvswitch\n";
+  const std::string wrong = config_error_of(groups + "[gpu]\nprice_currency = EUR\n[fabric]\nprice_low = 1\n"
+                                            "price_high = 2\nprice_currency = EUR\n");
+  EXPECT_TRUE(contains(wrong, "fabric.price_currency")) << wrong;
+  EXPECT_TRUE(contains(wrong, "of cluster.groups is priced in 'CNY'")) << wrong;
+  EXPECT_EQ(config_error_of(groups + "[gpu]\nprice_currency = EUR\n[fabric]\nprice_low = 1\nprice_high = 2\n"
+                                     "price_currency = CNY\n"),
+            "");
 }
 
 TEST(ScenarioErrors, ProfileFilesAreCheckedLikeScenarios) {

@@ -306,7 +306,6 @@ void SyncDataParallel::apply_gradient_average(int64_t step) {
       r->apply(scratch_.data(), step);
     }
   }
-  for (const int r : active_) recorder_.add_train_loss(workers_[r].batch_loss, step + 1);
   applied_steps_ = step + 1;
   if (applied_steps_ == step_at_failure_) {  // back where a restart started from: what it cost in all
     nlohmann::json& report = fault_reports_[report_waiting_catch_up_ - 1];
@@ -314,6 +313,10 @@ void SyncDataParallel::apply_gradient_average(int64_t step) {
     report["time_lost_s"] = sg4::Engine::get_clock() - report["failed_at_s"].get<double>();
     step_at_failure_ = -1;
   }
+  // The losses go to the divergence rule only once the step counts as applied: a divergence ends this actor
+  // inside add_train_loss, and the run's progress (and any other worker still to leave this step) must see the
+  // step as done, not apply it a second time.
+  for (const int r : active_) recorder_.add_train_loss(workers_[r].batch_loss, step + 1);
   record_if_due(applied_steps_, step);
 }
 
@@ -322,14 +325,16 @@ void SyncDataParallel::apply_model_average(int64_t step) {
   for (const Worker& w : workers_) last_ready_ = std::max(last_ready_, w.compute_end);
   const float* average = evaluated_params();
   for (auto& r : replicas_) r->assign(average);
-  for (Worker& w : workers_) {
-    if (w.loss_count > 0) recorder_.add_train_loss(w.loss_sum / static_cast<double>(w.loss_count), step + 1);
-    w.loss_sum = 0.0;
-    w.loss_count = 0;
-  }
   bytes_so_far_ += param_allreduce_->bytes_per_call(averaged_bytes());
   ++model_averagings_;
-  applied_steps_ = step + 1;
+  applied_steps_ = step + 1;  // before the divergence rule sees the losses (apply_gradient_average says why)
+  for (Worker& w : workers_) {
+    const double loss = w.loss_count > 0 ? w.loss_sum / static_cast<double>(w.loss_count) : 0.0;
+    const bool counted = w.loss_count > 0;
+    w.loss_sum = 0.0;
+    w.loss_count = 0;
+    if (counted) recorder_.add_train_loss(loss, step + 1);
+  }
   record_if_due(applied_steps_, step);
 }
 
