@@ -71,10 +71,11 @@ const char* const kUsage =
     "  --out DIR               output folder of 'run'\n"
     "  --set section.key=value override a scenario key (repeatable)\n"
     "  --strict                a key that has no effect in this run is an error, not a warning\n"
-    "  --quiet                 print nothing but errors\n"
+    "  --quiet                 print nothing but errors and warnings\n"
     "  --format F              output of 'keys': text (default) or markdown (the page docs/keys.md)\n"
     "\n"
-    "exit status: 0 success, 2 bad input, 1 internal error\n";
+    "exit status: 0 success (a run that diverged too), 2 bad input, 1 a run whose job failed or an internal\n"
+    "error, 130 / 143 stopped by SIGINT / SIGTERM\n";
 
 struct CommandLine {
   std::string command;

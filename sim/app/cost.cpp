@@ -22,10 +22,14 @@ CostReport price_run(const RunConfig& config, const std::vector<WorkerTime>& tim
   r.gpu_hours = hours * static_cast<double>(gpus.size());
   r.priced = !gpus.empty();
   r.energy_known = !gpus.empty();
+  std::vector<std::string> currencies, unpriced;  // the GPUs' currencies, and the GPUs without a price
   for (size_t w = 0; w < gpus.size(); ++w) {
     const GpuSpec& g = gpus[w];
     if (!g.has_price() || (!r.currency.empty() && g.price_currency != r.currency)) r.priced = false;
     if (r.currency.empty()) r.currency = g.price_currency;
+    std::vector<std::string>& list = g.has_price() ? currencies : unpriced;
+    const std::string& item = g.has_price() ? g.price_currency : g.name;
+    if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
     if (std::find(r.regions.begin(), r.regions.end(), g.price_region) == r.regions.end() && !g.price_region.empty())
       r.regions.push_back(g.price_region);
     r.low += hours * g.price_low;
@@ -34,6 +38,16 @@ CostReport price_run(const RunConfig& config, const std::vector<WorkerTime>& tim
     if (!g.has_power()) r.energy_known = false;
     const double busy = w < time.size() ? std::min(time[w].compute, seconds) : 0.0;
     r.energy_joules += busy * g.power_busy + (seconds - busy) * g.power_idle;
+  }
+  // A bill that cannot be added up says why, where some GPU has a price at all.
+  if (!r.priced && !currencies.empty()) {
+    const auto join = [](const std::vector<std::string>& v) {
+      std::string t;
+      for (size_t i = 0; i < v.size(); ++i) t += (i ? (i + 1 == v.size() ? " and " : ", ") : "") + v[i];
+      return t;
+    };
+    r.unpriced_reason = !unpriced.empty() ? "no price for the " + join(unpriced)
+                                          : "the GPUs are priced in " + join(currencies) + ", which are not added up";
   }
   const FabricSpec& f = config.fabric;
   if (r.priced && f.has_price() && f.price_currency == r.currency) {
@@ -60,6 +74,7 @@ nlohmann::json CostReport::to_json() const {
     if (network_priced) j["network"] = {{"low", network_low}, {"mid", network_mid}, {"high", network_high}};
   } else {
     j["currency"] = nullptr;  // some GPU has no price (or prices in different currencies)
+    if (!unpriced_reason.empty()) j["note"] = unpriced_reason;
   }
   j["energy_kwh"] = energy_known ? nlohmann::json(energy_joules / 3.6e6) : nlohmann::json(nullptr);
   return j;

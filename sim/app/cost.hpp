@@ -17,6 +17,7 @@ std::vector<GpuSpec> gpu_of_each_worker(const RunConfig& config);
 struct CostReport {
   double gpu_hours = 0.0;        // every GPU is held for the whole simulated run
   bool priced = false;           // every GPU has a price, in one currency
+  std::string unpriced_reason;   // why not, when some GPU has a price ("" when none has one)
   std::string currency;
   std::vector<std::string> regions;
   double low = 0.0, mid = 0.0, high = 0.0;  // the bill at each end and the middle of the price ranges

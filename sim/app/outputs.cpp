@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "sim/app/cost.hpp"
+#include "sim/config/strategy.hpp"
 #include "sim/strategies/training.hpp"
 #include "sim/scenario/units.hpp"
 
@@ -238,7 +239,12 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
     o << "  status                " << to_string(r.status) << ": " << r.status_reason << "\n";
   o << "  platform              " << r.platform_description << "\n";
   o << "  backend               " << r.backend_description << "\n";
-  o << "  final test accuracy   " << percent(r.final_accuracy()) << "   (best " << percent(r.best_accuracy()) << ")\n";
+  // A run that ended early has no final evaluation: its last row may be far behind where it stopped.
+  if (r.status == RunStatus::Completed || r.points.empty())
+    o << "  final test accuracy   " << percent(r.final_accuracy()) << "   (best " << percent(r.best_accuracy()) << ")\n";
+  else
+    o << "  last test accuracy    " << percent(r.final_accuracy()) << " at " << strategy_descriptor(in.config.strategy).row_step
+      << " " << r.points.back().step << ", its last evaluation   (best " << percent(r.best_accuracy()) << ")\n";
   if (r.qa_details.contains("test")) {
     // The QA task's accuracy is its exact match; F1 credits partly right spans.
     const auto part = [&](const char* name) {
@@ -266,6 +272,8 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
   if (cost.priced)
     o << ", " << format("%.4g", cost.mid) << " " << cost.currency << " (" << format("%.4g", cost.low) << "–"
       << format("%.4g", cost.high) << ")";
+  else if (!cost.unpriced_reason.empty())
+    o << ", no bill (" << cost.unpriced_reason << ")";
   if (cost.network_priced) o << " with the network's " << format("%.4g", cost.network_mid);
   if (cost.energy_known) o << ", " << format("%.4g Wh", cost.energy_joules / 3600.0);
   o << "\n";

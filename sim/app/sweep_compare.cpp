@@ -44,9 +44,32 @@ std::string g4(double v) {
   return buf;
 }
 
-std::string cell(const std::vector<const RunRow*>& members, const std::string& column) {
+bool is_cost_column(const std::string& column) {
+  return column == "cost_mid" || column == "cost_per_unit_low" || column == "cost_to_target";
+}
+
+// The one currency of the rows' costs, or "" when they have none or several.
+std::string common_currency(const std::vector<const RunRow*>& rows) {
+  std::string currency;
+  for (const RunRow* r : rows) {
+    if (r->currency.empty()) continue;
+    if (!currency.empty() && r->currency != currency) return "";
+    currency = r->currency;
+  }
+  return currency;
+}
+
+// `in_header`: the table's one currency, already named in the column's header.
+std::string cell(const std::vector<const RunRow*>& members, const std::string& column, bool in_header) {
   const ColumnStats s = column_stats(members, column);
   if (s.n == 0) return "-";
+  // Prices in different currencies cannot be averaged, nor shown side by side without their unit.
+  std::string unit;
+  if (is_cost_column(column) && !in_header) {
+    unit = common_currency(members);
+    if (unit.empty()) return "mixed currencies";
+    unit = " " + unit;
+  }
   std::string text = g4(s.mean);
   if (s.n > 1) text += " ± " + g4(s.std);
   // A price is a range (the regions' lowest and highest rates): shown beside the mid price.
@@ -54,10 +77,12 @@ std::string cell(const std::vector<const RunRow*>& members, const std::string& c
     const ColumnStats l = column_stats(members, low), h = column_stats(members, high);
     return l.n && h.n ? " [" + g4(l.mean) + "-" + g4(h.mean) + "]" : std::string();
   };
-  if (column == "cost_mid") text += range("cost_low", "cost_high");
-  if (column == "cost_per_unit_low") {
+  if (column == "cost_mid") text += unit + range("cost_low", "cost_high");
+  else if (column == "cost_per_unit_low") {
     const ColumnStats h = column_stats(members, "cost_per_unit_high");
-    text = g4(s.mean) + (h.n ? "-" + g4(h.mean) : "");
+    text = g4(s.mean) + (h.n ? "-" + g4(h.mean) : "") + unit;
+  } else {
+    text += unit;
   }
   return text;
 }
@@ -97,7 +122,18 @@ std::string comparison_table(const SweepPlan& plan, const std::vector<RunRow>& r
   std::vector<std::vector<std::string>> table;
   std::vector<std::string> header = keys;
   header.push_back("runs");
-  for (const std::string& column : columns) header.push_back(header_of(column));
+  // One currency for every priced run: named once, in the cost columns' headers; several: in every cell.
+  std::vector<const RunRow*> all;
+  for (const RunRow& r : rows) all.push_back(&r);
+  const std::string currency = common_currency(all);
+  for (const std::string& column : columns) {
+    std::string h = header_of(column);
+    if (is_cost_column(column) && !currency.empty()) {
+      const size_t bracket = h.find(" [");
+      h = bracket == std::string::npos ? h + " (" + currency + ")" : h.substr(0, bracket) + " (" + currency + ")" + h.substr(bracket);
+    }
+    header.push_back(h);
+  }
   table.push_back(header);
 
   for (const RunGroup& group : group_over_seeds(plan, rows)) {
@@ -114,7 +150,7 @@ std::string comparison_table(const SweepPlan& plan, const std::vector<RunRow>& r
     std::string note;
     for (const auto& [status, count] : other) note += (note.empty() ? "" : ", ") + std::to_string(count) + " " + status;
     line.push_back(note.empty() ? runs : runs + " (" + note + ")");
-    for (const std::string& column : columns) line.push_back(cell(group.runs, column));
+    for (const std::string& column : columns) line.push_back(cell(group.runs, column, !currency.empty()));
     table.push_back(line);
   }
   std::vector<size_t> widths(header.size(), 0);

@@ -147,6 +147,13 @@ RunRow read_run_row(const std::string& sweep_dir, const SweepRun& run) {
       else continue;
       break;
     }
+  for (const char* pointer : {"/cost/currency", "/simulation/currency"}) {
+    const nlohmann::json::json_pointer p(pointer);
+    if (summary.contains(p) && summary.at(p).is_string()) {
+      row.currency = summary.at(p).get<std::string>();
+      break;
+    }
+  }
   return row;
 }
 

@@ -17,6 +17,7 @@ struct RunRow {
   // summary.json (never started, or killed before it published), "unreadable" when it does not parse.
   std::string status;
   std::map<std::string, double> numbers;  // column name -> value, only those the summary has
+  std::string currency;                   // of its costs ("" when the run has no price)
 };
 
 // A run counts as done, and a rerun of the sweep skips it, when its summary says completed, diverged or

@@ -247,9 +247,11 @@ std::string simulation_text(const models::Workload& w, const SimulationSummary& 
            fmt("%.4g", sim.step_s * 1e3).c_str(), fmt("%.4g", sim.one_gpu_step_s * 1e3).c_str(),
            fmt("%.1f", 100 * r.scaling).c_str());
   }
-  append(out, "               %s: compute %s ms, %s %s ms\n", per, fmt("%.4g", sim.timing.compute_s * 1e3).c_str(),
+  const std::string waiting =
+      sim.timing.waiting_s > 0 ? ", waiting for the slowest " + fmt("%.4g", sim.timing.waiting_s * 1e3) + " ms" : "";
+  append(out, "               %s: compute %s ms, %s %s ms%s\n", per, fmt("%.4g", sim.timing.compute_s * 1e3).c_str(),
          sim.strategy == Strategy::Sync ? "exposed communication" : "communication",
-         fmt("%.4g", sim.timing.exposed_s * 1e3).c_str());
+         fmt("%.4g", sim.timing.exposed_s * 1e3).c_str(), waiting.c_str());
   const std::string tokens = w.sample == "sequence" ? " = " + fmt("%.4g", r.tokens_per_second) + " tokens/s" : "";
   append(out, "               %s %ss/s in all%s, model FLOPs utilisation %s %%\n",
          fmt("%.4g", r.samples_per_second).c_str(), w.sample.c_str(), tokens.c_str(), fmt("%.1f", 100 * r.mfu).c_str());
@@ -265,10 +267,14 @@ std::string simulation_text(const models::Workload& w, const SimulationSummary& 
            network ? (", of which the network " + fmt("%g", f.price_low) + "-" + fmt("%g", f.price_high)).c_str() : "",
            fmt("%.4g", r.cost_low).c_str(), fmt("%.4g", r.cost_high).c_str(), r.unit.c_str(),
            fmt("%.4g", low * sim.workers).c_str(), fmt("%.4g", high * sim.workers).c_str());
+  // Federated rounds keep only the round's clients busy: said, so that the share is read per computing GPU.
+  const std::string computing = sim.busy_gpus < sim.workers ? " (" + std::to_string(sim.busy_gpus) + " of the " +
+                                                                  std::to_string(sim.workers) + " GPUs; the others idle)"
+                                                            : "";
   if (g.has_power())
-    append(out, "               energy at %g W per GPU computing (%s %% of the time), %g W idle: %s kWh per %s\n",
-           g.power_busy, fmt("%.1f", 100 * r.busy_share).c_str(), g.power_idle, fmt("%.4g", r.energy_kwh).c_str(),
-           r.unit.c_str());
+    append(out, "               energy at %g W per GPU computing (%s %% of the time)%s, %g W idle: %s kWh per %s\n",
+           g.power_busy, fmt("%.1f", 100 * r.busy_share).c_str(), computing.c_str(), g.power_idle,
+           fmt("%.4g", r.energy_kwh).c_str(), r.unit.c_str());
   if (!sim.note.empty()) append(out, "  note         %s\n", sim.note.c_str());
   return out;
 }
@@ -288,6 +294,7 @@ nlohmann::ordered_json simulation_json(const SimulationSummary& r, int steps) {
           {"one_rank_for_all", r.sim.timing.one_rank_for_all}, {"step_s", r.sim.step_s},
           {"one_gpu_step_s", r.sim.one_gpu_step_s}, {"scaling_efficiency", r.scaling},
           {"compute_s_per_step", r.sim.timing.compute_s}, {"exposed_communication_s_per_step", r.sim.timing.exposed_s},
+          {"waiting_for_slowest_s_per_step", r.sim.timing.waiting_s},
           {"samples_per_second", r.samples_per_second}, {"tokens_per_second", r.tokens_per_second},
           {"model_flops_utilisation", r.mfu}, {"bytes_sent", r.sim.timing.bytes_sent}, {"unit", r.unit},
           {"seconds_per_unit", r.seconds_per_unit}, {"cost_per_unit", {r.cost_low, r.cost_high}},

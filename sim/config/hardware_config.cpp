@@ -1,5 +1,7 @@
 #include "sim/config/hardware_config.hpp"
 
+#include <cstdio>
+
 #include <limits>
 #include <stdexcept>
 
@@ -28,8 +30,18 @@ void check_power(const Scenario& s, const GpuSpec& g) {
   if ((g.power_idle > 0) != (g.power_busy > 0))
     s.fail(g.power_busy > 0 ? "gpu.power_idle" : "gpu.power_busy", "is 0 while the other power value is set",
            "give both gpu.power_idle and gpu.power_busy, or neither");
+  // Blamed where a value was set on the command line (a profile's line is not what the user changed).
   if (g.power_idle > g.power_busy)
-    s.fail("gpu.power_idle", "is above gpu.power_busy", "idle power is the lower of the two");
+    s.fail_at_set({"gpu.power_idle", "gpu.power_busy"},
+                  "the idle power " + format_quantity(g.power_idle, Dimension::Power) + " is above the busy power " +
+                      format_quantity(g.power_busy, Dimension::Power),
+                  "idle power is the lower of the two");
+}
+
+std::string number_text(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
 }
 
 // A price range of `section` (gpu or fabric): both ends or neither, low to high, with its currency. Returns
@@ -47,7 +59,10 @@ bool check_price_range(const Scenario& s, const std::string& section, double low
   if (low <= 0 || high <= 0)
     s.fail(key(low <= 0 ? "price_low" : "price_high"), "is 0 while the other price is set",
            "give both ends of the price range");
-  if (low > high) s.fail(key("price_low"), "is above " + key("price_high"), "give the range low to high");
+  if (low > high)
+    s.fail_at_set({key("price_low"), key("price_high")},
+                  "the price range runs from " + number_text(low) + " down to " + number_text(high),
+                  "give the range low to high");
   // Blamed where the price was given (a profile's line, unless the scenario or a --set gave it).
   if (currency.empty())
     s.fail_at_set({key("price_low"), key("price_high"), key("price_currency")},

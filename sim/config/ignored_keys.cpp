@@ -15,6 +15,7 @@
 #include "sim/config/schema.hpp"
 #include "sim/config/strategy.hpp"
 #include "sim/config/topology_registry.hpp"
+#include "sim/scenario/units.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -65,9 +66,17 @@ std::string strategy_general_keys(const std::string& key, const RunConfig& c) {
 // compression.*: nothing applies without a compressor; with one, a setting applies to the kinds whose
 // descriptor reads it (models/compression/registry.cpp).
 std::string compression_settings(const std::string& key, const RunConfig& c) {
-  if (section_of(key) != "compression" || key == "compression.kind") return "";
+  if (section_of(key) != "compression") return "";
+  // Local SGD with H > 1 averages models, not gradients, except in its synchronous start.
+  if (c.strategy == Strategy::Local && c.sync.local_steps > 1 && c.sync.sync_until_step == 0)
+    return "has no effect: local SGD with local.local_steps > 1 averages models, not gradients (compression "
+           "applies to the gradient steps before local.sync_until_step)";
+  if (key == "compression.kind") return "";
   const models::CompressorKind kind = c.compression.settings.kind;
   if (kind == models::CompressorKind::None) return "has no effect: compression.kind = none";
+  if (key == "compression.indices" && kind == models::CompressorKind::RandomK && c.compression.settings.shared_indices)
+    return "has no effect: random-k with shared indices sends no indices (every worker draws them from the seed; "
+           "compression.shared_indices = false sends them)";
   const auto setting = compression_setting_of_key(key);
   if (!setting || models::compressor_descriptor(kind).reads(*setting)) return "";
   return std::string("has no effect with compression.kind = ") + models::to_string(kind) + " (it applies to " +
@@ -389,6 +398,15 @@ std::string network_model_settings(const std::string& key, const RunConfig& c) {
 // and the restart time belong to restart.
 std::string fault_reaction_settings(const std::string& key, const RunConfig& c) {
   const SyncConfig& sync = c.sync;
+  // Elastic continuation drops a failed worker for good: a repair in the schedule changes nothing (restart
+  // waits for it; async-ps and federated learning take it back).
+  if (key == "faults.events" && c.strategy == Strategy::Sync && sync.fault_reaction == FaultReaction::Elastic)
+    for (const FaultEvent& e : c.heterogeneity.faults.events)
+      if (e.up_at != kNever)
+        return std::string("has no effect in its repair: '") + to_string(e.target) + " " + std::to_string(e.index) +
+               " up at " + format_quantity(e.up_at, Dimension::Time) +
+               "': sync.fault_reaction = elastic goes on without a failed worker and never takes it back "
+               "(restart waits for it)";
   const bool reaction_key = key == "sync.fault_reaction" || key == "sync.fault_timeout" ||
                             key == "sync.restart_time" || key == "sync.checkpoint_every" ||
                             key == "sync.checkpoint_bandwidth";

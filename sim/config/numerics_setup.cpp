@@ -159,6 +159,29 @@ models::DeviceRates run_device_rates(const GpuSpec& gpu, MathMode math) {
   return {gpu.sustained(math), gpu.memory_bandwidth, gpu.launch_overhead};
 }
 
+// A compressor that would never compress: refused at the key that keeps it off (it would only look applied).
+static void check_compression_reach(const RunConfig& c, const RunLength& length, const models::Network<float>& network,
+                                    const KeyOrigins& at) {
+  const models::CompressionSettings cs = c.compression.resolved(length.steps_per_epoch);
+  size_t largest = 0;
+  for (const models::ParamTensor& t : network.param_tensors()) largest = std::max(largest, t.size);
+  if (cs.min_tensor_size > largest)
+    at.fail("compression.min_tensor_size",
+            "every tensor of the model is smaller (the largest holds " + std::to_string(largest) +
+                " values), so nothing would be compressed",
+            "lower it to at most " + std::to_string(largest) + ", or set compression.kind = none");
+  // Gradient steps, the ones compression applies to, in the strategies that count them as the run does.
+  if (c.strategy != Strategy::Sync && c.strategy != Strategy::Local) return;
+  int64_t gradient_steps = length.total_steps;
+  if (c.strategy == Strategy::Local && c.sync.local_steps > 1)
+    gradient_steps = std::min<int64_t>(gradient_steps, c.sync.sync_until_step);
+  if (gradient_steps > 0 && cs.start_step >= gradient_steps)
+    at.fail(cs.start_step > c.compression.settings.start_step ? "compression.start_epoch" : "compression.start_step",
+            "the run averages gradients in its first " + std::to_string(gradient_steps) +
+                " steps only, so compression (from step " + std::to_string(cs.start_step) + ") would never start",
+            "start it earlier, or set compression.kind = none");
+}
+
 size_t check_numerics(const RunConfig& c, const RunLength& length, const models::Dataset& train,
                       const KeyOrigins& at) {
   // The span transformer is no Network: its model, memory and shards are checked by check_qa_run (qa_setup.hpp).
@@ -185,6 +208,7 @@ size_t check_numerics(const RunConfig& c, const RunLength& length, const models:
   if (length.total_steps < 1)
     at.fail("training.batch_per_worker", "the run would take no optimizer step",
                   "use a smaller batch, fewer workers or more data");
+  if (network && c.compression.active()) check_compression_reach(c, length, *network, at);
   try {
     models::validate(optimizer_settings(c));
   } catch (const std::invalid_argument& e) {

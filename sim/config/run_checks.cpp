@@ -8,6 +8,7 @@
 #include "sim/scenario/keys.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -94,6 +95,18 @@ void check_federated(const RunConfig& c, const KeyOrigins& at) {
             "lower it, or 0 for every client");
   if (fl.prox_mu > 0 && fl.algorithm != models::FlAlgorithm::FedProx)
     at.fail("fl.prox_mu", "only FedProx has a proximal term", "set fl.algorithm = fedprox, or prox_mu = 0");
+  // The clients a round selects (with overcommit) and how many of them are stragglers, as the round planner
+  // counts them: when dropping the stragglers leaves none, no round would ever update the model.
+  if (fl.straggler_policy == StragglerPolicy::Drop && fl.straggler_fraction > 0.0) {
+    const double wanted = std::ceil(static_cast<double>(fl.clients_per_round) * (1.0 + fl.overcommit) - 1e-9);
+    const int64_t selected = static_cast<int64_t>(std::min<double>(wanted, c.workers));
+    const int64_t kept = std::llround(static_cast<double>(selected) * (1.0 - fl.straggler_fraction));
+    if (kept == 0)
+      at.fail("fl.straggler_fraction",
+              "makes every one of a round's " + std::to_string(selected) +
+                  " clients a straggler, and fl.straggler_policy = drop drops them all: no round would update the model",
+              "lower it, or set fl.straggler_policy = partial");
+  }
   if (!fl.local_steps_by_client.empty()) {
     if (static_cast<int>(fl.local_steps_by_client.size()) != c.workers)
       at.fail("fl.local_steps_by_client",
@@ -136,6 +149,13 @@ void check_compression(const RunConfig& c, const KeyOrigins& at) {
     at.fail("compression.momentum_correction",
             "the momentum is applied by each worker before sparsifying; the optimizer's would apply it twice",
             "set training.momentum = 0 (and give its value to compression.momentum_correction)");
+  // Signum sends the sign of each worker's own momentum (Bernstein et al. 2018); the optimizer's heavy ball on
+  // top of it would be a second momentum that the algorithm does not have.
+  if (m.kind == models::CompressorKind::Signum && c.momentum != 0.0)
+    at.fail("compression.kind",
+            "signum keeps each worker's momentum (compression.signum_momentum) before taking its sign; the "
+            "optimizer's training.momentum would apply a second one",
+            "set training.momentum = 0 (and give its value to compression.signum_momentum)");
   const StrategyDescriptor& traits = strategy_descriptor(c.strategy);
   if (cc.downloads && !reads_section(c.strategy, "fl"))
     at.fail("compression.downloads", std::string("applies to training.strategy = federated, not ") + traits.name,

@@ -122,7 +122,8 @@ void add_output_keys(std::vector<KeySpec>& keys) {
       boolean("eval.stop_on_divergence", "true",
               "End the run at the first divergence (status diverged); false = record it and train on"),
       real("eval.divergence_factor", "100", between(1, 1e12),
-           "Divergence: a step's training loss above this many times max(1, the first step's loss); NaN or "
+           "Divergence: a step's training loss above this many times max(1, the untrained model's test loss, "
+           "or the first step's loss without a step-0 evaluation); NaN or "
            "infinite losses always count"),
       boolean("output.save_model", "false", "Write the final parameters to model.bin (float32, little-endian)"),
       boolean("output.trace", "false",

@@ -81,7 +81,7 @@ struct RunConfig {
   int evals_per_epoch = 1;
   double target_accuracy = 0.0;  // 0 = none
   bool stop_on_divergence = true;   // the first divergence ends the run (status diverged)
-  double divergence_factor = 100.0; // a training loss above this × max(1, the first loss) is a divergence
+  double divergence_factor = 100.0; // a training loss above this × max(1, the starting loss) is a divergence
   bool save_model = false;
   bool trace = false;          // output.trace: write trace.json
   int64_t trace_steps = 100;   // output.trace_steps: steps recorded in it

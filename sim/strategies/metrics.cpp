@@ -51,9 +51,15 @@ std::string DivergenceRule::check_train_loss(double loss) {
   if (std::isnan(reference_)) reference_ = loss;
   const double limit = factor_ * std::max(1.0, reference_);
   if (loss > limit)
-    return "the training loss " + number(loss) + " exceeds " + number(factor_) + " x max(1, first loss " +
-           number(reference_) + ")";
+    return "the training loss " + number(loss) + " exceeds " + number(factor_) + " x max(1, " +
+           (reference_is_initial_ ? "the untrained model's loss " : "first loss ") + number(reference_) + ")";
   return "";
+}
+
+void DivergenceRule::note_initial_loss(double test_loss) {
+  if (!std::isnan(reference_) || !std::isfinite(test_loss)) return;
+  reference_ = test_loss;
+  reference_is_initial_ = true;
 }
 
 std::string DivergenceRule::check_evaluation(const EvalPoint& p) const {
@@ -85,6 +91,7 @@ void MetricsLog::record(const EvalPoint& point) {
     csv_.flush();
   }
   if (observer_) observer_(point);
+  if (point.step == 0) rule_.note_initial_loss(point.test_loss);
   const std::string cause = rule_.check_evaluation(point);
   if (!cause.empty()) diverged(point.step, point.sim_time_s, cause);
 }

@@ -63,10 +63,15 @@ class DivergenceRule {
   std::string check_train_loss(double loss);
   // The cause when the evaluation `p` breaks the rule, else "".
   std::string check_evaluation(const EvalPoint& p) const;
+  // The untrained model's test loss (the step-0 evaluation), the reference when it comes before any training
+  // loss: the first training loss of local SGD or of a federated round is a mean over several steps, taken
+  // after a blow-up as readily as before it.
+  void note_initial_loss(double test_loss);
 
  private:
   double factor_;
-  double reference_ = std::numeric_limits<double>::quiet_NaN();  // the first measured training loss
+  double reference_ = std::numeric_limits<double>::quiet_NaN();  // the starting loss, once known
+  bool reference_is_initial_ = false;  // the untrained model's test loss, rather than a first training loss
 };
 
 // Simulated seconds a worker spent in each activity. They add up to the worker's part of the run.

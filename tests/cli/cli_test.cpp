@@ -215,6 +215,26 @@ TEST_F(Cli, AFlagWithoutItsValueIsNamed) {
   EXPECT_FALSE(fs::exists(fs::path("--quiet")));
 }
 
+// A compressor that would never compress is refused at the key that keeps it off: every tensor below
+// min_tensor_size, or a start after the run's last gradient step (sync, or local SGD's synchronous start).
+TEST_F(Cli, ACompressorThatWouldNeverCompressIsRefused) {
+  const std::string topk = std::string(DTSIM_SOURCE_DIR) + "/scenarios/topk_error_feedback.ini --set training.max_steps=8";
+  EXPECT_EQ(dtsim("check " + topk + " --quiet").exit_code, 0);
+  expect_bad_input("check " + topk + " --set compression.min_tensor_size=1000000",
+                   "compression.min_tensor_size: every tensor of the model is smaller (the largest holds 200704 values)");
+  EXPECT_EQ(dtsim("check " + topk + " --quiet --set compression.min_tensor_size=200704").exit_code, 0);
+  expect_bad_input("check " + topk + " --set compression.start_step=8",
+                   "compression.start_step: the run averages gradients in its first 8 steps only");
+  EXPECT_EQ(dtsim("check " + topk + " --quiet --set compression.start_step=7").exit_code, 0);
+  expect_bad_input("check " + topk + " --set training.strategy=local --set local.local_steps=4 "
+                   "--set local.sync_until_step=4 --set compression.start_step=4",
+                   "compression.start_step: the run averages gradients in its first 4 steps only");
+  // Signum's own momentum and the optimizer's would be two.
+  expect_bad_input("check " + kQuickstart + " --set compression.kind=signum",
+                   "compression.kind: signum keeps each worker's momentum");
+  EXPECT_EQ(dtsim("check " + kQuickstart + " --quiet --set compression.kind=signum --set training.momentum=0").exit_code, 0);
+}
+
 // Cosine decay spans the steps a run takes: a run that ends within its warmup is refused at the key that made
 // it that short (the step cap) or the warmup that long, not at training.decay.
 TEST_F(Cli, AWarmupAsLongAsTheRunIsRefusedAtTheKeyThatMadeItSo) {

@@ -231,6 +231,45 @@ TEST_F(Robustness, DivergenceStopsTheRunAndIsReported) {
   EXPECT_NE(s["platform"].get<std::string>().find("star"), std::string::npos) << s["platform"];
   EXPECT_EQ(s["model"]["parameters"], 235146) << "the quickstart's MLP 784-256-128-10";
   EXPECT_FALSE(s["model"]["description"].get<std::string>().empty());
+  // The console names its last evaluation as such, with its step, not as a final accuracy.
+  const Outcome loud = dtsim::testing::run_dtsim(
+      "run " + kQuickstart + " --out " + out().string() + " --set training.max_steps=50 --set training.lr=90", true);
+  EXPECT_EQ(loud.output.find("final test accuracy"), std::string::npos) << loud.output;
+  EXPECT_NE(loud.output.find("last test accuracy    "), std::string::npos) << loud.output;
+  EXPECT_NE(loud.output.find(" at step 0, its last evaluation"), std::string::npos) << loud.output;
+}
+
+// The divergence rule's reference is the untrained model's loss (the step-0 evaluation): a federated round's
+// or a local-SGD block's first training loss is a mean taken after the blow-up, and as the reference it let a
+// round-1 training loss of 60,229 pass as `completed`.
+TEST_F(Robustness, ABlowUpInTheFirstRoundOrBlockIsADivergence) {
+  const std::string fl = "run " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/noniid_benchmark.ini --quiet --out " +
+                         out().string() + " --set fl.rounds=3 --set fl.local_epochs=1 --set data.train_samples=2000 "
+                         "--set data.test_samples=300 --set training.lr=2";
+  ASSERT_EQ(dtsim::testing::run_dtsim(fl).exit_code, 0);
+  const nlohmann::json f = summary_of(out());
+  EXPECT_EQ(f["status"], "diverged") << f.dump();
+  EXPECT_EQ(f["divergence"]["step"], 1) << "in the first round";
+  EXPECT_NE(f["divergence"]["cause"].get<std::string>().find("the untrained model's loss"), std::string::npos)
+      << f["divergence"]["cause"];
+  // Local SGD with H = 4: the first block's mean loss (14,555 here) is no longer the reference.
+  ASSERT_EQ(dtsim::testing::run_dtsim(short_run(16) + " --set data.train_samples=4096 --set training.lr=3 "
+                                      "--set training.strategy=local --set local.local_steps=4").exit_code, 0);
+  const nlohmann::json l = summary_of(out());
+  EXPECT_EQ(l["status"], "diverged");
+  EXPECT_EQ(l["divergence"]["step"], 4) << "at the first averaging";
+}
+
+// Local SGD with H = 1 is synchronous SGD bit for bit, its evaluations included (the mean of identical replicas
+// rounded: the final test loss differed in its 9th digit).
+TEST_F(Robustness, LocalSgdWithOneLocalStepEvaluatesAsSyncDoes) {
+  const std::string base = short_run(40) + " --set data.train_samples=4096 --set data.test_samples=1000";
+  ASSERT_EQ(dtsim::testing::run_dtsim(base).exit_code, 0);
+  const nlohmann::json sync = summary_of(out());
+  ASSERT_EQ(dtsim::testing::run_dtsim(base + " --set training.strategy=local --set local.local_steps=1").exit_code, 0);
+  const nlohmann::json local = summary_of(out());
+  EXPECT_EQ(local["final_test_loss"].get<double>(), sync["final_test_loss"].get<double>());
+  EXPECT_EQ(local["final_test_accuracy"].get<double>(), sync["final_test_accuracy"].get<double>());
 }
 
 // A federated run that diverges reports the local epochs its clients trained (with every client taking part,

@@ -444,4 +444,24 @@ TEST_F(Sweep, CompareTakesSeparateRunFoldersOneRowEach) {
   EXPECT_NE(not_a_run.err.find("holds no summary.json"), std::string::npos) << not_a_run.err;
 }
 
+// Costs carry their currency: named once in the header when every run has the same, in every cell when they
+// differ (a CNY and a USD bill used to stand side by side under one 'cost' header).
+TEST_F(Sweep, CompareNamesTheCurrencyOfEveryCost) {
+  const std::string quickstart = std::string(DTSIM_SOURCE_DIR) + "/scenarios/quickstart.ini";
+  const fs::path cny = dir_ / "cny", usd = dir_ / "usd";
+  ASSERT_EQ(run_dtsim("run " + quickstart + " --quiet --set training.max_steps=4 --out " + cny.string()).exit_code, 0);
+  ASSERT_EQ(run_dtsim("run " + quickstart + " --quiet --set training.max_steps=4 --set gpu.price_currency=USD "
+                      "--set gpu.price_low=2 --set gpu.price_high=3 --out " + usd.string()).exit_code, 0);
+  const auto one = run_dtsim("compare " + cny.string() + " --columns cost_mid");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_NE(one.output.find("cost (CNY) [low-high]"), std::string::npos) << one.output;
+  const auto both = run_dtsim("compare " + cny.string() + " " + usd.string() + " --columns cost_mid");
+  ASSERT_EQ(both.exit_code, 0) << both.output;
+  const std::vector<std::string> lines = dtsim::testing::lines_of(both.output);
+  ASSERT_EQ(lines.size(), 5u) << both.output;
+  EXPECT_NE(lines[2].find("cost [low-high]"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[3].find(" CNY ["), std::string::npos) << lines[3];
+  EXPECT_NE(lines[4].find(" USD ["), std::string::npos) << lines[4];
+}
+
 }  // namespace

@@ -97,6 +97,25 @@ TEST_P(EqualWorkers, SeeTheStalenessTheMessagePatternImplies) {
   EXPECT_EQ(o.details["updates"], workers * rounds);
 }
 
+// At s = W − 1 equal workers are held for no time, but they are held: a pull waits for the peers' pushes of the
+// same instant and reads the version after them. The staleness changes (each worker sees a fixed place in the
+// order), the time does not, and the holds are counted (they used to be left out, with held_s 0).
+TEST_P(EqualWorkers, AtABoundOfWMinusOneArePulledAfterTheirPeersPushesOfTheSameInstant) {
+  const int workers = 4, rounds = 8, shards = GetParam();
+  RunInputs in = ps_testing::mlp_run(workers, rounds);
+  in.config.ps.servers = shards;
+  const Outcome free = ps_testing::run(in);
+  in.config.ps.staleness_bound = workers - 1;
+  const Outcome bounded = ps_testing::run(in);
+  EXPECT_GT(bounded.details["held_pulls"].get<int>(), 0);
+  for (int w = 0; w < workers; ++w) {
+    EXPECT_EQ(bounded.worker(w)["held_s"].get<double>(), 0.0) << "worker " << w << " held for no time";
+    EXPECT_LE(bounded.worker(w)["max_staleness"].get<int>(), workers - 1);
+  }
+  EXPECT_LT(bounded.details["mean_staleness"].get<double>(), free.details["mean_staleness"].get<double>());
+  EXPECT_EQ(bounded.details["updates"], free.details["updates"]);
+}
+
 INSTANTIATE_TEST_SUITE_P(Shards, EqualWorkers, ::testing::Values(1, 2),
                          [](const auto& info) { return std::to_string(info.param) + "shards"; });
 

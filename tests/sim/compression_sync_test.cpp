@@ -203,10 +203,17 @@ TEST(CompressionKeys, AreReadIntoTheSettings) {
   EXPECT_EQ(c.compression.settings.min_tensor_size, 300u);
   EXPECT_EQ(c.compression.settings.indices, models::IndexEncoding::Int32);
   EXPECT_EQ(c.compression.settings.sign_of_zero, models::SignOfZero::Plus);
-  EXPECT_EQ(make_run_config(parse_scenario("test.ini", "[compression]\nkind = signum\nsign_of_zero = zero\n", {},
-                                           testing::kProfiles))
+  EXPECT_EQ(make_run_config(parse_scenario("test.ini", "[training]\nmomentum = 0\n[compression]\nkind = signum\n"
+                                           "sign_of_zero = zero\n", {}, testing::kProfiles))
                 .compression.settings.sign_of_zero,
             models::SignOfZero::Zero);
+  // Signum with the optimizer's momentum too (the default 0.9) would be momentum twice.
+  try {
+    (void)make_run_config(parse_scenario("test.ini", "[compression]\nkind = signum\n", {}, testing::kProfiles));
+    ADD_FAILURE() << "signum with training.momentum = 0.9 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("set training.momentum = 0"), std::string::npos) << e.what();
+  }
   EXPECT_EQ(c.compression.resolved(100).start_step, 200) << "the later of 10 steps and 2 epochs of 100 steps";
   EXPECT_EQ(c.compression.resolved(3).start_step, 10);
   EXPECT_FALSE(make_run_config(parse_scenario("test.ini", "", {}, testing::kProfiles)).compression.active());

@@ -53,10 +53,22 @@ TEST(Cost, GroupsBringTheirOwnGpusAndMissingPricesAreReported) {
   const CostReport r = price_run(c, {}, 7200);
   EXPECT_DOUBLE_EQ(r.mid, 2 * (2 * 10.0) + 2 * 7.0);
   EXPECT_FALSE(r.energy_known);  // no power figures
+  EXPECT_EQ(r.unpriced_reason, "");
   c.layout.groups[1].gpu.price_currency = "USD";
-  EXPECT_FALSE(price_run(c, {}, 3600).priced);
+  const CostReport mixed = price_run(c, {}, 3600);
+  EXPECT_FALSE(mixed.priced);
+  // Said, not left as a bill that silently is not there.
+  EXPECT_EQ(mixed.unpriced_reason, "the GPUs are priced in CNY and USD, which are not added up");
+  EXPECT_EQ(mixed.to_json()["note"], mixed.unpriced_reason);
+  EXPECT_TRUE(mixed.to_json()["currency"].is_null());
   c.layout.groups[1].gpu = GpuSpec{};
-  EXPECT_FALSE(price_run(c, {}, 3600).priced);
+  c.layout.groups[1].gpu.name = "X1";
+  const CostReport partly = price_run(c, {}, 3600);
+  EXPECT_FALSE(partly.priced);
+  EXPECT_EQ(partly.unpriced_reason, "no price for the X1");
+  // No GPU with a price at all: nothing to explain.
+  c.layout.groups[0].gpu = GpuSpec{};
+  EXPECT_EQ(price_run(c, {}, 3600).unpriced_reason, "");
 }
 
 // A network price per GPU-hour adds to the GPUs' for every GPU-hour of the run, shown apart; in another

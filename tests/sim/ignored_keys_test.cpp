@@ -157,6 +157,20 @@ TEST(IgnoredKeys, EveryCompressorFamilyReportsSettingsItDoesNotRead) {
                   "with compression.kind = powersgd"));
   EXPECT_TRUE(has(reason_for(ignored_in("[compression]\nkind = fp16\nqsgd_bucket = 64\n"), "compression.qsgd_bucket"),
                   "with compression.kind = fp16"));
+  // Random-k with shared indices sends none, so their encoding does not matter; sent, it does.
+  EXPECT_TRUE(has(reason_for(ignored_in("[compression]\nkind = randomk\nindices = int32\n"), "compression.indices"),
+                  "random-k with shared indices sends no indices"));
+  EXPECT_EQ(reason_for(ignored_in("[compression]\nkind = randomk\nshared_indices = false\nindices = int32\n"),
+                       "compression.indices"),
+            "");
+  // Local SGD with H > 1 and no synchronous start averages models only: every compression key, kind included,
+  // has no effect (the run's bytes and model are those of no compression); with a synchronous start it applies.
+  const std::string local = "[training]\nstrategy = local\n[local]\nlocal_steps = 4\n[compression]\nkind = topk\n"
+                            "ratio = 0.1\n";
+  EXPECT_TRUE(has(reason_for(ignored_in(local), "compression.kind"), "averages models, not gradients"));
+  EXPECT_TRUE(has(reason_for(ignored_in(local), "compression.ratio"), "averages models, not gradients"));
+  EXPECT_TRUE(ignored_in(local + "[local]\n", {"local.sync_until_step=10"}).empty());
+  EXPECT_TRUE(ignored_in(local, {"local.local_steps=1"}).empty());
   // What a kind reads is never reported.
   EXPECT_TRUE(ignored_in("[compression]\nkind = topk\nratio = 0.1\nerror_feedback = true\n").empty());
   EXPECT_TRUE(ignored_in("[compression]\nkind = powersgd\nrank = 2\n").empty());
@@ -309,6 +323,15 @@ TEST(IgnoredKeys, FaultReactionSettingsNeedAFailure) {
             "has no effect with sync.fault_reaction = elastic (only restart waits for the node)");
   EXPECT_EQ(reason_for(elastic, "sync.checkpoint_every"),
             "has no effect with sync.fault_reaction = elastic (only restart writes checkpoints)");
+  // A repair under elastic: the worker never rejoins, so the 'up at' part changes nothing (it used to be
+  // dropped without a word); under restart, or in async-ps, it does.
+  const std::string repaired = "[cluster]\nworkers = 4\n[faults]\nevents = worker 1 down at 1s up at 2s\n";
+  EXPECT_EQ(reason_for(ignored_in(repaired + "[sync]\nfault_reaction = elastic\n"), "faults.events"),
+            "has no effect in its repair: 'worker 1 up at 2 s': sync.fault_reaction = elastic goes on without a "
+            "failed worker and never takes it back (restart waits for it)");
+  EXPECT_EQ(reason_for(ignored_in(repaired + "[sync]\nfault_reaction = restart\n"), "faults.events"), "");
+  EXPECT_EQ(reason_for(ignored_in(failure + "[sync]\nfault_reaction = elastic\n"), "faults.events"), "");
+  EXPECT_EQ(reason_for(ignored_in(repaired + "[training]\nstrategy = async-ps\n"), "faults.events"), "");
 }
 
 TEST(IgnoredKeys, StalenessSettingsFollowTheRule) {

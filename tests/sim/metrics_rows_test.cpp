@@ -82,6 +82,25 @@ TEST(DivergenceRule, ALossAboveFactorTimesTheFirstDiverges) {
   EXPECT_EQ(rule.check_train_loss(0.1), "");
 }
 
+// The untrained model's test loss, when it is known first, is the reference: local SGD's first training loss
+// is a mean over H steps and can be taken after the blow-up (H = 4 read a first loss of 14,555).
+TEST(DivergenceRule, TheUntrainedModelsLossIsTheReferenceWhenKnownFirst) {
+  DivergenceRule rule(10.0);
+  rule.note_initial_loss(2.5);
+  EXPECT_EQ(rule.check_train_loss(20.0), "");
+  EXPECT_EQ(rule.check_train_loss(24.0), "") << "not a new reference";
+  EXPECT_EQ(rule.check_train_loss(25.5), "the training loss 25.5 exceeds 10 x max(1, the untrained model's loss 2.5)");
+  DivergenceRule late(10.0);
+  EXPECT_EQ(late.check_train_loss(3.0), "");
+  late.note_initial_loss(0.5);  // after a training loss: too late to be the reference
+  EXPECT_NE(late.check_train_loss(31.0), "");
+  EXPECT_EQ(late.check_train_loss(29.0), "");
+  DivergenceRule unknown(10.0);
+  unknown.note_initial_loss(kNaN);  // a step-0 evaluation without a finite loss sets nothing
+  EXPECT_EQ(unknown.check_train_loss(3.0), "");
+  EXPECT_NE(unknown.check_train_loss(30.5), "");
+}
+
 TEST(DivergenceRule, ASmallFirstLossCountsAsOne) {
   DivergenceRule rule(10.0);
   EXPECT_EQ(rule.check_train_loss(0.01), "");

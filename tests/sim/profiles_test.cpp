@@ -181,14 +181,14 @@ TEST(Profiles, EveryProtocolChoiceHasAName) {
 TEST(ProfileErrors, PricesComeAsACompleteRange) {
   EXPECT_TRUE(contains(error_of("gpu", "h200-141gb", {"gpu.price_low=10"}), "gpu.price_high"));
   EXPECT_TRUE(contains(error_of("gpu", "h200-141gb", {"gpu.price_low=10", "gpu.price_high=20"}), "gpu.price_currency"));
-  EXPECT_TRUE(contains(error_of("gpu", "a100-40gb", {"gpu.price_low=30"}), "above gpu.price_high"));
+  EXPECT_TRUE(contains(error_of("gpu", "a100-40gb", {"gpu.price_low=30"}), "gpu.price_low: the price range runs from 30 down to"));
   EXPECT_TRUE(contains(error_of("gpu", "a100-40gb", {"gpu.price_low=-1"}), "out of range"));
   EXPECT_EQ(error_of("gpu", "h200-141gb", {"gpu.price_low=10", "gpu.price_high=20", "gpu.price_currency=USD"}), "");
 }
 
 TEST(ProfileErrors, PowerComesAsAPair) {
   EXPECT_TRUE(contains(error_of("gpu", "a100-40gb", {"gpu.power_idle=0W"}), "gpu.power_idle"));
-  EXPECT_TRUE(contains(error_of("gpu", "a100-40gb", {"gpu.power_idle=500W"}), "above gpu.power_busy"));
+  EXPECT_TRUE(contains(error_of("gpu", "a100-40gb", {"gpu.power_idle=500W"}), "gpu.power_idle: the idle power 500 W is above the busy power"));
   EXPECT_TRUE(contains(error_of("gpu", "a100-40gb", {"gpu.power_busy=400"}), "has no unit"));
 }
 

@@ -53,6 +53,10 @@ TEST(SyncFaults, ElasticContinuesWithTheSurvivorsAfterTheTimeout) {
   EXPECT_EQ(f["workers_after"], 3);
   EXPECT_EQ(r.details["workers_at_end"], 3);
   EXPECT_EQ(f["steps_rolled_back"], 0);
+  // Elastic continuation keeps the model as the failure found it, so the accuracy before the failure is the
+  // accuracy on resuming (it used to be the last evaluation row's, here the untrained model's).
+  EXPECT_EQ(f["accuracy_before"].get<double>(), f["accuracy_on_resuming"].get<double>());
+  EXPECT_GT(f["accuracy_before"].get<double>(), 0.2) << "a model trained for a few steps, not the initial one";
 }
 
 // The time between a failure and the resumption is nobody's compute or communication: it is idle, so that

@@ -198,11 +198,14 @@ void ShardServer::serve_held() {
     held_.pop_front();
     serve(pull);
   }
+  for (HeldPull& pull : held_) pull.blocked = true;
 }
 
 void ShardServer::serve(const HeldPull& pull) {
+  // A pull the bound held counts, however briefly: even held for no time, it reads a newer version than it
+  // would have (the pushes of the same instant land first).
   const double waited = sg4::Engine::get_clock() - pull.since;
-  if (waited > 0) job_.staleness.held(pull.worker, waited);
+  if (pull.blocked) job_.staleness.held(pull.worker, waited);
   auto reply = std::make_unique<ShardReply>();
   reply->computation = pull.computation;
   reply->version = version_;

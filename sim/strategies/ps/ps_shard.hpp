@@ -77,6 +77,7 @@ class ShardServer {
     int worker;
     uint64_t computation;
     double since;
+    bool blocked = false;  // the bound stopped it at least once (for no time, if a push of the same instant freed it)
   };
   struct Collected {  // a gradient waiting in the n-softsync buffer
     int worker;

@@ -1,6 +1,7 @@
 #include "sim/strategies/sync/sync_dp.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "sim/collectives/registry.hpp"
 #include "sim/config/collective_algorithms.hpp"
@@ -351,6 +352,12 @@ void SyncDataParallel::record_if_due(int64_t applied, int64_t step) {
 const float* SyncDataParallel::evaluated_params() {
   if (replicas_.size() == 1) return replicas_[0]->forward();
   const size_t n = replicas_[0]->size();
+  // Replicas that agree bit for bit (local SGD with H = 1, or right after an averaging) are evaluated as they
+  // are: their mean would round (x + x + x ≠ 3x in floats), and H = 1 would no longer evaluate sync's model.
+  bool identical = true;
+  for (size_t r = 1; r < replicas_.size() && identical; ++r)
+    identical = std::memcmp(replicas_[r]->master(), replicas_[0]->master(), n * sizeof(float)) == 0;
+  if (identical) return replicas_[0]->forward();
   ctx_.ops.copy(mean_.data(), replicas_[0]->master(), n);
   for (size_t r = 1; r < replicas_.size(); ++r) ctx_.ops.axpy(1.0f, replicas_[r]->master(), mean_.data(), n);
   ctx_.ops.scale(1.0f / static_cast<float>(replicas_.size()), mean_.data(), n);

@@ -69,7 +69,9 @@ void SyncDataParallel::recover() {
   for (const sg4::ActorPtr& a : actors_)
     if (const sg4::ActorPtr alive = sg4::Actor::by_pid(a->get_pid())) alive->kill();
   actors_.clear();
-  const double accuracy_before = ctx_.metrics.points().empty() ? 0.0 : ctx_.metrics.points().back().test_accuracy;
+  // The model as the failure found it (the last evaluation row may be many steps older).
+  const double accuracy_before =
+      ctx_.objective.evaluate(replicas_[0]->forward(), replicas_[0]->numerics().activations).accuracy;
   const int64_t step_at_failure = applied_steps_;
   const SyncConfig& cfg = ctx_.config().sync;
   sg4::this_actor::sleep_until(std::max(sg4::Engine::get_clock(), failed_at + cfg.fault_timeout_s));
