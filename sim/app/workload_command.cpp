@@ -1,5 +1,7 @@
 #include "sim/app/workload_command.hpp"
 
+#include <charconv>
+
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +26,13 @@ namespace po = boost::program_options;
 
 namespace dtsim::sim {
 namespace {
+
+// A CSV cell that reads back as the same double (spreadsheets sum these: %.6g lost bytes in the sums).
+std::string exact(double v) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::string("nan");
+}
 
 using models::Workload;
 
@@ -231,10 +240,10 @@ int list_catalog(const std::string& dir, Format format) {
     std::printf("name,architecture,parameters,trainable,sample,tokens_per_sample,forward_flops_per_sample,"
                 "training_flops_per_sample,activation_bytes_per_sample_bf16,state_bytes_adam_bf16\n");
     for (const auto& w : all)
-      std::printf("%s,%s,%llu,%llu,%s,%d,%.6g,%.6g,%.6g,%.6g\n", w.name.c_str(), w.family.c_str(),
+      std::printf("%s,%s,%llu,%llu,%s,%d,%s,%s,%s,%s\n", w.name.c_str(), w.family.c_str(),
                   static_cast<unsigned long long>(w.parameters()), static_cast<unsigned long long>(w.trainable()),
-                  w.sample.c_str(), w.tokens_per_sample, w.forward_flops(), w.training_flops(), w.saved_bytes(2),
-                  state(w));
+                  w.sample.c_str(), w.tokens_per_sample, exact(w.forward_flops()).c_str(),
+                  exact(w.training_flops()).c_str(), exact(w.saved_bytes(2)).c_str(), exact(state(w)).c_str());
     return 0;
   }
   std::printf("# workload catalog: %s\n", dir.c_str());
@@ -319,10 +328,11 @@ int show_workload(const Flags& f, const std::string& dir) {
     }
     for (const auto& l : w.layers) {
       if (csv)
-        std::printf("%s,%s,%d,%llu,%llu,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%d\n", l.name.c_str(), l.kind.c_str(), l.block,
+        std::printf("%s,%s,%d,%llu,%llu,%s,%s,%s,%s,%s,%d,%d\n", l.name.c_str(), l.kind.c_str(), l.block,
                     static_cast<unsigned long long>(l.parameters), static_cast<unsigned long long>(l.trainable),
-                    l.forward_flops, l.backward_flops, l.forward_traffic, l.backward_traffic, l.saved_bytes(2),
-                    l.forward_kernels, l.backward_kernels);
+                    exact(l.forward_flops).c_str(), exact(l.backward_flops).c_str(), exact(l.forward_traffic).c_str(),
+                    exact(l.backward_traffic).c_str(), exact(l.saved_bytes(2)).c_str(), l.forward_kernels,
+                    l.backward_kernels);
       else
         std::printf("%-30s %-10s %14s %14s %12s %12s %14s %12s\n", l.name.c_str(), l.kind.c_str(),
                     grouped(l.parameters).c_str(), grouped(l.trainable).c_str(), flops(l.forward_flops).c_str(),
@@ -386,7 +396,7 @@ int show_workload(const Flags& f, const std::string& dir) {
   if (w.sample == "sequence")
     std::printf("  per token: training %s (6 x parameters = %s)\n", flops((w.training_flops() + recompute) / tokens).c_str(),
                 flops(6.0 * double(w.parameters())).c_str());
-  std::printf("  setup        %d GPU%s, ZeRO stage %d, micro-batch %g, %s, %s, %s\n", f.setup.data_parallel,
+  std::printf("  setup        %d GPU%s, ZeRO stage %d, micro-batch %.15g, %s, %s, %s\n", f.setup.data_parallel,
               f.setup.data_parallel == 1 ? "" : "s", f.setup.zero_stage, f.setup.micro_batch,
               f.setup.checkpointing ? "activation checkpointing" : "no activation checkpointing",
               f.precision == Precision::Bf16   ? "bf16 with fp32 master weights"

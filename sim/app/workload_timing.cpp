@@ -1,7 +1,5 @@
 #include "sim/app/workload_timing.hpp"
 
-#include "sim/app/run.hpp"
-
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -11,6 +9,7 @@
 #include "sim/app/workload_strategies.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/collectives/registry.hpp"
+#include "sim/config/ignored_keys.hpp"
 #include "sim/config/run_config.hpp"
 #include "sim/config/ps_config.hpp"
 #include "sim/config/schema.hpp"
@@ -72,6 +71,21 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   }
   const Scenario scenario = parse_scenario("dtsim workload", "", sets, default_profile_dir(), set_flags);
   const RunConfig cfg = make_run_config(scenario);
+  // The collective keys by dtsim run's rules, with --zero as sync.zero_stage: under ZeRO a step calls no
+  // allreduce (its reduce-scatters and all-gathers run as rings), so the algorithm keys do nothing.
+  RunConfig as_run = cfg;
+  as_run.sync.zero_stage = setup.zero_stage;
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    const std::string key = sets[i].substr(0, sets[i].find('='));
+    if (key.rfind("collective.", 0) != 0) continue;
+    std::string why = why_ignored(key, as_run);
+    if (why.empty()) continue;
+    // Said in the flag this command takes.
+    const std::string stage_key = "sync.zero_stage = " + std::to_string(setup.zero_stage);
+    if (const size_t at = why.find(stage_key); at != std::string::npos)
+      why.replace(at, stage_key.size(), "--zero " + std::to_string(setup.zero_stage));
+    throw InputError("command line", set_flags[i] == "--set" ? key : set_flags[i], why, "leave it out");
+  }
   // The seeds draw the slow workers of stragglers.slow_fraction and the slowed steps; without them, nothing.
   const StragglerConfig& stragglers = cfg.heterogeneity.stragglers;
   if (!seeds.empty() && !stragglers.chosen_at_random && !stragglers.has_random_slowdowns())
@@ -297,11 +311,12 @@ nlohmann::ordered_json simulation_json(const SimulationSummary& r, int steps) {
           {"waiting_for_slowest_s_per_step", r.sim.timing.waiting_s},
           {"samples_per_second", r.samples_per_second}, {"tokens_per_second", r.tokens_per_second},
           {"model_flops_utilisation", r.mfu}, {"bytes_sent", r.sim.timing.bytes_sent}, {"unit", r.unit},
-          {"seconds_per_unit", r.seconds_per_unit}, {"cost_per_unit", {r.cost_low, r.cost_high}},
+          {"seconds_per_unit", r.seconds_per_unit}, {"cost_per_unit", r.sim.gpu.has_price() ? nlohmann::json{r.cost_low, r.cost_high} : nlohmann::json(nullptr)},
           {"network_price_per_gpu_hour", network_price_applies(r.sim.gpu, r.sim.fabric)
                                              ? nlohmann::json{r.sim.fabric.price_low, r.sim.fabric.price_high}
                                              : nlohmann::json(nullptr)},
-          {"currency", r.sim.gpu.price_currency}, {"energy_kwh_per_unit", r.energy_kwh},
+          {"currency", r.sim.gpu.has_price() ? nlohmann::json(r.sim.gpu.price_currency) : nlohmann::json(nullptr)},
+          {"energy_kwh_per_unit", r.sim.gpu.has_power() ? nlohmann::json(r.energy_kwh) : nlohmann::json(nullptr)},
           {"wall_s_per_step", wall_per_step(r.sim.timing.step_wall_s)}};
   if (!r.sim.details.empty()) j[to_string(r.sim.strategy)] = r.sim.details;
   if (!r.sim.note.empty()) j["note"] = r.sim.note;

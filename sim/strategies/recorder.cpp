@@ -65,11 +65,11 @@ bool TrainingRecorder::due(int64_t applied_steps) const {
 }
 
 void TrainingRecorder::record(int64_t applied_steps, const float* params, gpu::NumberFormat activations, double lr,
-                              uint64_t bytes_sent, const StalenessInterval* staleness) {
+                              uint64_t bytes_sent, const StalenessInterval* staleness, double epoch) {
   const models::EvalResult test = ctx_.objective.evaluate(params, activations);
   EvalPoint p;
   p.step = applied_steps;
-  p.epoch = steps_per_epoch_ > 0 ? static_cast<double>(applied_steps) / steps_per_epoch_ : 0.0;
+  p.epoch = epoch >= 0.0 ? epoch : steps_per_epoch_ > 0 ? static_cast<double>(applied_steps) / steps_per_epoch_ : 0.0;
   p.sim_time_s = simgrid::s4u::Engine::get_clock();
   p.lr = lr;
   p.train_loss = loss_count_ > 0 ? loss_sum_ / static_cast<double>(loss_count_) : std::numeric_limits<double>::quiet_NaN();

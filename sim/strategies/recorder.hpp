@@ -33,8 +33,10 @@ class TrainingRecorder {
   bool due(int64_t applied_steps) const;
   // Evaluates `params` (backend memory) and records a row at the current simulated time.
   // `staleness`, for a row of the asynchronous parameter server: the gradients applied since the last row.
+  // `epoch` < 0: applied_steps over the steps per epoch; otherwise the caller's count (n-softsync's last update
+  // may average fewer gradients than the others, so its updates do not count the epochs exactly).
   void record(int64_t applied_steps, const float* params, gpu::NumberFormat activations, double lr, uint64_t bytes_sent,
-              const StalenessInterval* staleness = nullptr);
+              const StalenessInterval* staleness = nullptr, double epoch = -1.0);
 
  private:
   const TrainingContext& ctx_;

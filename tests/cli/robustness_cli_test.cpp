@@ -272,6 +272,24 @@ TEST_F(Robustness, LocalSgdWithOneLocalStepEvaluatesAsSyncDoes) {
   EXPECT_EQ(local["final_test_accuracy"].get<double>(), sync["final_test_accuracy"].get<double>());
 }
 
+// Static loss scaling at a scale every fp16 gradient overflows skips every step: the run completes its
+// planned steps, and says that the model never trained (it used to say nothing).
+TEST_F(Robustness, ARunWhoseEveryStepWasSkippedSaysSo) {
+  const std::string run = "run " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/mixed_precision.ini --out " +
+                          out().string() + " --set training.max_steps=16 --set data.train_samples=4096 "
+                          "--set precision.weights=fp16 --set precision.activations=fp16 --set precision.gradients=fp16 "
+                          "--set precision.loss_scaling=static";
+  const Outcome o = dtsim::testing::run_dtsim(run + " --set precision.loss_scale=1e6", true);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json s = summary_of(out());
+  ASSERT_EQ(s["precision"]["skipped_steps"], 16) << s["precision"].dump();
+  EXPECT_NE(s["precision"]["note"].get<std::string>().find("the model never trained"), std::string::npos);
+  EXPECT_NE(o.output.find("note                  every one of the run's 16 steps overflowed"), std::string::npos) << o.output;
+  // A scale that does not overflow: no note.
+  ASSERT_EQ(dtsim::testing::run_dtsim(run + " --set precision.loss_scale=128 --quiet").exit_code, 0);
+  EXPECT_FALSE(summary_of(out())["precision"].contains("note"));
+}
+
 // A federated run that diverges reports the local epochs its clients trained (with every client taking part,
 // fl.local_epochs passes over the data per round, the diverged round's included: its clients trained before
 // the server found the loss), not its rounds divided by a data-parallel epoch's steps. Its steps are the

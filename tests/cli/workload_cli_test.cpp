@@ -1,6 +1,8 @@
 // `dtsim workload` through the executable: the catalog list, one workload's figures and memory verdict, the
 // machine-readable forms, and bad input as exit 2 with one line naming the flag or file.
 #include <gtest/gtest.h>
+
+#include <sstream>
 #include <unistd.h>
 
 #include <filesystem>
@@ -123,6 +125,47 @@ TEST(WorkloadCli, WaitingForAStragglerIsNotExposedCommunication) {
               2.0 * even["exposed_communication_s_per_step"].get<double>() + 1e-4)
         << fabric << ": the wait is no longer counted as communication";
   }
+}
+
+// Keys that do nothing are refused by the rules dtsim run warns by: under --zero 2 no allreduce is left for
+// collective.algorithm to choose (the tree used to be accepted, and the step read the ring's time).
+TEST(WorkloadCli, ZerosCollectivesAreRingsWhateverTheAlgorithmKey) {
+  const auto r = run_dtsim("workload bert-large --micro-batch 8 --gpus 16 --simulate --steps 3 --zero 2 "
+                           "--set cluster.gpus_per_node=8 --set cluster.intra_node_fabric=nvlink3-nvswitch "
+                           "--set collective.algorithm=tree", true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("collective.algorithm: has no effect with --zero 2"), std::string::npos) << r.err;
+}
+
+// A GPU without a price or power figures has no cost or energy: null, not 0 (which reads as free).
+TEST(WorkloadCli, AnUnpricedGpuHasNoCostRatherThanAFreeOne) {
+  const auto s = simulation("bert-large --micro-batch 8 --gpus 2 --gpu h200-141gb --steps 2");
+  EXPECT_TRUE(s["cost_per_unit"].is_null()) << s["cost_per_unit"];
+  EXPECT_TRUE(s["currency"].is_null()) << s["currency"];
+  const auto priced = simulation("bert-large --micro-batch 8 --gpus 2 --steps 2");
+  EXPECT_GT(priced["cost_per_unit"][0].get<double>(), 0.0);
+  EXPECT_EQ(priced["currency"], "CNY");
+}
+
+// The CSV holds every digit: summed in a spreadsheet, GPT-2 XL block 0's saved bytes give the JSON's sum
+// (to 6 significant digits the CSV lost 400 bytes of 186,777,600).
+TEST(WorkloadCli, TheCsvKeepsEveryDigit) {
+  const auto csv = run_dtsim("workload gpt2-xl --format csv", true);
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.output.find("e+"), std::string::npos) << csv.output.substr(0, 400);
+  // Korthikanti et al.'s activations of one block: s·h·(34 + 5·a·s/h) bytes, s = 1024, h = 1600, a = 25.
+  double block0 = 0;
+  std::istringstream lines(csv.output);
+  std::string line;
+  std::getline(lines, line);  // the header
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    std::stringstream cs(line);
+    for (std::string cell; std::getline(cs, cell, ',');) cells.push_back(cell);
+    ASSERT_EQ(cells.size(), 12u) << line;
+    if (cells[2] == "0") block0 += std::stod(cells[9]);
+  }
+  EXPECT_EQ(block0, 1024.0 * 1600 * (34 + 5.0 * 25 * 1024 / 1600));
 }
 
 // ZeRO stages on 8 GPUs, per step: stage 2 reduce-scatters the gradients and all-gathers the updated weights

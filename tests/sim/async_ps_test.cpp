@@ -172,6 +172,24 @@ TEST(AsyncParameterServer, SoftsyncAppliesOneUpdatePerKGradients) {
   EXPECT_EQ(o.rows.back().substr(0, o.rows.back().find(',')), "8");
 }
 
+// The epoch column counts gradients, not updates: with 24 gradients in updates of 5 the last update averages
+// 4, and the last row's epoch is that of 24 gradients (it read 25's, 1.0312 where the run trained 1 epoch).
+TEST(AsyncParameterServer, SoftsyncsEpochColumnCountsGradients) {
+  const auto last_epoch = [](const Outcome& o) {
+    const std::string& row = o.rows.back();
+    const size_t a = row.find(',') + 1;
+    return std::stod(row.substr(a, row.find(',', a) - a));
+  };
+  RunInputs in = ps_testing::mlp_run(4, 6);
+  const Outcome plain = ps_testing::run(in);
+  in.config.ps.gradients_per_update = 5;
+  const Outcome soft = ps_testing::run(in);
+  ASSERT_EQ(soft.details["gradients_applied"], 24);
+  ASSERT_EQ(soft.details["updates"], 5) << "four of 5 gradients, then one of 4";
+  EXPECT_DOUBLE_EQ(last_epoch(soft), last_epoch(plain));
+  EXPECT_GT(last_epoch(plain), 0.0);
+}
+
 // ---- closed-form replays on the quadratic F_w(x) = ½‖x − t_w‖² ----------------------------------------------
 
 constexpr size_t kDim = 6;

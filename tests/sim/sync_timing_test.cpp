@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/collectives/collective.hpp"
+#include "sim/strategies/sync/weight_gathers.hpp"
 #include "sim/strategies/timing/sync_timing.hpp"
 #include "sim/world/build_platform.hpp"
 #include "tests/subprocess.hpp"
@@ -137,6 +138,43 @@ TEST(SyncTiming, ZeroStage3GathersEachUnitBeforeItsForwardAndItsBackward) {
   // With overlap the first bucket's reduce-scatter hides behind the second bucket's backward.
   const auto overlapped = simulate(n, zero3(true));
   EXPECT_NEAR(overlapped[2] - overlapped[1], step - half_ring(20e6), 1e-3 * step);
+}
+
+// ZeRO-3's units are runs of at least sync.bucket_size of weights inside each bucket (and the tail): with every
+// weight trained a unit is its bucket; a bucket of few trained values (LoRA) spanning many layers is cut, so
+// that no unit holds the whole model (a LLaMA-7B LoRA bucket was gathered as one 13.5 GB piece).
+TEST(SyncTiming, WeightUnitsAreCutByWeightBytesWithinEachBucket) {
+  const auto shape = [](const std::vector<Bucket>& units) {
+    std::vector<std::pair<size_t, size_t>> out;
+    for (const Bucket& u : units) out.push_back({u.first_segment, u.segments});
+    return out;
+  };
+  const auto bucket = [](size_t first, size_t count) {
+    Bucket b;
+    b.first_segment = first;
+    b.segments = count;
+    return b;
+  };
+  using Shape = std::vector<std::pair<size_t, size_t>>;
+  // One bucket over four layers of 10 bytes, units of at least 15: two of two layers.
+  EXPECT_EQ(shape(weight_units({bucket(0, 4)}, {10, 10, 10, 10}, 15)), (Shape{{0, 2}, {2, 2}}));
+  // Buckets cut at 20 bytes of gradients from layers of 10 trained bytes each: the units are the buckets.
+  EXPECT_EQ(shape(weight_units({bucket(0, 2), bucket(2, 2)}, {10, 10, 10, 10}, 20)), (Shape{{0, 2}, {2, 2}}));
+  // A frozen tail after the last bucket is cut the same way, its last unit what is left.
+  const std::vector<Bucket> tail = weight_units({bucket(0, 1)}, {10, 10, 10, 10}, 15);
+  EXPECT_EQ(shape(tail), (Shape{{0, 1}, {1, 2}, {3, 1}}));
+  EXPECT_EQ(tail[1].size, 20u);
+  // Time: LoRA-like, two layers of 20 MB of weights but few trained values, one bucket. Cut into two units,
+  // the second layer's gather runs under the first layer's backward; gathered whole, nothing overlaps it.
+  TimingSpec lora = zero3(true);
+  lora.segments = {{1000, 1000, 1e9}, {0, 1000, 1e9}};
+  const auto cut = simulate(4, lora);
+  lora.bucket_bytes = 1e12;  // one bucket either way; now one unit too
+  const auto whole = simulate(4, lora);
+  ASSERT_EQ(cut[5], 1);
+  ASSERT_EQ(whole[5], 1);
+  EXPECT_DOUBLE_EQ(cut[6], whole[6]) << "the same bytes";
+  EXPECT_LT(cut[2] - cut[1], whole[2] - whole[1]);
 }
 
 // One worker: the units' forward, the backward and a frozen tail (its own unit) are the compute alone.

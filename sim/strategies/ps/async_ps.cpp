@@ -295,8 +295,14 @@ void AsyncParameterServer::record(int64_t step) {
   for (size_t s = 0; s < shards_.size(); ++s)
     ctx_.ops.copy(scratch_params_.data() + ranges_[s].offset, shards_[s]->params().forward(), ranges_[s].size);
   const StalenessInterval staleness = job_.staleness.take_interval();
+  // Epochs from the gradients shard 0 applied (every shard sees each): an update of n-softsync averages
+  // gradients_per_update of them, except perhaps the last.
+  const double gradients_per_epoch =
+      static_cast<double>(ctx_.inputs.length.steps_per_epoch) * static_cast<double>(ctx_.config().workers);
+  const double epoch =
+      gradients_per_epoch > 0 ? static_cast<double>(shards_[0]->gradients_applied()) / gradients_per_epoch : 0.0;
   recorder_.record(step, scratch_params_.data(), shards_[0]->params().numerics().activations, last_lr_,
-                   channel_.bytes_sent(), &staleness);
+                   channel_.bytes_sent(), &staleness, epoch);
   last_recorded_ = step;
   model_changed_ = false;
 }

@@ -97,7 +97,7 @@ void SyncDataParallel::launch(int64_t first_step) {
       throw InputError("sync", "sync.zero_stage", "stage 3 needs per-layer costs, which this objective has not",
                        "use sync.zero_stage = 1 or 2");
     weight_gathers_ = std::make_unique<WeightGathers>(
-        group_, weight_units(buckets, ctx_.compute.segment_weight_bytes()), make);
+        group_, weight_units(buckets, ctx_.compute.segment_weight_bytes(), ctx_.config().sync.bucket_bytes), make);
   }
   actors_.clear();
   for (size_t slot = 0; slot < active_.size(); ++slot) {
@@ -195,14 +195,28 @@ void SyncDataParallel::compute_gradient(int rank, int64_t step, const TrainableP
 void SyncDataParallel::synchronous_step(int rank, int slot, int64_t step, double multiplier, double start) {
   Worker& w = workers_[rank];
   const bool overlap = ctx_.config().sync.overlap;
+  // ZeRO-3: each unit's weights gathered before its backward (a bucket may span several units).
+  int next_unit = 0;
+  const ComputeCost& cost = ctx_.compute;
+  const auto segment_flops = [&](size_t i) { return i < cost.segments().size() ? cost.backward(rank, i) : cost.tail(rank); };
+  const auto execute = [multiplier](double flops) { sg4::this_actor::execute(flops * multiplier); };
   for (int b = 0; b < streams_->size(); ++b) {
-    if (weight_gathers_) w.gather_wait += weight_gathers_->before_backward(slot, b, step);
-    sg4::this_actor::execute(bucket_work(rank, b) * multiplier);
+    const Bucket& bucket = streams_->bucket(b);
+    if (weight_gathers_)
+      w.gather_wait += weight_gathers_->backward_over(slot, step, bucket.first_segment, bucket.segments,
+                                                      bucket_work(rank, b), next_unit, segment_flops, execute);
+    else
+      execute(bucket_work(rank, b));
     if (overlap) streams_->hand(slot, b, step);
   }
-  if (weight_gathers_ && weight_gathers_->units() > streams_->size())  // the frozen layers below the buckets
-    w.gather_wait += weight_gathers_->before_backward(slot, streams_->size(), step);
-  if (ctx_.compute.tail(rank) > 0) sg4::this_actor::execute(ctx_.compute.tail(rank) * multiplier);
+  if (weight_gathers_ && next_unit < weight_gathers_->units()) {  // the frozen layers below the buckets
+    const size_t tail_first = weight_gathers_->unit(next_unit).first_segment;
+    const size_t all = cost.segment_weight_bytes().size();
+    w.gather_wait += weight_gathers_->backward_over(slot, step, tail_first, all - tail_first, cost.tail(rank),
+                                                    next_unit, segment_flops, execute);
+  } else if (cost.tail(rank) > 0) {
+    execute(cost.tail(rank));
+  }
   w.compute_end = sg4::Engine::get_clock();
   w.time.compute += w.compute_end - start - w.gather_wait;
   w.time.communication += w.gather_wait;

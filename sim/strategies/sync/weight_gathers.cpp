@@ -6,7 +6,8 @@
 
 namespace dtsim::sim {
 
-std::vector<Bucket> weight_units(const std::vector<Bucket>& buckets, const std::vector<double>& segment_weight_bytes) {
+std::vector<Bucket> weight_units(const std::vector<Bucket>& buckets, const std::vector<double>& segment_weight_bytes,
+                                 double unit_bytes) {
   std::vector<Bucket> units;
   const auto add = [&](size_t first, size_t count) {
     double bytes = 0;
@@ -17,13 +18,46 @@ std::vector<Bucket> weight_units(const std::vector<Bucket>& buckets, const std::
     unit.segments = count;
     units.push_back(unit);
   };
+  // Segments [first, first + count) in runs of at least unit_bytes, the last run what is left.
+  const auto cut = [&](size_t first, size_t count) {
+    size_t start = first;
+    double bytes = 0;
+    for (size_t i = first; i < first + count; ++i) {
+      bytes += segment_weight_bytes.at(i);
+      if (bytes >= unit_bytes && i + 1 < first + count) {
+        add(start, i + 1 - start);
+        start = i + 1;
+        bytes = 0;
+      }
+    }
+    add(start, first + count - start);
+  };
   size_t next = 0;
   for (const Bucket& b : buckets) {
-    add(b.first_segment, b.segments);
+    cut(b.first_segment, b.segments);
     next = b.first_segment + b.segments;
   }
-  if (next < segment_weight_bytes.size()) add(next, segment_weight_bytes.size() - next);
+  if (next < segment_weight_bytes.size()) cut(next, segment_weight_bytes.size() - next);
   return units;
+}
+
+double WeightGathers::backward_over(int rank, int64_t step, size_t first, size_t count, double whole, int& next_unit,
+                                    const std::function<double(size_t)>& segment_flops,
+                                    const std::function<void(double)>& compute) {
+  const int from = next_unit;
+  while (next_unit < units() && unit(next_unit).first_segment < first + count) ++next_unit;
+  double waited = 0;
+  if (next_unit - from == 1) {
+    waited += before_backward(rank, from, step);
+    if (whole > 0) compute(whole);
+    return waited;
+  }
+  for (int u = from; u < next_unit; ++u) {
+    waited += before_backward(rank, u, step);
+    const double flops = over_segments(u, segment_flops);
+    if (flops > 0) compute(flops);
+  }
+  return waited;
 }
 
 WeightGathers::WeightGathers(const Platform& platform, std::vector<Bucket> units, MakeCollective make)

@@ -1,7 +1,8 @@
-// ZeRO-3's weight gathers. With the weights sharded over the workers, each unit of layers (a gradient
-// bucket's layers, and the frozen layers after the last bucket, if any) is all-gathered before its forward
-// and again before its backward, on a communication stream of its own and one unit ahead of the compute, as
-// DeepSpeed's ZeRO-3 and PyTorch FSDP prefetch. The gradients still go bucket by bucket to BucketStreams.
+// ZeRO-3's weight gathers. With the weights sharded over the workers, each unit of layers (runs of a gradient
+// bucket's layers of at least sync.bucket_size of weights, and likewise the frozen layers after the last
+// bucket) is all-gathered before its forward and again before its backward, on a communication stream of its
+// own and one unit ahead of the compute, as DeepSpeed's ZeRO-3 and PyTorch FSDP prefetch. The gradients still
+// go bucket by bucket to BucketStreams.
 #pragma once
 
 #include <functional>
@@ -13,10 +14,14 @@
 
 namespace dtsim::sim {
 
-// The units of a step, in backward order: one per bucket (its segments), then one for the segments after the
-// last bucket's. `segment_weight_bytes` has an entry per segment (those after the buckets' included): the
-// bytes of every weight, frozen or not, in that segment's layers. A unit's size is its weights' bytes.
-std::vector<Bucket> weight_units(const std::vector<Bucket>& buckets, const std::vector<double>& segment_weight_bytes);
+// The units of a step, in backward order: each bucket's segments, then the segments after the last bucket's,
+// cut into runs of at least `unit_bytes` of weights (the last run of each may be smaller), as the buckets are
+// cut by gradient bytes. With every weight trained a unit is its bucket; with few trained (LoRA), a bucket
+// spans many layers and would otherwise be gathered whole (a LLaMA-7B bucket held all 13.5 GB of weights).
+// `segment_weight_bytes` has an entry per segment (those after the buckets' included): the bytes of every
+// weight, frozen or not, in that segment's layers. A unit's size is its weights' bytes.
+std::vector<Bucket> weight_units(const std::vector<Bucket>& buckets, const std::vector<double>& segment_weight_bytes,
+                                 double unit_bytes);
 
 class WeightGathers {
  public:
@@ -39,6 +44,12 @@ class WeightGathers {
   // Call before the backward of unit u = 0, 1, … (in that order): returns once its weights are gathered,
   // the next unit's gather under way, with the seconds it waited.
   double before_backward(int rank, int unit, int64_t step);
+  // The backward pass over segments [first, first + count) (a bucket's, or the tail's), unit by unit from
+  // `next_unit` (advanced past them): each unit's gather, then `compute(flops)` of its segments
+  // (`segment_flops(i)` each). A range that is a single unit computes `whole` at once, as without units.
+  // Returns the seconds waited for gathers.
+  double backward_over(int rank, int64_t step, size_t first, size_t count, double whole, int& next_unit,
+                       const std::function<double(size_t)>& segment_flops, const std::function<void(double)>& compute);
 
   bool can_stand_in_for_all() const { return streams_.can_stand_in_for_all(); }
   void stand_in_for_all() { streams_.stand_in_for_all(); }

@@ -83,7 +83,8 @@ SyncStepper::SyncStepper(const Platform& platform, const TimingSpec& spec, const
     if (spec.segment_forward_flops.size() != spec.segments.size() ||
         spec.segment_gather_bytes.size() != spec.segments.size())
       throw std::invalid_argument("timing: ZeRO stage 3 needs each segment's forward FLOPs and weight bytes");
-    units_ = std::make_unique<WeightGathers>(platform, weight_units(buckets, spec.segment_gather_bytes), make);
+    units_ = std::make_unique<WeightGathers>(
+        platform, weight_units(buckets, spec.segment_gather_bytes, spec.bucket_bytes), make);
     for (int u = 0; u < units_->units(); ++u)
       unit_forward_.push_back(units_->over_segments(u, [&](size_t i) { return spec.segment_forward_flops[i]; }));
   }
@@ -107,7 +108,7 @@ void SyncStepper::start(int rank) {
   if (units_) units_->start(rank, "gathers" + std::to_string(rank));
 }
 
-double SyncStepper::step(int r, int step, double multiplier, double* backward_end) {
+double SyncStepper::step(int r, int step, double multiplier, double* backward_compute) {
   double computed = 0;  // this step's executions; the rest of the step is exposed communication
   const auto run = [&computed, multiplier](double flops) {
     const double t0 = sg4::Engine::get_clock();
@@ -118,14 +119,25 @@ double SyncStepper::step(int r, int step, double multiplier, double* backward_en
     units_->forward(r, step, [&](int u) { run(unit_forward_[u]); });
   else
     run(spec_.forward_flops);
+  // Stage 3: each unit's weights gathered before its backward (a bucket may span several units).
+  int next_unit = 0;
+  const auto segment_flops = [&](size_t i) { return spec_.segments[i].backward_flops; };
   for (int b = 0; b < streams_->size(); ++b) {
-    if (units_) units_->before_backward(r, b, step);
-    run(streams_->bucket(b).backward_flops);
+    const Bucket& bucket = streams_->bucket(b);
+    if (units_)
+      units_->backward_over(r, step, bucket.first_segment, bucket.segments, bucket.backward_flops, next_unit,
+                            segment_flops, run);
+    else
+      run(bucket.backward_flops);
     if (spec_.overlap) streams_->hand(r, b, step);
   }
-  if (units_ && units_->units() > streams_->size()) units_->before_backward(r, streams_->size(), step);
-  if (tail_flops_ > 0) run(tail_flops_);
-  if (backward_end) *backward_end = sg4::Engine::get_clock();
+  const size_t tail_first = valued_segments(spec_);
+  if (units_ && next_unit < units_->units())  // the frozen layers below the buckets
+    units_->backward_over(r, step, tail_first, spec_.segments.size() - tail_first, tail_flops_, next_unit,
+                          segment_flops, run);
+  else if (tail_flops_ > 0)
+    run(tail_flops_);
+  if (backward_compute) *backward_compute = computed;
   if (!spec_.overlap)
     for (int b = 0; b < streams_->size(); ++b) streams_->hand(r, b, step);
   streams_->wait_all(r);
@@ -155,19 +167,21 @@ TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, 
   out.step_wall_s.assign(spec.steps, 0.0);
   const auto wall_start = std::chrono::steady_clock::now();
   std::vector<double> compute(n, 0.0), exposed(n, 0.0), waiting(n, 0.0);
-  // When the last worker finished each step's backward pass: a step's allreduces cannot end before it, so a
-  // worker's wait until then is for its slowest peer, not for the network.
-  std::vector<double> last_backward(static_cast<size_t>(spec.steps), 0.0);
-  std::vector<std::vector<double>> backward_end(n, std::vector<double>(static_cast<size_t>(spec.steps), 0.0));
+  // Each worker's forward and backward compute per step, and the slowest's: a step's allreduces cannot end
+  // before the slowest peer has computed its gradient, so the difference is a wait for that peer, whatever
+  // the network. (Compute seconds, not clock times: with overlap, handing a bucket may block on the network,
+  // which is communication.)
+  std::vector<double> slowest_backward(static_cast<size_t>(spec.steps), 0.0);
+  std::vector<std::vector<double>> backward_compute(n, std::vector<double>(static_cast<size_t>(spec.steps), 0.0));
   for (int r = 0; r < n; ++r) {
     stepper.start(r);
     sg4::Actor::create("worker" + std::to_string(r), platform.workers[r], [&, r] {
       for (int step = 0; step < spec.steps; ++step) {
         const double start = sg4::Engine::get_clock();
-        double& mine = backward_end[r][static_cast<size_t>(step)];
+        double& mine = backward_compute[r][static_cast<size_t>(step)];
         const double computed =
             stepper.step(r, step, spec.stragglers ? spec.stragglers->compute_multiplier(r, step) : 1.0, &mine);
-        last_backward[static_cast<size_t>(step)] = std::max(last_backward[static_cast<size_t>(step)], mine);
+        slowest_backward[static_cast<size_t>(step)] = std::max(slowest_backward[static_cast<size_t>(step)], mine);
         const double end = sg4::Engine::get_clock();
         compute[r] += computed;
         exposed[r] += (end - start) - computed;
@@ -177,12 +191,12 @@ TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, 
     });
   }
   sg4::Engine::get_instance()->run();
-  // Every backward end is known once the engine has run: each worker's wait for the last one is taken out of
-  // its exposed communication (never more than it waited in all).
+  // Every worker's compute is known once the engine has run: each worker's wait for the slowest is taken out
+  // of its exposed communication (never more than it waited in all).
   for (int r = 0; r < n; ++r)
     for (int step = 0; step < spec.steps; ++step) {
       const size_t s = static_cast<size_t>(step);
-      waiting[r] += std::max(0.0, last_backward[s] - backward_end[r][s]);
+      waiting[r] += std::max(0.0, slowest_backward[s] - backward_compute[r][s]);
     }
   for (int r = 0; r < n; ++r) {
     const double wait = std::min(waiting[r], exposed[r]);

@@ -49,8 +49,9 @@ struct TimingOutcome {
   std::vector<double> step_wall_s;
   double compute_s = 0;            // per step and worker: forward, backward and optimizer
   double exposed_s = 0;            // per step and worker: waiting for allreduces after backward (and ZeRO's all-gather)
-  // Per step and worker: the part of that wait spent before the slowest peer had finished its backward pass
-  // (a straggler's doing, not the network's); sync only, not included in exposed_s.
+  // Per step and worker: the part of that wait due to a slower peer, the difference between the slowest
+  // peer's forward and backward compute and the worker's own (a straggler's doing, not the network's: zero for
+  // identical GPUs at any fidelity); sync only, not included in exposed_s.
   double waiting_s = 0;
   uint64_t bytes_sent = 0;         // by all workers, all steps
   int buckets = 0;
@@ -83,9 +84,9 @@ class SyncStepper {
   void stand_in_for_all();
   void start(int rank);  // the rank's stream actors; before the engine runs
   // Worker r's step `step` (forward, backward handing buckets, the optimizer, ZeRO's gathers), every
-  // execution `multiplier` times its FLOPs; returns the seconds spent computing. `backward_end`, when given,
-  // receives when its backward pass ended (its last bucket handed to the streams).
-  double step(int r, int step, double multiplier, double* backward_end = nullptr);
+  // execution `multiplier` times its FLOPs; returns the seconds spent computing. `backward_compute`, when
+  // given, receives the seconds spent computing up to the end of the backward pass (forward and backward).
+  double step(int r, int step, double multiplier, double* backward_compute = nullptr);
   int buckets() const;
   uint64_t bytes_sent() const;
 
