@@ -252,7 +252,7 @@ void validate(const TransformerSpec& spec) {
     require_field(std::find(known.begin(), known.end(), t) != known.end(), "lora.targets",
                   "has '" + (plain ? t : std::string("?")) + "', not a projection of this block; use " + list);
   }
-  // A rank above a projection's smaller side adds more values than the product B A can use (rank 100,000 on
+  // A rank at or above a projection's smaller side adds more values than the product B A can use (rank 100,000 on
   // a 4096-wide layer trained more values than the base model holds).
   if (spec.lora.rank > 0 && spec.heads > 0) {
     const long long kv_width = static_cast<long long>(spec.hidden) / spec.heads * (spec.kv_heads > 0 ? spec.kv_heads : spec.heads);
@@ -261,9 +261,11 @@ void validate(const TransformerSpec& spec) {
       if (t == "k" || t == "v") narrowest = std::min(narrowest, kv_width);
       if (t == "gate" || t == "up" || t == "down") narrowest = std::min<long long>(narrowest, spec.ffn);
     }
-    require_field(spec.lora.rank <= narrowest, "lora.rank",
-                  "is " + std::to_string(spec.lora.rank) + ", above the narrowest adapted projection's " +
-                      std::to_string(narrowest) + " (an adapter's rank is at most the smaller side of its matrix)");
+    // Below, as the QA transformer's lora.rank must be: a rank as wide as the matrix is no low-rank update.
+    require_field(spec.lora.rank < narrowest, "lora.rank",
+                  "is " + std::to_string(spec.lora.rank) + ", not below the narrowest adapted projection's " +
+                      std::to_string(narrowest) + " (a low-rank adapter is narrower than its matrix); use at most " +
+                      std::to_string(narrowest - 1));
   }
 }
 

@@ -57,10 +57,14 @@ nlohmann::json link_json(const LinkTraffic::LinkRow& link) {
 
 // Static loss scaling at too large a scale skips every step: the run completes its planned steps but never
 // updates the model, which its outputs say.
-static std::string every_step_skipped_note(const RunResult& r) {
-  return "every one of the run's " + std::to_string(r.steps) + " steps overflowed at loss scale " +
-         format("%g", r.precision.final_loss_scale) +
-         " and was skipped: the model never trained (lower precision.loss_scale, or use dynamic loss scaling)";
+static std::string every_step_skipped_note(const RunConfig& c, const RunResult& r) {
+  const bool dynamic = c.precision.loss_scaling == models::LossScaleMode::Dynamic;
+  return "every update overflowed and was skipped (" + std::to_string(r.precision.skipped_steps) +
+         " skipped): the model never trained (" +
+         (dynamic ? "the dynamic loss scale fell to " + format("%g", r.precision.final_loss_scale) +
+                        " without one that fits; start it lower with precision.loss_scale"
+                  : std::string("lower precision.loss_scale, or use dynamic loss scaling")) +
+         ")";
 }
 
 nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double wall_time_s) {
@@ -136,7 +140,7 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
                     {"overflows", r.precision.overflows},
                     {"skipped_steps", r.precision.skipped_steps},
                     {"scale_growths", r.precision.scale_growths}};
-  if (r.steps > 0 && r.precision.skipped_steps >= r.steps) s["precision"]["note"] = every_step_skipped_note(r);
+  if (r.steps > 0 && r.precision.skipped_steps >= r.steps) s["precision"]["note"] = every_step_skipped_note(c, r);
   if (!r.qa_details.empty()) s["qa"] = r.qa_details;
   s["optimizer"] = models::to_string(c.optimizer.kind);
   s["strategy"] = r.strategy_details;
@@ -246,7 +250,7 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
   o << "Summary of " << in.config.name << " (" << r.model_description << ", " << r.num_params << " parameters)\n";
   if (r.status != RunStatus::Completed)
     o << "  status                " << to_string(r.status) << ": " << r.status_reason << "\n";
-  if (r.steps > 0 && r.precision.skipped_steps >= r.steps) o << "  note                  " << every_step_skipped_note(r) << "\n";
+  if (r.steps > 0 && r.precision.skipped_steps >= r.steps) o << "  note                  " << every_step_skipped_note(in.config, r) << "\n";
   o << "  platform              " << r.platform_description << "\n";
   o << "  backend               " << r.backend_description << "\n";
   // A run that ended early has no final evaluation: its last row may be far behind where it stopped.

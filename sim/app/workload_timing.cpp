@@ -84,6 +84,8 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
     const std::string stage_key = "sync.zero_stage = " + std::to_string(setup.zero_stage);
     if (const size_t at = why.find(stage_key); at != std::string::npos)
       why.replace(at, stage_key.size(), "--zero " + std::to_string(setup.zero_stage));
+    if (const size_t at = why.find("cluster.workers = 1"); at != std::string::npos)
+      why.replace(at, std::string("cluster.workers = 1").size(), "--gpus 1");
     throw InputError("command line", set_flags[i] == "--set" ? key : set_flags[i], why, "leave it out");
   }
   // The seeds draw the slow workers of stragglers.slow_fraction and the slowed steps; without them, nothing.

@@ -50,15 +50,20 @@ bool check_price_range(const Scenario& s, const std::string& section, double low
                        const std::string& currency) {
   const auto key = [&](const char* name) { return section + "." + name; };
   const std::string what = section == "gpu" ? "GPU" : section;
+  // Blamed where a value was set on the command line (zeroing a profile's price there is the usual cause).
   if (low <= 0 && high <= 0) {
     if (!currency.empty())
-      s.fail(key("price_currency"), "is set but the " + what + " has no price",
-             "set " + key("price_low") + " and " + key("price_high"));
+      s.fail_at_set({key("price_low"), key("price_high"), key("price_currency")},
+                    "the " + what + " has no price (" + key("price_low") + " and " + key("price_high") +
+                        " are 0) but " + key("price_currency") + " is '" + currency + "'",
+                    "for no price empty the currency too (" + key("price_currency") + "=), or give both ends");
     return false;
   }
   if (low <= 0 || high <= 0)
-    s.fail(key(low <= 0 ? "price_low" : "price_high"), "is 0 while the other price is set",
-           "give both ends of the price range");
+    s.fail_at_set({key(low <= 0 ? "price_low" : "price_high"), key(low <= 0 ? "price_high" : "price_low")},
+                  key(low <= 0 ? "price_low" : "price_high") + " is 0 while " +
+                      key(low <= 0 ? "price_high" : "price_low") + " is set",
+                  "give both ends of the price range");
   if (low > high)
     s.fail_at_set({key("price_low"), key("price_high")},
                   "the price range runs from " + number_text(low) + " down to " + number_text(high),

@@ -137,6 +137,13 @@ std::string zero_collective_settings(const std::string& key, const RunConfig& c)
          ": ZeRO's reduce-scatters and all-gathers run as rings, and no allreduce is left to choose an algorithm for";
 }
 
+// One worker of sync or local SGD has nobody to exchange with: no collective runs.
+std::string single_worker_collectives(const std::string& key, const RunConfig& c) {
+  if (section_of(key) != "collective" || c.workers != 1) return "";
+  if (c.strategy != Strategy::Sync && c.strategy != Strategy::Local) return "";
+  return "has no effect: one worker calls no collective (cluster.workers = 1)";
+}
+
 // [gpu] under cluster.groups: the groups describe every node, each group's GPU from its own profile alone.
 std::string grouped_gpu_settings(const std::string& key, const RunConfig& c) {
   if (section_of(key) != "gpu" || c.layout.groups.empty()) return "";
@@ -461,7 +468,7 @@ const std::vector<Rule>& rules() {
                            secure_aggregation_settings,
                            architecture_settings, qa_model_settings, dataset_settings, topology_settings,
                            hierarchical_without_nodes, intra_node_fabric_without_nodes, pcie_switch_settings,
-                           grouped_gpu_settings, zero_collective_settings};
+                           grouped_gpu_settings, single_worker_collectives, zero_collective_settings};
     for (Rule& n : numerics_rules()) r.push_back(std::move(n));
     return r;
   }();

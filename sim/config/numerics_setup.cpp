@@ -170,6 +170,16 @@ static void check_compression_reach(const RunConfig& c, const RunLength& length,
             "every tensor of the model is smaller (the largest holds " + std::to_string(largest) +
                 " values), so nothing would be compressed",
             "lower it to at most " + std::to_string(largest) + ", or set compression.kind = none");
+  // Federated learning counts compression's start in rounds (0 to fl.rounds − 1).
+  if (c.strategy == Strategy::Federated) {
+    const models::CompressionSettings by_round = c.compression.resolved(1);
+    if (by_round.start_step >= c.fl.rounds)
+      at.fail(by_round.start_step > c.compression.settings.start_step ? "compression.start_epoch" : "compression.start_step",
+              "the run has " + std::to_string(c.fl.rounds) + " rounds, so compression (from round " +
+                  std::to_string(by_round.start_step) + ", counting from 0) would never start",
+              "start it earlier, or set compression.kind = none");
+    return;
+  }
   // Gradient steps, the ones compression applies to, in the strategies that count them as the run does.
   if (c.strategy != Strategy::Sync && c.strategy != Strategy::Local) return;
   int64_t gradient_steps = length.total_steps;

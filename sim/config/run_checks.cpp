@@ -151,6 +151,15 @@ void check_compression(const RunConfig& c, const KeyOrigins& at) {
             "set training.momentum = 0 (and give its value to compression.momentum_correction)");
   // Signum sends the sign of each worker's own momentum (Bernstein et al. 2018); the optimizer's heavy ball on
   // top of it would be a second momentum that the algorithm does not have.
+  // Adam's and LAMB's first moment is such a momentum too, whatever training.momentum says.
+  const bool moment_optimizer = c.optimizer.kind == models::OptimizerKind::Adam ||
+                                c.optimizer.kind == models::OptimizerKind::AdamW ||
+                                c.optimizer.kind == models::OptimizerKind::Lamb;
+  if (m.kind == models::CompressorKind::Signum && moment_optimizer)
+    at.fail("compression.kind",
+            std::string("signum keeps each worker's momentum (compression.signum_momentum) before taking its sign; ") +
+                models::to_string(c.optimizer.kind) + "'s first moment would be a second one",
+            "use training.optimizer = sgd with training.momentum = 0");
   if (m.kind == models::CompressorKind::Signum && c.momentum != 0.0)
     at.fail("compression.kind",
             "signum keeps each worker's momentum (compression.signum_momentum) before taking its sign; the "

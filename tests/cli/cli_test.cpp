@@ -229,6 +229,13 @@ TEST_F(Cli, ACompressorThatWouldNeverCompressIsRefused) {
   expect_bad_input("check " + topk + " --set training.strategy=local --set local.local_steps=4 "
                    "--set local.sync_until_step=4 --set compression.start_step=4",
                    "compression.start_step: the run averages gradients in its first 4 steps only");
+  // Federated learning counts the start in rounds.
+  const std::string fl = std::string(DTSIM_SOURCE_DIR) + "/scenarios/fedprox_synthetic.ini --set fl.rounds=3 "
+                         "--set compression.kind=topk";
+  expect_bad_input("check " + fl + " --set compression.start_step=3",
+                   "compression.start_step: the run has 3 rounds, so compression (from round 3, counting from 0)");
+  expect_bad_input("check " + fl + " --set compression.start_epoch=3", "compression.start_epoch: the run has 3 rounds");
+  EXPECT_EQ(dtsim("check " + fl + " --quiet --set compression.start_step=2").exit_code, 0);
   // Signum's own momentum and the optimizer's would be two.
   expect_bad_input("check " + kQuickstart + " --set compression.kind=signum",
                    "compression.kind: signum keeps each worker's momentum");

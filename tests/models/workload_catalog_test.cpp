@@ -102,12 +102,13 @@ TEST(WorkloadFile, ErrorsNameTheFileLineAndField) {
   std::string no_sources = tiny("");
   no_sources.replace(no_sources.find("[\"here\"]"), 8, "[]");
   EXPECT_EQ(error_of(no_sources), "w.json:5: sources: must list at least one source (URL, paper or arXiv)");
-  // An adapter's rank is at most the smaller side of the matrix it adapts: the hidden width (64) for q, the
-  // feed-forward's 256 being wider.
-  const std::string wide = error_of(tiny(", \"lora\": {\"rank\": 65, \"alpha\": 16, \"targets\": [\"q\", \"up\"]}"));
-  EXPECT_NE(wide.find("transformer.lora.rank: is 65, above the narrowest adapted projection's 64"), std::string::npos)
+  // An adapter's rank is below the smaller side of the matrix it adapts: the hidden width (64) for q, the
+  // feed-forward's 256 being wider (as the QA transformer's lora.rank).
+  const std::string wide = error_of(tiny(", \"lora\": {\"rank\": 64, \"alpha\": 16, \"targets\": [\"q\", \"up\"]}"));
+  EXPECT_NE(wide.find("transformer.lora.rank: is 64, not below the narrowest adapted projection's 64"), std::string::npos)
       << wide;
-  EXPECT_EQ(error_of(tiny(", \"lora\": {\"rank\": 64, \"alpha\": 16, \"targets\": [\"q\", \"up\"]}")), "(no error)");
+  EXPECT_NE(wide.find("use at most 63"), std::string::npos) << wide;
+  EXPECT_EQ(error_of(tiny(", \"lora\": {\"rank\": 63, \"alpha\": 16, \"targets\": [\"q\", \"up\"]}")), "(no error)");
   std::string both = tiny("");
   both.insert(both.rfind('}'), ", \"resnet\": {}");
   EXPECT_EQ(error_of(both), "w.json:10: resnet: does not apply to architecture transformer; remove it");

@@ -334,6 +334,14 @@ TEST(IgnoredKeys, FaultReactionSettingsNeedAFailure) {
   EXPECT_EQ(reason_for(ignored_in(repaired + "[training]\nstrategy = async-ps\n"), "faults.events"), "");
 }
 
+// One synchronous worker calls no collective: every collective key is without effect (the tree was accepted).
+TEST(IgnoredKeys, OneWorkerCallsNoCollective) {
+  const std::string one = "[cluster]\nworkers = 1\n[collective]\nalgorithm = tree\n";
+  EXPECT_EQ(reason_for(ignored_in(one), "collective.algorithm"),
+            "has no effect: one worker calls no collective (cluster.workers = 1)");
+  EXPECT_EQ(reason_for(ignored_in(one, {"cluster.workers=2"}), "collective.algorithm"), "");
+}
+
 TEST(IgnoredKeys, StalenessSettingsFollowTheRule) {
   const std::string ps = "[training]\nstrategy = async-ps\n[ps]\n";
   EXPECT_TRUE(has(reason_for(ignored_in(ps + "staleness_lr = inverse\nstaleness_threshold = 4\n"), "ps.staleness_threshold"),

@@ -40,20 +40,32 @@ LocalSgdTimingOutcome run_local_sgd_timing(const Platform& platform, const Local
   };
   for (int step = 0; step < spec.steps; ++step) out.averagings += averaged_after(step) ? 1 : 0;
   std::vector<double> compute(n, 0.0), exposed(n, 0.0);
+  // Each worker's compute before each point where the workers meet (a synchronous step's allreduces, a model
+  // average): what a worker waits there beyond its own is for the slowest peer, not for the network.
+  std::vector<std::vector<double>> before_meeting(n);
   for (int r = 0; r < n; ++r) {
     if (synchronous) synchronous->start(r);
     sg4::Actor::create("worker" + std::to_string(r), platform.workers[r], [&, r] {
+      double since_meeting = 0;  // compute since the last meeting
       for (int step = 0; step < spec.steps; ++step) {
         const double start = sg4::Engine::get_clock();
         const double multiplier = spec.stragglers ? spec.stragglers->compute_multiplier(r, step) : 1.0;
         double computed_s = 0;
         if (step < spec.sync_until_step) {
-          computed_s = synchronous->step(r, step, multiplier);
+          double backward = 0;
+          computed_s = synchronous->step(r, step, multiplier, &backward);
+          before_meeting[r].push_back(since_meeting + backward);
+          since_meeting = computed_s - backward;  // the optimizer step, after the allreduces
         } else {
           sg4::this_actor::execute(spec.forward_flops * multiplier);
           sg4::this_actor::execute(spec.backward_update_flops * multiplier);
           computed_s = sg4::Engine::get_clock() - start;
-          if (averaged_after(step)) average->run(r, spec.averaged_bytes);
+          since_meeting += computed_s;
+          if (averaged_after(step)) {
+            before_meeting[r].push_back(since_meeting);
+            since_meeting = 0;
+            average->run(r, spec.averaged_bytes);
+          }
         }
         compute[r] += computed_s;
         const double end = sg4::Engine::get_clock();
@@ -66,8 +78,19 @@ LocalSgdTimingOutcome run_local_sgd_timing(const Platform& platform, const Local
   }
   sg4::Engine::get_instance()->run();
   for (int r = 0; r < n; ++r) {
+    double waiting = 0;
+    for (size_t m = 0; m < before_meeting[r].size(); ++m) {
+      double slowest = 0;
+      for (int p = 0; p < n; ++p)
+        if (m < before_meeting[p].size()) slowest = std::max(slowest, before_meeting[p][m]);
+      // Differences of clock readings: equal work can differ in its last bits, which is no wait.
+      const double gap = slowest - before_meeting[r][m];
+      if (gap > 1e-9 * slowest) waiting += gap;
+    }
+    waiting = std::min(waiting, exposed[r]);
     out.timing.compute_s += compute[r] / (static_cast<double>(n) * spec.steps);
-    out.timing.exposed_s += exposed[r] / (static_cast<double>(n) * spec.steps);
+    out.timing.exposed_s += (exposed[r] - waiting) / (static_cast<double>(n) * spec.steps);
+    out.timing.waiting_s += waiting / (static_cast<double>(n) * spec.steps);
   }
   out.timing.bytes_sent = average->bytes_sent() + (synchronous ? synchronous->bytes_sent() : 0);
   out.timing.buckets = synchronous ? synchronous->buckets() : 0;
