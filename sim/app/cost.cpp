@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/name_table.hpp"
+
 namespace dtsim::sim {
 
 std::vector<GpuSpec> gpu_of_each_worker(const RunConfig& c) {
@@ -40,15 +42,11 @@ CostReport price_run(const RunConfig& config, const std::vector<WorkerTime>& tim
     r.energy_joules += busy * g.power_busy + (seconds - busy) * g.power_idle;
   }
   // A bill that cannot be added up says why, where some GPU has a price at all.
-  if (!r.priced && !currencies.empty()) {
-    const auto join = [](const std::vector<std::string>& v) {
-      std::string t;
-      for (size_t i = 0; i < v.size(); ++i) t += (i ? (i + 1 == v.size() ? " and " : ", ") : "") + v[i];
-      return t;
-    };
-    r.unpriced_reason = !unpriced.empty() ? "no price for the " + join(unpriced)
-                                          : "the GPUs are priced in " + join(currencies) + ", which are not added up";
-  }
+  if (!r.priced && !currencies.empty())
+    r.unpriced_reason = !unpriced.empty()
+                            ? "no price for the " + models::join_names(unpriced, ", ", " and ")
+                            : "the GPUs are priced in " + models::join_names(currencies, ", ", " and ") +
+                                  ", which are not added up";
   const FabricSpec& f = config.fabric;
   if (r.priced && f.has_price() && f.price_currency == r.currency) {
     r.network_priced = true;

@@ -55,9 +55,10 @@ nlohmann::json link_json(const LinkTraffic::LinkRow& link) {
           {"peak_window_s", link.window_s}};
 }
 
-// Static loss scaling at too large a scale skips every step: the run completes its planned steps but never
-// updates the model, which its outputs say.
+// Loss scaling whose every step overflowed: the run completes its planned steps but never updates the model,
+// which its outputs say. "" when some step was applied.
 static std::string every_step_skipped_note(const RunConfig& c, const RunResult& r) {
+  if (r.steps == 0 || r.precision.skipped_steps < r.steps) return "";
   const bool dynamic = c.precision.loss_scaling == models::LossScaleMode::Dynamic;
   return "every update overflowed and was skipped (" + std::to_string(r.precision.skipped_steps) +
          " skipped): the model never trained (" +
@@ -140,7 +141,7 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
                     {"overflows", r.precision.overflows},
                     {"skipped_steps", r.precision.skipped_steps},
                     {"scale_growths", r.precision.scale_growths}};
-  if (r.steps > 0 && r.precision.skipped_steps >= r.steps) s["precision"]["note"] = every_step_skipped_note(c, r);
+  if (const std::string note = every_step_skipped_note(c, r); !note.empty()) s["precision"]["note"] = note;
   if (!r.qa_details.empty()) s["qa"] = r.qa_details;
   s["optimizer"] = models::to_string(c.optimizer.kind);
   s["strategy"] = r.strategy_details;
@@ -250,7 +251,8 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
   o << "Summary of " << in.config.name << " (" << r.model_description << ", " << r.num_params << " parameters)\n";
   if (r.status != RunStatus::Completed)
     o << "  status                " << to_string(r.status) << ": " << r.status_reason << "\n";
-  if (r.steps > 0 && r.precision.skipped_steps >= r.steps) o << "  note                  " << every_step_skipped_note(in.config, r) << "\n";
+  if (const std::string note = every_step_skipped_note(in.config, r); !note.empty())
+    o << "  note                  " << note << "\n";
   o << "  platform              " << r.platform_description << "\n";
   o << "  backend               " << r.backend_description << "\n";
   // A run that ended early has no final evaluation: its last row may be far behind where it stopped.

@@ -1,7 +1,5 @@
 #include "sim/config/hardware_config.hpp"
 
-#include <cstdio>
-
 #include <limits>
 #include <stdexcept>
 
@@ -38,12 +36,6 @@ void check_power(const Scenario& s, const GpuSpec& g) {
                   "idle power is the lower of the two");
 }
 
-std::string number_text(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
-
 // A price range of `section` (gpu or fabric): both ends or neither, low to high, with its currency. Returns
 // whether it is priced.
 bool check_price_range(const Scenario& s, const std::string& section, double low, double high,
@@ -66,7 +58,7 @@ bool check_price_range(const Scenario& s, const std::string& section, double low
                   "give both ends of the price range");
   if (low > high)
     s.fail_at_set({key("price_low"), key("price_high")},
-                  "the price range runs from " + number_text(low) + " down to " + number_text(high),
+                  "the price range runs from " + short_number(low) + " down to " + short_number(high),
                   "give the range low to high");
   // Blamed where the price was given (a profile's line, unless the scenario or a --set gave it).
   if (currency.empty())

@@ -12,6 +12,7 @@
 #include "models/network.hpp"
 #include "models/workload/network_workload.hpp"
 #include "sim/config/strategy.hpp"
+#include "sim/scenario/text.hpp"
 #include "sim/scenario/units.hpp"
 
 
@@ -96,12 +97,6 @@ models::PrecisionSettings precision_settings(const RunConfig& c) {
 }
 
 namespace {
-
-std::string format_number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
 
 double optimizer_state_bytes(const RunConfig& c) {
   switch (c.optimizer.kind) {
@@ -232,8 +227,8 @@ size_t check_numerics(const RunConfig& c, const RunLength& length, const models:
       const double peak = models::LrSchedule(plain).peak_lr();
       if (*schedule_set.warmup_start_lr > peak)
         at.fail("training.warmup_start_lr",
-                "a warmup that starts at " + format_number(*schedule_set.warmup_start_lr) + " would ramp down to its peak " +
-                    format_number(peak) + " (training.lr scaled to the global batch)",
+                "a warmup that starts at " + short_number(*schedule_set.warmup_start_lr) + " would ramp down to its peak " +
+                    short_number(peak) + " (training.lr scaled to the global batch)",
                 "start at or below the peak, e.g. training.warmup_start_lr = base");
     } catch (const std::invalid_argument&) {
       // The schedule itself is refused below, at its own key.
