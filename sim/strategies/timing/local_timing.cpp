@@ -83,9 +83,7 @@ LocalSgdTimingOutcome run_local_sgd_timing(const Platform& platform, const Local
       double slowest = 0;
       for (int p = 0; p < n; ++p)
         if (m < before_meeting[p].size()) slowest = std::max(slowest, before_meeting[p][m]);
-      // Differences of clock readings: equal work can differ in its last bits, which is no wait.
-      const double gap = slowest - before_meeting[r][m];
-      if (gap > 1e-9 * slowest) waiting += gap;
+      waiting += wait_for_slowest(slowest, before_meeting[r][m]);
     }
     waiting = std::min(waiting, exposed[r]);
     out.timing.compute_s += compute[r] / (static_cast<double>(n) * spec.steps);

@@ -196,9 +196,7 @@ TimingOutcome run_sync_timing(const Platform& platform, const TimingSpec& spec, 
   for (int r = 0; r < n; ++r)
     for (int step = 0; step < spec.steps; ++step) {
       const size_t s = static_cast<size_t>(step);
-      // Differences of clock readings: equal work can differ in its last bits, which is no wait.
-      const double gap = slowest_backward[s] - backward_compute[r][s];
-      if (gap > 1e-9 * slowest_backward[s]) waiting[r] += gap;
+      waiting[r] += wait_for_slowest(slowest_backward[s], backward_compute[r][s]);
     }
   for (int r = 0; r < n; ++r) {
     const double wait = std::min(waiting[r], exposed[r]);

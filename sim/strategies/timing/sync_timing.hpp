@@ -99,6 +99,13 @@ class SyncStepper {
   std::vector<double> unit_forward_;  // stage 3: each unit's forward FLOPs
 };
 
+// A worker's wait for its slowest peer at a meeting (an allreduce, a model average): the difference of their
+// compute before it, where differences of clock readings in the last bits (equal work) count as none.
+inline double wait_for_slowest(double slowest_compute, double own_compute) {
+  const double gap = slowest_compute - own_compute;
+  return gap > 1e-9 * slowest_compute ? gap : 0.0;
+}
+
 // Runs `spec.steps` steps on every worker of `platform` in the engine that built it (which must not have
 // run yet) and returns their timing. `make` builds each bucket's allreduce. When every collective is
 // analytic and every worker's host has the same speed, only rank 0 is simulated (one_rank_for_all): the
