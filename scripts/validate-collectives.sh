@@ -31,6 +31,8 @@ row L6 busbw 192.00 --ranks 16 $HGX_A100 --set cluster.nics_per_node=8 --sizes 8
 row L7 busbw 194.06 --ranks 16 $HGX_A100 --set cluster.nics_per_node=8 --sizes 2GiB --fidelity aggregated
 row L8 busbw 96.00 --ranks 24 $HGX_A100 --set cluster.nics_per_node=4 --sizes 128MiB
 row L9 busbw 12.20 --ranks 32 $HGX_A100 --set fabric.bandwidth=100Gbps --sizes 1GiB --fidelity aggregated
+row L10 busbw 190.00 --ranks 40 $HGX_H100 --set cluster.nics_per_node=4 --profile roce-400 --sizes 1GiB --fidelity aggregated
+row L11 busbw 150.00 --ranks 40 $HGX_H100 --set cluster.nics_per_node=4 --profile roce-400 --algorithm tree --sizes 1GiB --fidelity aggregated
 echo "# small messages: time (us)"
 row S1 time 13.03 --ranks 8 $HGX_H100 --sizes 8B
 row S2 time 18.85 --ranks 8 $HGX_H100 --sizes 64KiB

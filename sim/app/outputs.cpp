@@ -276,9 +276,16 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
   o << "  simulated time        " << seconds(r.simulated_time_s) << " for " << r.steps << " " << unit
     << (r.steps == 1 ? "" : "s");
   // The rows of an asynchronous parameter server count its updates; say how the two counts relate.
-  if (std::string(row_step) == "update" && !r.points.empty())
-    o << " (global batches of gradients; the progress lines and metrics.csv count the server's "
-      << r.points.back().step << " updates)";
+  // The server's own count where the strategy gives it: the rows stop at the last evaluation, which for a
+  // run that diverged or failed is earlier than the updates it applied.
+  if (std::string(row_step) == "update" && !r.points.empty()) {
+    const nlohmann::json& details = r.strategy_details;
+    const int64_t updates = details.is_object() && details.contains("updates") && details["updates"].is_number()
+                                ? details["updates"].get<int64_t>()
+                                : r.points.back().step;
+    o << " (global batches of gradients; the progress lines and metrics.csv count the server's " << updates
+      << " update" << (updates == 1 ? "" : "s") << ")";
+  }
   o << "\n";
   o << "    compute             " << seconds(t.compute) << share(t.compute) << "\n";
   o << "    communication       " << seconds(t.communication) << share(t.communication) << "\n";

@@ -183,6 +183,36 @@ TEST_F(Links, ACompressedSyncRunThatDivergesCountsTheStepsAndBytesItRan) {
   EXPECT_EQ(injected(), l["bytes_sent"].get<double>());
 }
 
+// A federated run that diverges at its first round: the round was played (the clients trained and
+// uploaded), so it counts, with its epoch and bytes; it used to say "for 0 rounds".
+TEST_F(Links, AFederatedRunThatDivergesCountsTheRoundItPlayed) {
+  run("quickstart.ini", "--set training.strategy=federated --set fl.rounds=3 --set training.lr=50 "
+                        "--set data.train_samples=2048 --set data.test_samples=500");
+  const nlohmann::json s = summary();
+  ASSERT_EQ(s["status"], "diverged") << s.dump();
+  EXPECT_EQ(s["divergence"]["step"].get<int64_t>(), s["steps"].get<int64_t>()) << "the round that diverged counts";
+  EXPECT_GE(s["steps"].get<int64_t>(), 1);
+  EXPECT_LT(s["steps"].get<int64_t>(), 3);
+  EXPECT_EQ(s["strategy"]["rounds"].get<int64_t>(), s["steps"].get<int64_t>());
+  // Every client took part and trained one local epoch a round: one epoch of the data per round.
+  EXPECT_DOUBLE_EQ(s["epochs"].get<double>(), static_cast<double>(s["steps"].get<int64_t>()));
+  EXPECT_EQ(injected(), s["bytes_sent"].get<double>());
+}
+
+// An asynchronous run that diverges names the updates the server applied, not its last evaluation's (0).
+TEST_F(Links, AnAsyncRunThatDivergesNamesTheUpdatesItApplied) {
+  const auto o = dtsim::testing::run_dtsim("run " + kScenarios + "quickstart.ini --out " + out_.string() +
+                                           " --set training.strategy=async-ps --set training.lr=50 "
+                                           "--set data.train_samples=2048 --set data.test_samples=500");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const nlohmann::json s = summary();
+  ASSERT_EQ(s["status"], "diverged") << s.dump();
+  const int64_t updates = s["strategy"]["updates"].get<int64_t>();
+  EXPECT_GT(updates, 0);
+  EXPECT_EQ(updates, s["divergence"]["step"].get<int64_t>()) << "the update whose loss diverged was applied";
+  EXPECT_NE(o.output.find("count the server's " + std::to_string(updates) + " update"), std::string::npos) << o.output;
+}
+
 TEST_F(Links, CanBeTurnedOff) {
   run("quickstart.ini", "--set training.max_steps=2 --set output.links=false");
   EXPECT_FALSE(fs::exists(out_ / "links.csv"));

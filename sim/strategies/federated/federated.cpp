@@ -141,9 +141,12 @@ void FederatedLearning::play_round(int64_t round) {
     report_.client_finished(run->work.client, run->fate, run->steps_done, run->compute_s);
   }
   if (fl_.secure_aggregation.enabled && !survivors.empty()) unmask(survivors, n);
-  aggregate(survivors);
+  const std::optional<double> round_loss = aggregate(survivors);
   report_.end_round(sg4::Engine::get_clock() - t0);
   ++rounds_done_;
+  // The round's mean client loss against the divergence rule, once the round counts as played: a run
+  // stopped here reports the rounds, epochs and bytes its clients got through, this one included.
+  if (round_loss) ctx_.metrics.check_train_loss(rounds_done_, sg4::Engine::get_clock(), *round_loss, fl_.rounds);
   if (rounds_done_ % fl_.eval_every == 0 || rounds_done_ == fl_.rounds) record(rounds_done_);
 }
 
@@ -180,8 +183,8 @@ void FederatedLearning::unmask(const std::vector<ClientRun*>& survivors, int ins
   report_.add_secagg_time(0.0, seconds);
 }
 
-void FederatedLearning::aggregate(const std::vector<ClientRun*>& survivors) {
-  if (survivors.empty()) return;
+std::optional<double> FederatedLearning::aggregate(const std::vector<ClientRun*>& survivors) {
+  if (survivors.empty()) return std::nullopt;
   const double start = sg4::Engine::get_clock();
   // Σ w_i·Δ_i and the final scale: two FLOPs per element of every uploaded vector.
   sg4::this_actor::execute(2.0 * static_cast<double>(wire_values_) * vectors_ * static_cast<double>(survivors.size()));
@@ -205,10 +208,6 @@ void FederatedLearning::aggregate(const std::vector<ClientRun*>& survivors) {
     const double local_epochs = static_cast<double>(r->steps_done) / static_cast<double>(planner_.steps_per_epoch(c));
     epochs_ += local_epochs * samples_[c] / total_samples_;
   }
-  // The round's mean client loss against the divergence rule (its step is the round being completed).
-  if (round_steps > 0)
-    ctx_.metrics.check_train_loss(rounds_done_ + 1, sg4::Engine::get_clock(), round_loss / static_cast<double>(round_steps),
-                                  fl_.rounds);
   aggregator_.finish(params_.master(), c_global_.empty() ? nullptr : c_global_.data());
   params_.assign(params_.master());  // refreshes the copy clients download (rounded under reduced precision)
   if (fl_.algorithm == models::FlAlgorithm::Scaffold) {
@@ -219,6 +218,8 @@ void FederatedLearning::aggregate(const std::vector<ClientRun*>& survivors) {
       ctx_.ops.copy(ci.data(), r->local->next_control(), num_params_);
     }
   }
+  if (round_steps == 0) return std::nullopt;
+  return round_loss / static_cast<double>(round_steps);
 }
 
 void FederatedLearning::record(int64_t rounds_done) {

@@ -41,6 +41,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <simgrid/s4u.hpp>
 #include <vector>
 
@@ -95,7 +96,8 @@ class FederatedLearning final : public TrainingStrategy {
   void collect(std::vector<std::unique_ptr<ClientRun>>& runs, int keep, double round_start);
   void stop(ClientRun& run, ClientFate fate);
   void unmask(const std::vector<ClientRun*>& survivors, int instance_size);
-  void aggregate(const std::vector<ClientRun*>& survivors);
+  // Returns the round's mean client training loss, none when no local step was aggregated.
+  std::optional<double> aggregate(const std::vector<ClientRun*>& survivors);
   void record(int64_t rounds_done);
 
   // The client actor's body (federated_client.cpp).
