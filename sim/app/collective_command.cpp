@@ -180,7 +180,30 @@ struct Header {
   int ranks = 0;
   double factor = 1.0;  // busbw = algbw x factor
   int warmup = 0, iters = 1;
+  nlohmann::json settings;  // the same, as fields (JSON only): what was asked for and the platform's values
 };
+
+// The settings a script needs without parsing the header's sentences: the algorithm, fidelity, protocol and
+// channels asked for (the rows' `variant` says what ran at each size), the cluster's shape and the fabric.
+nlohmann::json settings_json(const RunConfig& c) {
+  const CollectiveConfig& k = c.collectives;
+  nlohmann::json fabric = {{"name", c.fabric.name},
+                           {"bandwidth_Bps", c.fabric.bandwidth},
+                           {"link_latency_s", c.fabric.link_latency},
+                           {"switch_latency_s", c.fabric.switch_latency},
+                           {"efficiency", c.fabric.efficiency}};
+  return {{"algorithm", to_string(k.algorithm)},
+          {"inter_node", to_string(k.inter_node)},
+          {"fidelity", to_string(k.fidelity)},
+          {"protocol", to_string(k.protocol)},
+          {"channels", k.channels == 0 ? nlohmann::json("auto") : nlohmann::json(k.channels)},
+          {"topology", to_string(c.layout.topology)},
+          {"gpus_per_node", c.layout.gpus_per_node},
+          {"nics_per_node", c.layout.nics_per_node},
+          {"intra_node_fabric", c.layout.has_intra_node_fabric ? nlohmann::json(c.layout.intra_node_fabric.name)
+                                                               : nlohmann::json(nullptr)},
+          {"fabric", fabric}};
+}
 
 void print_header(Format format, const Header& h) {
   switch (format) {
@@ -222,6 +245,7 @@ void print_json(const Header& h, const std::vector<Row>& rows) {
   doc["op"] = to_string(h.op);
   doc["ranks"] = h.ranks;
   doc["busbw_factor"] = h.factor;
+  doc["settings"] = h.settings;
   doc["warmup"] = h.warmup;
   doc["iters"] = h.iters;
   nlohmann::json list = nlohmann::json::array();
@@ -334,6 +358,7 @@ int command_collective(int argc, char** argv) {
   header.factor = bus_bandwidth_factor(flags.op, n);
   header.warmup = flags.warmup;
   header.iters = flags.iters;
+  header.settings = settings_json(cfg);
   print_header(flags.format, header);
 
   std::vector<Row> rows(flags.sizes.size());

@@ -68,14 +68,63 @@ static std::string every_step_skipped_note(const RunConfig& c, const RunResult& 
          ")";
 }
 
+// Synchronous training's failures, one phrase each: "worker 3 at 1 ms: elastic, 7 of 8 workers went on".
+static std::vector<std::string> failure_phrases(const RunResult& r) {
+  std::vector<std::string> phrases;
+  const nlohmann::json& d = r.strategy_details;
+  if (!d.is_object() || !d.contains("faults") || !d["faults"].is_array()) return phrases;
+  const int workers = static_cast<int>(r.worker_time.size());
+  for (const nlohmann::json& f : d["faults"]) {
+    std::vector<int> ranks;
+    for (const auto& w : f.value("workers", nlohmann::json::array())) ranks.push_back(w.get<int>());
+    std::sort(ranks.begin(), ranks.end());
+    std::string who;
+    for (const int w : ranks) who += (who.empty() ? "" : ", ") + std::to_string(w);
+    std::string text = (f.value("workers", nlohmann::json::array()).size() == 1 ? "worker " : "workers ") + who +
+                       " at " + seconds(f.value("failed_at_s", 0.0)) + ": " + f.value("reaction", std::string("?"));
+    const std::string reaction = f.value("reaction", std::string());
+    if (reaction == "restart")
+      text += ", " + std::to_string(f.value("steps_rolled_back", int64_t{0})) + " steps redone";
+    else if (reaction == "elastic")
+      text += ", " + std::to_string(f.value("workers_after", 0)) + " of " + std::to_string(workers) + " workers went on";
+    if (f.contains("note")) text += " (" + f["note"].get<std::string>() + ")";
+    phrases.push_back(text);
+  }
+  return phrases;
+}
+
+// What a completed run ran through, to follow "every planned step ran": failures, and federated rounds that
+// had no client and trained nothing; empty when neither.
+static std::string completed_notes(const RunResult& r) {
+  std::string notes;
+  const nlohmann::json& d = r.strategy_details;
+  if (!d.is_object()) return notes;
+  if (const size_t failures = failure_phrases(r).size(); failures > 0) {
+    notes += ", through " + std::to_string(failures) + (failures == 1 ? " failure" : " failures");
+    if (d.contains("workers_at_end") && d["workers_at_end"].is_number())
+      notes += " (" + std::to_string(d["workers_at_end"].get<int>()) + " of " + std::to_string(r.worker_time.size()) +
+               " workers at the end)";
+  }
+  if (d.contains("empty_rounds") && d["empty_rounds"].is_number() && d["empty_rounds"].get<int64_t>() > 0) {
+    const int64_t empty = d["empty_rounds"].get<int64_t>();
+    notes += "; " + std::to_string(empty) + " of " + std::to_string(r.steps) +
+             (empty == 1 ? " round had" : " rounds had") + " no client online and trained nothing";
+  }
+  return notes;
+}
+
+static std::string completed_reason(const RunResult& r, const RunConfig& c) {
+  const bool rounds = std::string(strategy_descriptor(c.strategy).row_step) == "round";
+  return (rounds ? "every planned round ran" : "every planned step ran") + completed_notes(r);
+}
+
 nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double wall_time_s) {
   const RunConfig& c = inputs.config;
   const WorkerTime mean = r.mean_time();
   nlohmann::json s;
   s["status"] = to_string(r.status);
-  s["status_reason"] = r.status == RunStatus::Completed && r.status_reason.empty()
-                           ? "every planned step ran"
-                           : r.status_reason;
+  s["status_reason"] = r.status == RunStatus::Completed && r.status_reason.empty() ? completed_reason(r, c)
+                                                                                   : r.status_reason;
   if (r.divergence)
     s["divergence"] = {{"step", r.divergence->step}, {"simulated_time_s", r.divergence->sim_time_s},
                        {"cause", r.divergence->cause}};
@@ -253,6 +302,9 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
     o << "  status                " << to_string(r.status) << ": " << r.status_reason << "\n";
   if (const std::string note = every_step_skipped_note(in.config, r); !note.empty())
     o << "  note                  " << note << "\n";
+  // A completed run says what it ran through, where it ran through something (failures, empty rounds).
+  if (r.status == RunStatus::Completed && !completed_notes(r).empty())
+    o << "  status                completed: " << completed_reason(r, in.config) << "\n";
   o << "  platform              " << r.platform_description << "\n";
   o << "  backend               " << r.backend_description << "\n";
   // A run that ended early has no final evaluation: its last row may be far behind where it stopped.
@@ -290,6 +342,10 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
   o << "    compute             " << seconds(t.compute) << share(t.compute) << "\n";
   o << "    communication       " << seconds(t.communication) << share(t.communication) << "\n";
   o << "    idle                " << seconds(t.idle) << share(t.idle) << "\n";
+  const std::vector<std::string> failures = failure_phrases(r);
+  for (size_t i = 0; i < failures.size() && i < 5; ++i)
+    o << (i == 0 ? "  failures              " : "                        ") << failures[i] << "\n";
+  if (failures.size() > 5) o << "                        … and " << failures.size() - 5 << " more (summary.json)\n";
   const CostReport cost = price_run(in.config, r.worker_time, r.simulated_time_s);
   o << "  GPU time              " << format("%.4g GPU-hours", cost.gpu_hours);
   if (cost.priced)

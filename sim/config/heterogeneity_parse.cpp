@@ -60,9 +60,11 @@ int parse_rank(const std::string& text, int workers, const std::string& item, co
                      noun == "worker" ? "write a rank, e.g. 3 (or worker 3)" : "write e.g. " + noun + " 3");
   }
   if (v < 0 || v >= workers)
-    throw ValueError(
-        "in " + quoted(item) + ": " + noun + " " + s + " does not exist",
-        "cluster.workers is " + std::to_string(workers) + ", so ranks run from 0 to " + std::to_string(workers - 1));
+    throw ValueError("in " + quoted(item) + ": " + noun + " " + s + " does not exist",
+                     noun == "node" ? "nodes are numbered from 0, and cluster.workers = " + std::to_string(workers) +
+                                          " GPUs fill at most " + std::to_string(workers) + " nodes"
+                                    : "cluster.workers is " + std::to_string(workers) + ", so ranks run from 0 to " +
+                                          std::to_string(workers - 1));
   return static_cast<int>(v);
 }
 
@@ -327,7 +329,8 @@ std::vector<FaultEvent> parse_fault_events(const std::string& text, int workers)
     if (!(e.up_at > e.down_at))
       throw phrases.count("for")
           ? ValueError("in " + quoted(item) + ": 'for " + phrases["for"] + "' is no time down", "give a duration above 0")
-          : ValueError("in " + quoted(item) + ": it comes back up before it goes down",
+          : ValueError("in " + quoted(item) + (e.up_at == e.down_at ? ": it comes back up at the moment it goes down"
+                                                                     : ": it comes back up before it goes down"),
                        "the 'up at' time must be later than the 'down at' time");
     out.push_back(e);
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 #include "models/architectures.hpp"
 #include "models/compression/registry.hpp"
@@ -71,8 +72,15 @@ std::string compression_settings(const std::string& key, const RunConfig& c) {
   if (c.strategy == Strategy::Local && c.sync.local_steps > 1 && c.sync.sync_until_step == 0)
     return "has no effect: local SGD with local.local_steps > 1 averages models, not gradients (compression "
            "applies to the gradient steps before local.sync_until_step)";
-  if (key == "compression.kind") return "";
   const models::CompressorKind kind = c.compression.settings.kind;
+  if (key == "compression.kind") {
+    // A cast to the format the gradients are already in sends the same values and bytes.
+    const std::optional<gpu::NumberFormat> cast = models::cast_format(kind);
+    if (cast && *cast == c.precision.gradients)
+      return std::string("has no effect: the gradients are already ") + gpu::to_string(*cast) +
+             " (precision.gradients), so the cast sends the same values and bytes";
+    return "";
+  }
   if (kind == models::CompressorKind::None) return "has no effect: compression.kind = none";
   if (key == "compression.indices" && kind == models::CompressorKind::RandomK && c.compression.settings.shared_indices)
     return "has no effect: random-k with shared indices sends no indices (every worker draws them from the seed; "
@@ -146,7 +154,12 @@ std::string single_worker_collectives(const std::string& key, const RunConfig& c
 
 // [gpu] under cluster.groups: the groups describe every node, each group's GPU from its own profile alone.
 std::string grouped_gpu_settings(const std::string& key, const RunConfig& c) {
-  if (section_of(key) != "gpu" || c.layout.groups.empty()) return "";
+  if (c.layout.groups.empty()) return "";
+  // cluster.gpus_per_node is a group's GPUs per node only where the group gives none of its own.
+  if (key == "cluster.gpus_per_node" &&
+      std::all_of(c.layout.groups.begin(), c.layout.groups.end(), [](const NodeGroup& g) { return g.gpus_per_node > 0; }))
+    return "has no effect: every cluster.groups group gives its own GPUs per node";
+  if (section_of(key) != "gpu") return "";
   return "has no effect: every node belongs to a cluster.groups group, whose GPU comes from that group's profile "
          "alone";
 }
@@ -179,6 +192,19 @@ std::string pcie_switch_settings(const std::string& key, const RunConfig& c) {
   if (nodes <= 1 && server_hosts(c.strategy, c.ps.servers) == 0)
     return "has no effect: every worker is in one node and there is no server, so no traffic reaches a NIC";
   return "";
+}
+
+// The network between nodes when there is one node and no server: its NICs and the fabric's own values carry
+// nothing (its price is still billed, and its name labels). collective.channels is not among them: NCCL's tree
+// inside one node runs a chain per channel.
+std::string network_in_one_node(const std::string& key, const RunConfig& c) {
+  const bool fabric_value = section_of(key) == "fabric" && key.rfind("fabric.price_", 0) != 0 && key != "fabric.name";
+  if (!fabric_value && key != "cluster.nics_per_node") return "";
+  long long nodes = c.layout.groups.empty() ? (c.workers + c.layout.gpus_per_node - 1) / c.layout.gpus_per_node : 0;
+  for (const NodeGroup& g : c.layout.groups) nodes += g.nodes;
+  if (nodes > 1 || server_hosts(c.strategy, c.ps.servers) > 0) return "";
+  return "has no effect: every worker is in one node and there is no server, so no traffic crosses the network "
+         "between nodes";
 }
 
 // The secure-aggregation cost constants: only with secure aggregation on.
@@ -468,6 +494,7 @@ const std::vector<Rule>& rules() {
                            secure_aggregation_settings,
                            architecture_settings, qa_model_settings, dataset_settings, topology_settings,
                            hierarchical_without_nodes, intra_node_fabric_without_nodes, pcie_switch_settings,
+                           network_in_one_node,
                            grouped_gpu_settings, single_worker_collectives, zero_collective_settings};
     for (Rule& n : numerics_rules()) r.push_back(std::move(n));
     return r;

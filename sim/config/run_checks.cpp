@@ -55,6 +55,15 @@ void check_cluster(const RunConfig& c, const KeyOrigins& at) {
   try {
     const auto plan = topology::plan_nodes(c.layout, c.workers, c.gpu, MathMode::Fp32);
     topology::check_shapes(c.layout, plan, server_hosts(c.strategy, c.ps.servers));
+    // A failure of a node the cluster does not have (the parser knows only the worker count).
+    const int nodes = static_cast<int>(plan.size());
+    for (const FaultEvent& e : c.heterogeneity.faults.events)
+      if (e.target == FaultTarget::Node && e.index >= nodes)
+        at.fail("faults.events", "node " + std::to_string(e.index) + " does not exist: the cluster has " +
+                                     std::to_string(nodes) + (nodes == 1 ? " node" : " nodes"),
+                "nodes are numbered from 0 to " + std::to_string(nodes - 1) + " (" +
+                    (c.layout.groups.empty() ? "cluster.workers / cluster.gpus_per_node" : "cluster.groups' nodes") +
+                    ")");
   } catch (const topology::ShapeError& e) {
     at.fail(e.key(), e.what(), e.hint());
   }

@@ -48,15 +48,17 @@ void add_sync_keys(std::vector<KeySpec>& keys) {
               "(buckets reduce-scattered, updated weights all-gathered after the step), 3 also the weights "
               "(each bucket's weights all-gathered before its forward and its backward)"),
       choice("sync.fault_reaction", "elastic", fault_reaction_table().names(),
-             "After a worker fails: elastic = the survivors continue without it; restart = the job restarts from "
-             "its last checkpoint on a replacement node"),
+             "After a worker fails: elastic = the survivors continue without it; restart = the job waits for the "
+             "failed node to come back up (faults.events' 'up at'), then restarts from its last finished checkpoint; "
+             "a node that never comes back is left behind (elastic), as summary.json's faults say"),
       quantity("sync.fault_timeout", Dimension::Time, "60s", positive(),
                "How long the other workers wait on a lost peer before they give up on it"),
       integer("sync.checkpoint_every", "0", at_least(0), "restart: optimizer steps between checkpoints; 0 = once an epoch"),
       quantity("sync.checkpoint_bandwidth", Dimension::Bandwidth, "2GB/s", positive(),
                "restart: rate at which a checkpoint is written and read back (storage)"),
       quantity("sync.restart_time", Dimension::Time, "60s", at_least(0),
-               "restart: time to bring the job back up on a replacement node"),
+               "restart: the least time from the failure's detection to the job running again (the node's own "
+               "return, if later, is waited for), before the checkpoint is read back"),
       integer("local.local_steps", "4", between(1, 1000000),
               "Local SGD: local optimizer steps between two model averagings (H)"),
       integer("local.sync_until_step", "0", at_least(0),

@@ -12,7 +12,7 @@ namespace dtsim::sim {
 class Scenario;
 
 // What synchronous training does after a worker fails (sync.fault_reaction): the survivors continue without
-// it, or the job restarts from its last checkpoint on a replacement node.
+// it, or the job waits for the node to come back and restarts from its last finished checkpoint.
 enum class FaultReaction { Elastic, Restart };
 const models::NameTable<FaultReaction>& fault_reaction_table();
 inline const char* to_string(FaultReaction r) { return fault_reaction_table().name(r); }

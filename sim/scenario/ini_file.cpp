@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "models/name_table.hpp"
 #include "sim/scenario/errors.hpp"
 #include "sim/scenario/keys.hpp"
 #include "sim/scenario/text.hpp"
@@ -86,7 +87,8 @@ void check_line_characters(const Origin& here, const std::string& line, const st
 // with their line, keys repeated within the file, and characters that do not belong in a text file. It also
 // writes the text Boost is given: the same lines without carriage returns, with section headers spelled
 // [name] ("[ training ]" is read as [training]).
-IniFile scan_lines(const std::string& path, const std::string& content, std::string& for_boost) {
+IniFile scan_lines(const std::string& path, const std::string& content, const std::vector<KeySpec>& keys,
+                   std::string& for_boost) {
   IniFile ini;
   ini.path = path;
   std::istringstream in(content);
@@ -115,8 +117,16 @@ IniFile scan_lines(const std::string& path, const std::string& content, std::str
     const std::string field = trim(line.substr(0, eq));
     if (!is_identifier(field))
       throw InputError(here, printable(field), "invalid key name", "keys are letters, digits and _");
-    if (section.empty())
-      throw InputError(here, field, "key outside of any [section]", "put it under its section, e.g. [training]");
+    if (section.empty()) {
+      // The sections that have a key of this name, for the fix.
+      std::vector<std::string> homes;
+      for (const KeySpec& spec : keys)
+        if (spec.field() == field) homes.push_back("[" + spec.section() + "]");
+      throw InputError(here, field, "key outside of any [section]",
+                       homes.empty() ? "put it under its section, e.g. [training]"
+                       : homes.size() == 1 ? "put it under " + homes.front()
+                                           : "put it under its section: " + models::join_names(homes, ", ", " or "));
+    }
     const std::string key = section + "." + field;
     const auto [it, inserted] = first_line.emplace(key, line_no);
     if (!inserted)
@@ -131,7 +141,7 @@ IniFile scan_lines(const std::string& path, const std::string& content, std::str
 
 IniFile parse_ini(const std::string& path, const std::string& content, const std::vector<KeySpec>& keys) {
   std::string for_boost;
-  IniFile ini = scan_lines(path, checked_encoding(path, content), for_boost);
+  IniFile ini = scan_lines(path, checked_encoding(path, content), keys, for_boost);
 
   // Boost does the actual key/value parsing; its result must agree with the scan, entry by entry.
   po::options_description schema;

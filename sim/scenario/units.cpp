@@ -195,7 +195,7 @@ std::string base_unit(Dimension dim) {
 
 std::string example_units(Dimension dim) {
   switch (dim) {
-    case Dimension::Time: return "s, ms, us, ns (e.g. 1.3us)";
+    case Dimension::Time: return "h, min, s, ms, us (or µs), ns (e.g. 1.3us)";
     case Dimension::Bandwidth: return "Gbps, Gb/s (bits) or GB/s, GBps, GiB/s (bytes) (e.g. 200Gbps, 25GB/s)";
     case Dimension::FlopRate: return "TFLOPS, GFLOPS, FLOP/s (e.g. 312TFLOPS)";
     case Dimension::Bytes: return "B, kB, MB, GB, KiB, MiB, GiB (e.g. 25MB)";

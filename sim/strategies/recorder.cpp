@@ -7,9 +7,18 @@
 
 namespace dtsim::sim {
 
-TrainingRecorder::TrainingRecorder(const TrainingContext& ctx, int64_t interval, int64_t total_steps,
+bool EvaluationCadence::due(int64_t step) const {
+  if (step < 1) return false;
+  // Evaluation k falls on the first step s with s · evaluations ≥ k · steps: the count of those at or
+  // before s, ⌊s · evaluations / steps⌋, grows at s. In 128 bits: both factors can reach about 1e11.
+  __extension__ using Wide = __int128;
+  const auto count = [&](int64_t s) { return static_cast<Wide>(s) * evaluations / std::max<int64_t>(1, steps); };
+  return count(step) > count(step - 1);
+}
+
+TrainingRecorder::TrainingRecorder(const TrainingContext& ctx, EvaluationCadence cadence, int64_t total_steps,
                                    double steps_per_epoch)
-    : ctx_(ctx), interval_(std::max<int64_t>(1, interval)), total_steps_(total_steps), steps_per_epoch_(steps_per_epoch) {}
+    : ctx_(ctx), cadence_(cadence), total_steps_(total_steps), steps_per_epoch_(steps_per_epoch) {}
 
 void TrainingRecorder::add_train_loss(double mean_loss, int64_t step) {
   loss_sum_ += mean_loss;
@@ -61,7 +70,7 @@ void TrainingRecorder::fill_compression(EvalPoint& p) {
 }
 
 bool TrainingRecorder::due(int64_t applied_steps) const {
-  return applied_steps % interval_ == 0 || applied_steps == total_steps_;
+  return cadence_.due(applied_steps) || applied_steps == total_steps_;
 }
 
 void TrainingRecorder::record(int64_t applied_steps, const float* params, gpu::NumberFormat activations, double lr,
@@ -87,8 +96,8 @@ void TrainingRecorder::record(int64_t applied_steps, const float* params, gpu::N
   ctx_.metrics.record(p);
 }
 
-int64_t evaluation_interval(const TrainingContext& ctx) {
-  return std::max<int64_t>(1, ctx.inputs.length.steps_per_epoch / ctx.config().evals_per_epoch);
+EvaluationCadence evaluation_cadence(const TrainingContext& ctx) {
+  return {std::max<int64_t>(1, ctx.inputs.length.steps_per_epoch), ctx.config().evals_per_epoch};
 }
 
 }  // namespace dtsim::sim

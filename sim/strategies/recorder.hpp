@@ -14,11 +14,19 @@ namespace dtsim::sim {
 
 struct TrainingContext;
 
+// When evaluations fall: `evaluations` of them spread evenly over every `steps` steps, each at the first step
+// at or past its share (steps 6, 11, 16 for 3 in 16). A whole interval rounded down would add one: 16 / 3
+// taken as 5 puts 4 evaluations into 16 steps.
+struct EvaluationCadence {
+  int64_t steps = 1;
+  int64_t evaluations = 1;
+  bool due(int64_t step) const;
+};
+
 class TrainingRecorder {
  public:
-  // `interval` applied steps between evaluations (and one at `total_steps`); `steps_per_epoch` converts
-  // steps to epochs in the rows.
-  TrainingRecorder(const TrainingContext& ctx, int64_t interval, int64_t total_steps, double steps_per_epoch);
+  // Evaluations at `cadence` (and one at `total_steps`); `steps_per_epoch` converts steps to epochs in the rows.
+  TrainingRecorder(const TrainingContext& ctx, EvaluationCadence cadence, int64_t total_steps, double steps_per_epoch);
 
   // A worker's mean loss for optimizer step `step` (counted from 1): summed into the next row and checked
   // against the divergence rule (MetricsLog::check_train_loss).
@@ -40,7 +48,7 @@ class TrainingRecorder {
 
  private:
   const TrainingContext& ctx_;
-  int64_t interval_;
+  EvaluationCadence cadence_;
   int64_t total_steps_;
   double steps_per_epoch_;
   double loss_sum_ = 0.0;
@@ -57,7 +65,7 @@ class TrainingRecorder {
   CompressionSums total_compression_;
 };
 
-// The evaluation interval the scenario asks for: steps per epoch / eval.per_epoch, at least 1.
-int64_t evaluation_interval(const TrainingContext& ctx);
+// The evaluations the scenario asks for: eval.per_epoch in every epoch's steps.
+EvaluationCadence evaluation_cadence(const TrainingContext& ctx);
 
 }  // namespace dtsim::sim

@@ -78,7 +78,7 @@ std::string bare_loop(const sim::RunInputs& in) {
 
   const int64_t steps = in.length.total_steps;
   sim::TrainableParameters params(ctx);
-  sim::TrainingRecorder recorder(ctx, sim::evaluation_interval(ctx), steps,
+  sim::TrainingRecorder recorder(ctx, sim::evaluation_cadence(ctx), steps,
                                  static_cast<double>(in.length.steps_per_epoch));
   recorder.record(0, params.forward(), params.numerics().activations, params.lr(0), 0);
   const size_t n = objective.num_params();

@@ -338,8 +338,10 @@ TEST_F(Cli, FeatureNoiseTestsOnEveryWorkersNoisyCopy) {
   expect_bad_input("check " + kQuickstart + " --set data.feature_noise=-0.1", "data.feature_noise");
   expect_bad_input("check " + kQuickstart + " --set data.feature_noise=0.1 --set cluster.workers=16",
                    "data.feature_noise");
-  const Outcome one = dtsim("check " + kQuickstart + " --strict --set cluster.workers=1 --set data.feature_noise=0.1");
-  EXPECT_EQ(one.exit_code, 2) << one.output;
+  // (Without --strict: with one worker the scenario's own [fabric] keys have no effect either, and --strict
+  // names the first of them.)
+  const Outcome one = dtsim("check " + kQuickstart + " --set cluster.workers=1 --set data.feature_noise=0.1");
+  EXPECT_EQ(one.exit_code, 0) << one.output;
   EXPECT_NE(one.output.find("data.feature_noise: has no effect with one worker"), std::string::npos) << one.output;
 }
 

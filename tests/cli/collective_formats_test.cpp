@@ -52,6 +52,15 @@ TEST(CollectiveFormats, CsvAndJsonHoldTheTablesRows) {
   EXPECT_EQ(doc["ranks"], 4);
   EXPECT_EQ(doc["op"], "allreduce");
   EXPECT_DOUBLE_EQ(doc["busbw_factor"].get<double>(), 2.0 * 3 / 4);
+  // The settings as fields, beside the header's sentences: the default ring over the default fabric.
+  const nlohmann::json& settings = doc["settings"];
+  EXPECT_EQ(settings["algorithm"], "ring");
+  EXPECT_EQ(settings["protocol"], "auto");
+  EXPECT_EQ(settings["channels"], "auto");
+  EXPECT_EQ(settings["topology"], "star");
+  EXPECT_EQ(settings["gpus_per_node"], 1);
+  EXPECT_EQ(settings["intra_node_fabric"], nullptr);
+  EXPECT_DOUBLE_EQ(settings["fabric"]["bandwidth_Bps"].get<double>(), 25e9) << "ib-hdr-200: 200 Gb/s per port";
 
   std::vector<std::vector<std::string>> table_rows;
   for (const std::string& line : lines_of(table.out))

@@ -168,7 +168,7 @@ TEST(HeterogeneityConfig, BadFaultInput) {
   expect_error("[faults]\nevents = worker 3 up at 1s\n", key, "expected 'down at <time>'");
   expect_error("[faults]\nevents = worker 3 down at soon\n", key, "does not start with a number");
   expect_error("[faults]\nevents = worker 3 down at 10s up at 5s\n", key, "back up before it goes down");
-  expect_error("[faults]\nevents = link 3 down at 10s up at 10s\n", key, "back up before it goes down");
+  expect_error("[faults]\nevents = link 3 down at 10s up at 10s\n", key, "back up at the moment it goes down");
   expect_error("[faults]\nevents = link 3 down at 1s for 0s\n", key, "'for 0s' is no time down; give a duration above 0");
   expect_error("[faults]\nevents = worker 3 down at 10s up at 20s; worker 3 down at 15s up at 30s\n", key,
                "overlap in time");

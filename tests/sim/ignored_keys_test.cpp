@@ -163,6 +163,42 @@ TEST(IgnoredKeys, EveryCompressorFamilyReportsSettingsItDoesNotRead) {
   EXPECT_EQ(reason_for(ignored_in("[compression]\nkind = randomk\nshared_indices = false\nindices = int32\n"),
                        "compression.indices"),
             "");
+  // One node and no server: nothing crosses the network between nodes, so its NICs and fabric values do
+  // nothing; its price is still billed. Two nodes, or a parameter server, use it.
+  const std::string one_node = "[cluster]\nworkers = 8\ngpus_per_node = 8\nintra_node_fabric = nvlink3-nvswitch\n";
+  EXPECT_TRUE(has(reason_for(ignored_in(one_node + "nics_per_node = 8\n"), "cluster.nics_per_node"),
+                  "every worker is in one node and there is no server"));
+  EXPECT_TRUE(has(reason_for(ignored_in(one_node + "[fabric]\nprofile = roce-400\n"), "fabric.profile"),
+                  "no traffic crosses the network between nodes"));
+  EXPECT_EQ(reason_for(ignored_in(one_node + "[fabric]\nprice_low = 1\nprice_high = 2\nprice_currency = CNY\n"),
+                       "fabric.price_low"),
+            "");
+  EXPECT_EQ(reason_for(ignored_in("[cluster]\nworkers = 16\ngpus_per_node = 8\nintra_node_fabric = nvlink3-nvswitch\n"
+                                  "nics_per_node = 8\n"),
+                       "cluster.nics_per_node"),
+            "");
+  EXPECT_EQ(reason_for(ignored_in(one_node + "nics_per_node = 8\n[training]\nstrategy = async-ps\n"),
+                       "cluster.nics_per_node"),
+            "");
+  // cluster.gpus_per_node under groups that each give their own count; read by a group that gives none.
+  EXPECT_TRUE(has(reason_for(ignored_in("[cluster]\nworkers = 12\ngpus_per_node = 2\nintra_node_fabric = nvlink3-nvswitch\n"
+                                        "groups = a:2:a100-80gb:4; b:4:v100-32gb:1\n"),
+                             "cluster.gpus_per_node"),
+                  "every cluster.groups group gives its own GPUs per node"));
+  EXPECT_EQ(reason_for(ignored_in("[cluster]\nworkers = 12\ngpus_per_node = 2\nintra_node_fabric = nvlink3-nvswitch\n"
+                                  "groups = a:2:a100-80gb:4; b:2:v100-32gb\n"),
+                       "cluster.gpus_per_node"),
+            "");
+  // A cast to the gradients' own format sends the same values and bytes; to another format it rounds them.
+  EXPECT_TRUE(has(reason_for(ignored_in("[precision]\ngradients = bf16\n[compression]\nkind = bf16\n"),
+                             "compression.kind"),
+                  "has no effect: the gradients are already bf16 (precision.gradients)"));
+  EXPECT_TRUE(has(reason_for(ignored_in("[precision]\ngradients = fp16\n[compression]\nkind = fp16\n"),
+                             "compression.kind"),
+                  "already fp16"));
+  EXPECT_EQ(reason_for(ignored_in("[precision]\ngradients = bf16\n[compression]\nkind = fp16\n"), "compression.kind"),
+            "");
+  EXPECT_EQ(reason_for(ignored_in("[compression]\nkind = bf16\n"), "compression.kind"), "");
   // Local SGD with H > 1 and no synchronous start averages models only: every compression key, kind included,
   // has no effect (the run's bytes and model are those of no compression); with a synchronous start it applies.
   const std::string local = "[training]\nstrategy = local\n[local]\nlocal_steps = 4\n[compression]\nkind = topk\n"

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "sim/scenario/text.hpp"
 #include "sim/scenario/units.hpp"
 #include "sim/strategies/metrics.hpp"
+#include "sim/strategies/recorder.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -135,6 +137,31 @@ TEST(Printable, EscapesControlCharactersOnly) {
   EXPECT_EQ(printable(std::string("a\x1b[31mb\r\n", 9)), "a\\x1b[31mb\\x0d\\x0a");
   EXPECT_EQ(printable(std::string("x\0y", 3)), "x\\x00y");
   EXPECT_EQ(printable("\x7f"), "\\x7f");
+}
+
+// Evaluation points: k per cycle of n steps, at the first step at or past each j·n/k.
+std::vector<int64_t> due_steps(EvaluationCadence c, int64_t last) {
+  std::vector<int64_t> due;
+  for (int64_t s = 0; s <= last; ++s)
+    if (c.due(s)) due.push_back(s);
+  return due;
+}
+
+TEST(EvaluationCadence, SpreadsTheAskedNumberOverEveryCycle) {
+  // 3 in 16 steps: 16/3 = 5.33, so steps 6, 11, 16, and again 22, 27, 32: three an epoch, not the four an
+  // interval rounded down to 5 gives (5, 10, 15 and 16's end).
+  EXPECT_EQ(due_steps({16, 3}, 32), (std::vector<int64_t>{6, 11, 16, 22, 27, 32}));
+  // Whole intervals as before: every 117th step.
+  EXPECT_EQ(due_steps({234, 2}, 468), (std::vector<int64_t>{117, 234, 351, 468}));
+  // More evaluations than steps: every step, once.
+  EXPECT_EQ(due_steps({3, 10}, 4), (std::vector<int64_t>{1, 2, 3, 4}));
+  // n-softsync: 16 steps × 8 workers of gradients, 5 per update, 2 evaluations an epoch: 25.6 updates per
+  // epoch, one every 12.8 updates, at 13, 26, 39, 52.
+  EXPECT_EQ(due_steps({16 * 8, 2 * 5}, 52), (std::vector<int64_t>{13, 26, 39, 52}));
+  // Factors whose product is past 64 bits.
+  const EvaluationCadence big{100000000000LL, 100000000000LL};
+  EXPECT_TRUE(big.due(1000000000LL));
+  EXPECT_FALSE(EvaluationCadence({7, 1}).due(0));
 }
 
 }  // namespace

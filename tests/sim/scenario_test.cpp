@@ -124,6 +124,8 @@ TEST(ScenarioErrors, WrongTypes) {
 TEST(ScenarioErrors, SyntaxAndStructure) {
   EXPECT_TRUE(contains(error_of("[cluster]\nworkers 8\n"), "test.ini:2"));
   EXPECT_TRUE(contains(error_of("workers = 8\n"), "outside of any [section]"));
+  // The fix names the section that has the key.
+  EXPECT_TRUE(contains(error_of("seed = 3\n"), "put it under [run]")) << error_of("seed = 3\n");
   EXPECT_TRUE(contains(error_of("[cluster\nworkers = 8\n"), "malformed section header"));
   const std::string dup = error_of("[cluster]\nworkers = 8\nworkers = 4\n");
   EXPECT_TRUE(contains(dup, "test.ini:3")) << dup;

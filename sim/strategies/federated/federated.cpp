@@ -44,7 +44,7 @@ FederatedLearning::FederatedLearning(const TrainingContext& ctx)
       samples_(sample_counts(ctx.objective, ctx.config().workers)),
       gradients_done_(ctx.config().workers, 0),
       time_(ctx.config().workers),
-      recorder_(ctx, fl_.eval_every, fl_.rounds, 1.0) {
+      recorder_(ctx, EvaluationCadence{fl_.eval_every, 1}, fl_.rounds, 1.0) {
   if (ctx.platform.servers.empty()) throw std::logic_error("federated learning needs a server host");
   server_host_ = ctx.platform.servers.front();
   local_.algorithm = fl_.algorithm;

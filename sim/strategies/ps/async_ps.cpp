@@ -49,8 +49,10 @@ double updates_per_epoch(const TrainingContext& ctx) {
          ctx.config().ps.gradients_per_update;
 }
 
-int64_t updates_between_evaluations(const TrainingContext& ctx) {
-  return std::max<int64_t>(1, evaluation_interval(ctx) * ctx.config().workers / ctx.config().ps.gradients_per_update);
+// eval.per_epoch evaluations in an epoch's updates, steps per epoch × workers / gradients per update.
+EvaluationCadence update_cadence(const TrainingContext& ctx) {
+  const EvaluationCadence per_step = evaluation_cadence(ctx);
+  return {per_step.steps * ctx.config().workers, per_step.evaluations * ctx.config().ps.gradients_per_update};
 }
 
 }  // namespace
@@ -61,7 +63,7 @@ AsyncParameterServer::AsyncParameterServer(const TrainingContext& ctx)
       ranges_(shard_ranges(ctx)),
       channel_(ctx.platform, config_.servers, "ps"),
       job_(ctx.config().workers, config_.servers, planned_gradients(ctx)),
-      recorder_(ctx, updates_between_evaluations(ctx), planned_updates(ctx), updates_per_epoch(ctx)),
+      recorder_(ctx, update_cadence(ctx), planned_updates(ctx), updates_per_epoch(ctx)),
       total_updates_(planned_updates(ctx)),
       scratch_params_(ctx.ops, ctx.objective.num_params()),
       scratch_grads_(ctx.ops, ctx.objective.num_params()) {

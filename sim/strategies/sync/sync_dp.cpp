@@ -16,7 +16,7 @@ SyncDataParallel::SyncDataParallel(const TrainingContext& ctx)
       total_steps_(ctx.inputs.length.total_steps),
       zero_(ctx.config().sync.zero_stage > 0),
       zero3_(ctx.config().sync.zero_stage == 3),
-      recorder_(ctx, evaluation_interval(ctx), ctx.inputs.length.total_steps,
+      recorder_(ctx, evaluation_cadence(ctx), ctx.inputs.length.total_steps,
                 static_cast<double>(ctx.inputs.length.steps_per_epoch)),
       mean_(ctx.ops, ctx.objective.num_params()),
       scratch_(ctx.ops, ctx.objective.num_params()) {
@@ -153,7 +153,7 @@ void SyncDataParallel::worker(int rank, int slot, int64_t first_step) {
         synchronous_step(rank, slot, step, multiplier, start);
       else
         local_step(rank, step, multiplier, start);
-      checkpoint_if_due(step + 1);
+      checkpoint_if_due(rank, step + 1);
     }
   } catch (const simgrid::NetworkFailureException&) {
     if (!recovering_) throw;  // a peer's failure: the recovery actor restarts the job
@@ -322,6 +322,7 @@ void SyncDataParallel::apply_gradient_average(int64_t step) {
     }
   }
   applied_steps_ = step + 1;
+  missed_worker_steps_ += static_cast<int64_t>(workers_.size() - active_.size());
   if (applied_steps_ == step_at_failure_) {  // back where a restart started from: what it cost in all
     nlohmann::json& report = fault_reports_[report_waiting_catch_up_ - 1];
     report["caught_up_at_s"] = sg4::Engine::get_clock();
@@ -359,8 +360,17 @@ void SyncDataParallel::record_if_due(int64_t applied, int64_t step) {
   for (int64_t s = last_recorded_ + 1; !due && s < applied; ++s) due = recorder_.due(s);
   if (!due) return;
   recorder_.record(applied, evaluated_params(), replicas_[0]->numerics().activations, replicas_[0]->lr(step),
-                   bytes_so_far_);
+                   bytes_so_far_, nullptr, missed_worker_steps_ > 0 ? epochs_trained() : -1.0);
   last_recorded_ = applied;
+}
+
+double SyncDataParallel::epochs_trained() const {
+  // Applied steps times the full group, less what the lost workers missed, over an epoch's worker-steps: with
+  // no loss this is applied / steps per epoch, to the last bit.
+  const double workers = static_cast<double>(workers_.size());
+  const double per_epoch = static_cast<double>(ctx_.inputs.length.steps_per_epoch) * workers;
+  const double trained = static_cast<double>(applied_steps_) * workers - static_cast<double>(missed_worker_steps_);
+  return per_epoch > 0 ? trained / per_epoch : 0.0;
 }
 
 const float* SyncDataParallel::evaluated_params() {
@@ -397,10 +407,11 @@ StrategyOutcome SyncDataParallel::outcome() const {
     const double unaccounted = end - t.compute - t.communication - t.idle;
     if (unaccounted > 0.0) {
       t.idle += unaccounted;
-      // Without a failure it is the wait at the end for the last peer, so the timeline shows it there too (a
-      // failure's wait has its own spans, from recover()).
-      if (ctx_.trace && fault_reports_.empty())
-        ctx_.trace->span(static_cast<int>(r), "wait for the last peer", "idle", end - unaccounted, end,
+      // Without a failure it is the wait at the end for the last peer, less the checkpoint writes (their own
+      // spans), so the timeline shows it there too (a failure's wait has its own spans, from recover()).
+      const double end_wait = unaccounted - workers_[r].checkpoint_s;
+      if (ctx_.trace && fault_reports_.empty() && end_wait > 0.0)
+        ctx_.trace->span(static_cast<int>(r), "wait for the last peer", "idle", end - end_wait, end,
                          std::max<int64_t>(0, applied_steps_ - 1));
     }
     out.worker_time.push_back(t);
@@ -421,9 +432,18 @@ StrategyOutcome SyncDataParallel::outcome() const {
   out.details["collective_fidelity"] = to_string(streams_->fidelity());
   out.details["micro_batches"] = micro_batches_;
   if (compression_) out.details["compression"] = recorder_.compression_totals();
-  if (!fault_reports_.empty() || checkpoints_written_ > 0) {
+  const int64_t checkpoints = checkpoints_written_ + (write_finished(sg4::Engine::get_clock()) ? 1 : 0);
+  if (!fault_reports_.empty() || checkpoints > 0 || !failed_.empty()) {
     out.details["faults"] = fault_reports_;
-    out.details["checkpoints_written"] = checkpoints_written_;
+    // Failures no recovery got to: every worker was down when one had to run it (the run ends failed).
+    if (!failed_.empty())
+      out.details["faults"].push_back({{"workers", failed_},
+                                       {"failed_at_s", recovery_began_},
+                                       {"reaction", "none"},
+                                       {"note", "no worker was up to recover the job"}});
+    out.details["checkpoints_written"] = checkpoints;
+    // The epochs the model was trained on, fewer than the steps say once workers were lost (elastic).
+    if (missed_worker_steps_ > 0) out.details["epochs"] = epochs_trained();
     out.details["workers_at_end"] = active_.size();
   }
   if (local_) {

@@ -47,6 +47,7 @@ class SyncDataParallel final : public TrainingStrategy {
     double loss_sum = 0.0;     // local SGD: losses since the last averaging
     int64_t loss_count = 0;
     double gather_wait = 0.0;  // ZeRO-3: this step's waits for weight gathers so far
+    double checkpoint_s = 0.0; // time spent writing checkpoints (idle in summary.json, a span of its own)
     WorkerTime time;
   };
 
@@ -59,7 +60,7 @@ class SyncDataParallel final : public TrainingStrategy {
   void on_failure(int rank);
   void start_recovery_actor();
   void recover();
-  void checkpoint_if_due(int64_t applied);
+  void checkpoint_if_due(int rank, int64_t applied);
   // The real gradient of rank's batch for `step` (all micro-batches) at `params`, into gradient_of(rank).
   void compute_gradient(int rank, int64_t step, const TrainableParameters& params);
   Worker& gradient_of(int rank) { return deferred_gradients_ ? shared_gradient_ : workers_[rank]; }
@@ -127,9 +128,21 @@ class SyncDataParallel final : public TrainingStrategy {
   simgrid::s4u::Host* recovery_host_ = nullptr;      // where its actor runs
   bool recovery_waits_for_a_host_ = false;           // every worker was down when it had to start
   std::vector<int> failed_;           // workers lost since the last recovery began
-  std::unique_ptr<TrainableParameters> checkpoint_;
+  std::unique_ptr<TrainableParameters> checkpoint_;  // the last checkpoint whose write has finished
   int64_t checkpoint_step_ = 0;
   int64_t checkpoints_written_ = 0;
+  // The checkpoint being written: a restart can read it only if its write ended before the failure.
+  std::unique_ptr<TrainableParameters> writing_;
+  int64_t writing_step_ = -1;
+  double writing_done_at_ = 0.0;
+  // Worker-steps the failed workers missed (their share of a step's global batch, not trained on), in all
+  // and as of each checkpoint: epochs count the samples the model was trained on.
+  int64_t missed_worker_steps_ = 0;
+  int64_t checkpoint_missed_ = 0;
+  int64_t writing_missed_ = 0;
+  double epochs_trained() const;
+  void settle_checkpoint(double now);  // the write in progress becomes the checkpoint once it has ended
+  bool write_finished(double now) const { return writing_step_ > checkpoint_step_ && writing_done_at_ <= now; }
   nlohmann::json fault_reports_ = nlohmann::json::array();
   int64_t step_at_failure_ = -1;      // restart: the step to catch up with after the rollback
   size_t report_waiting_catch_up_ = 0;

@@ -5,7 +5,8 @@
 // - elastic: the job goes on with the survivors from the step that was in progress (its gradients are
 //   lost); the failed worker's data is no longer seen and the global batch shrinks with the group;
 // - restart: the job waits for the node (at least sync.restart_time), reads back its last checkpoint and
-//   redoes the steps since then. Checkpoints cost every worker their write time all along. If the node
+//   redoes the steps since then. Checkpoints cost every worker their write time all along, and one whose
+//   write a failure interrupts is not there to read back (the restart goes back to the one before). If the node
 //   never comes back, the job continues elastically instead and the report says so.
 // Every recovery is reported in summary.json: when it failed, was detected and resumed, how many workers
 // remain, steps rolled back, and test accuracy just before the failure and on resuming.
@@ -93,8 +94,11 @@ void SyncDataParallel::recover() {
     } else {
       sg4::this_actor::sleep_until(std::max(back, sg4::Engine::get_clock() + cfg.restart_s));
       sg4::this_actor::sleep_for(checkpoint_bytes() / cfg.checkpoint_bandwidth);
+      settle_checkpoint(failed_at);
+      writing_step_ = -1;  // a write the failure cut short is lost
       replicas_[0]->copy_from(*checkpoint_);
       applied_steps_ = checkpoint_step_;
+      missed_worker_steps_ = checkpoint_missed_;
       last_recorded_ = std::min(last_recorded_, applied_steps_);
       step_at_failure_ = step_at_failure;
       report_waiting_catch_up_ = fault_reports_.size() + 1;
@@ -129,18 +133,35 @@ double SyncDataParallel::checkpoint_bytes() const {
                                 : static_cast<double>(checkpoint_->checkpoint_bytes());
 }
 
-void SyncDataParallel::checkpoint_if_due(int64_t applied) {
+void SyncDataParallel::checkpoint_if_due(int rank, int64_t applied) {
   const SyncConfig& cfg = ctx_.config().sync;
   if (!checkpoint_) return;
   const int64_t every = cfg.checkpoint_every > 0 ? cfg.checkpoint_every : ctx_.inputs.length.steps_per_epoch;
   if (every <= 0 || applied % every != 0 || applied >= total_steps_) return;
   // The first worker past the step saves the state; every worker spends the write time (a synchronous save).
-  if (checkpoint_step_ < applied) {
-    checkpoint_->copy_from(*replicas_[0]);
-    checkpoint_step_ = applied;
-    ++checkpoints_written_;
+  const double write_s = checkpoint_bytes() / cfg.checkpoint_bandwidth;
+  if (checkpoint_step_ < applied && writing_step_ < applied) {
+    const double now = sg4::Engine::get_clock();
+    settle_checkpoint(now);
+    if (!writing_) writing_ = std::make_unique<TrainableParameters>(ctx_);
+    writing_->copy_from(*replicas_[0]);
+    writing_step_ = applied;
+    writing_missed_ = missed_worker_steps_;
+    writing_done_at_ = now + write_s;
   }
-  sg4::this_actor::sleep_for(checkpoint_bytes() / cfg.checkpoint_bandwidth);
+  const double start = sg4::Engine::get_clock();
+  sg4::this_actor::sleep_for(write_s);
+  workers_[rank].checkpoint_s += sg4::Engine::get_clock() - start;
+  if (ctx_.trace) ctx_.trace->span(rank, "checkpoint write", "idle", start, sg4::Engine::get_clock(), applied);
+}
+
+void SyncDataParallel::settle_checkpoint(double now) {
+  if (!write_finished(now)) return;
+  std::swap(checkpoint_, writing_);
+  checkpoint_step_ = writing_step_;
+  checkpoint_missed_ = writing_missed_;
+  writing_step_ = -1;
+  ++checkpoints_written_;
 }
 
 }  // namespace dtsim::sim
