@@ -130,14 +130,15 @@ const VariedKey* varied_key(const SweepPlan& plan, const std::string& key) {
 }
 
 // Every run still to do is checked before any of them starts, so that a bad value fails the sweep at once,
-// naming the --vary that gave it: the first fully, as `dtsim check` does (its dataset read and split), the
-// others on their configuration (a dataset-level problem that only some value causes, such as a batch larger
-// than the data, then ends that run with its message in its log). A varied key that has no effect in some
-// run is an error: the runs would differ in name only.
+// naming the --vary that gave it: fully, as `dtsim check` does (its dataset read and split, the model built,
+// so that a batch larger than the data or a compressor that would never compress is found), once for each
+// combination of the varied values other than the seeds; the runs that differ from a checked one only in
+// their seeds on their configuration. A varied key that has no effect in some run is an error: the runs
+// would differ in name only.
 void check_runs(const SweepPlan& plan, const std::vector<RunRow>& rows, bool strict) {
   load_scenario(plan.scenario, plan.sets);  // the file's own errors and the --set ones, named as 'dtsim run' names them
   const std::string content = read_text_file(plan.scenario, "scenario file");
-  bool first = true;
+  std::set<std::string> checked_fully;  // the varied values, seeds left out, of the runs checked fully
   std::set<std::string> warned;
   for (size_t i = 0; i < plan.runs.size(); ++i) {
     if (run_is_done(rows[i])) continue;
@@ -149,14 +150,16 @@ void check_runs(const SweepPlan& plan, const std::vector<RunRow>& rows, bool str
       flags.push_back(varied_key(plan, key)->flag);
     }
     const Scenario scenario = parse_scenario(plan.scenario, content, overrides, default_profile_dir(), flags);
+    std::string values;
+    for (const auto& [key, value] : run.values)
+      if (key.rfind("run.", 0) != 0 || key.find("seed") == std::string::npos) values += key + "=" + value + "\n";
     std::vector<IgnoredKey> ignored;
     if (is_timing_only(scenario))
       ignored = prepare_workload_run(scenario).ignored_keys;
-    else if (first)
+    else if (checked_fully.insert(values).second)
       ignored = prepare_run(scenario).ignored_keys;
     else
       ignored = find_ignored_keys(make_run_config(scenario), scenario.origins());
-    first = false;
     for (const IgnoredKey& k : ignored) {
       if (const VariedKey* v = varied_key(plan, k.key))
         throw InputError("command line (" + v->flag + ")", k.key, "is varied but " + k.reason + " (in run " + run.name + ")",

@@ -130,6 +130,10 @@ void check_federated(const RunConfig& c, const KeyOrigins& at) {
       fl.local_steps_by_client.empty() && fl.local_epochs < 2)
     at.fail_at_set({"fl.local_epochs", "fl.straggler_policy", "fl.straggler_fraction"},
                    "partial stragglers run 1 to E-1 local epochs, so E (fl.local_epochs) must be at least 2");
+  if (fl.straggler_fraction > 0 && fl.straggler_policy == StragglerPolicy::Partial && fl.local_steps == 1 &&
+      fl.local_steps_by_client.empty())
+    at.fail_at_set({"fl.local_steps", "fl.straggler_policy", "fl.straggler_fraction"},
+                   "partial stragglers run 1 to τ-1 local steps, so τ (fl.local_steps) must be at least 2");
 
   // What the federated clients do not model.
   if (c.optimizer.kind != models::OptimizerKind::Sgd)

@@ -213,6 +213,19 @@ TEST_F(Links, AnAsyncRunThatDivergesNamesTheUpdatesItApplied) {
   EXPECT_NE(o.output.find("count the server's " + std::to_string(updates) + " update"), std::string::npos) << o.output;
 }
 
+// A compressed federated upload is the whole message: SCAFFOLD's dense Δc counts with the compressed Δy, so
+// the messages' wire bytes are the uploads' bytes (they used to count Δy alone: 320 of 2,760 B a client).
+TEST_F(Links, ACompressedScaffoldUploadCountsItsControlVariate) {
+  run("fedprox_synthetic.ini", "--set fl.rounds=2 --set fl.algorithm=scaffold --set compression.kind=topk "
+                               "--set compression.ratio=0.1");
+  const nlohmann::json s = summary();
+  const nlohmann::json& c = s["strategy"]["compression"];
+  EXPECT_EQ(c["wire_bytes"].get<uint64_t>(), s["strategy"]["bytes"]["up"].get<uint64_t>()) << s["strategy"].dump();
+  // fp32 bytes: two vectors of the model's 610 values per upload.
+  EXPECT_EQ(c["fp32_bytes"].get<uint64_t>(), c["messages"].get<uint64_t>() * 2 * 610 * 4);
+  EXPECT_LT(c["compression_ratio"].get<double>(), 2.0) << "half the message is dense";
+}
+
 TEST_F(Links, CanBeTurnedOff) {
   run("quickstart.ini", "--set training.max_steps=2 --set output.links=false");
   EXPECT_FALSE(fs::exists(out_ / "links.csv"));

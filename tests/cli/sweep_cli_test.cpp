@@ -379,6 +379,11 @@ TEST_F(Sweep, RefusesBadInputBeforeRunningAnything) {
       {"--jobs 0 --seeds 2", "dtsim: error: command line: --jobs: '0' is not a whole number from 1 to 4096"},
       {"", "dtsim: error: command line: --vary: nothing to sweep"},
       {"--vary data.dataset=a/b,a_b", "dtsim: error: command line (--vary): runs 'data.dataset=a/b' and 'data.dataset=a_b' would share"},
+      // What only the model or the data reveal, in a run that is not the first (it used to run the first).
+      {"--set compression.kind=topk --vary compression.min_tensor_size=0,100000000",
+       "dtsim: error: command line (--vary): compression.min_tensor_size: every tensor of the model is smaller"},
+      {"--set compression.kind=topk --vary compression.start_step=0,100000 --seeds 2",
+       "dtsim: error: command line (--vary): compression.start_step: the run averages gradients in its first"},
   };
   for (const Case& c : cases) {
     fs::remove_all(out());

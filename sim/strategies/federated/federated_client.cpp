@@ -74,7 +74,12 @@ void FederatedLearning::compress_upload(ClientRun& run) {
   const models::CompressionResult result = it->second.compress(delta, run.round);
   // Secure aggregation is refused with compression (compression_config.cpp), so nothing is added for masks.
   run.upload_bytes = on_the_wire(result.stats.wire_bytes) + static_cast<uint64_t>(vectors_ - 1) * model_wire_bytes_;
-  recorder_.add_compression(result.stats);
+  // The message is the whole upload: SCAFFOLD's Δc goes with the compressed Δy, dense (exact, so it adds
+  // bytes and no error).
+  models::CompressionStats message = result.stats;
+  message.wire_bytes += static_cast<uint64_t>(vectors_ - 1) * params_.wire_bytes();
+  message.dense_bytes += static_cast<uint64_t>(vectors_ - 1) * num_params_ * sizeof(float);
+  recorder_.add_compression(message);
 }
 
 uint64_t FederatedLearning::compress_download(int64_t round) {
