@@ -17,6 +17,8 @@ def load_run(path):
     """Returns (label, rows) where rows is a list of dicts of floats from metrics.csv."""
     csv_path = path
     if os.path.isdir(path):
+        if os.path.exists(os.path.join(path, "sweep.json")):
+            raise ValueError(f"{path} is a sweep's folder: plot it with analysis/plot_sweep.py, or name its run folders")
         # A run that did not finish (interrupted or failed) leaves metrics.partial.csv instead.
         csv_path = os.path.join(path, "metrics.csv")
         if not os.path.exists(csv_path) and os.path.exists(os.path.join(path, "metrics.partial.csv")):
@@ -32,9 +34,16 @@ def load_run(path):
             label += f" ({s['status']})"
     rows = []
     with open(csv_path, newline="") as f:
-        for row in csv.DictReader(f):
+        reader = csv.DictReader(f)
+        missing = [c for c in ("step", "sim_time_s", "test_accuracy", "test_loss") if c not in (reader.fieldnames or [])]
+        if missing:
+            raise ValueError(f"{csv_path}: not a dtsim metrics.csv (no {', '.join(missing)} column)")
+        for row in reader:
             # Empty cells (no value, or a non-finite one named in the nonfinite column) are plotted as gaps.
-            rows.append({k: (float(v) if v != "" else float("nan")) for k, v in row.items() if k != "nonfinite"})
+            try:
+                rows.append({k: (float(v) if v != "" else float("nan")) for k, v in row.items() if k != "nonfinite"})
+            except (TypeError, ValueError):
+                raise ValueError(f"{csv_path}: a row that is not numbers: {row}")
     if not rows:
         raise ValueError(f"{csv_path}: no evaluation rows")
     return label, rows
@@ -56,10 +65,15 @@ def main(argv):
     parser.add_argument("-o", "--output", default="metrics.png", help="image to write (default metrics.png)")
     args = parser.parse_args(argv)
     # Imported here: round_summary.py uses load_run without plotting, and without matplotlib.
-    import matplotlib
+    try:
+        import matplotlib
 
-    matplotlib.use("Agg")  # no display needed
-    import matplotlib.pyplot as plt
+        matplotlib.use("Agg")  # no display needed
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("plot_metrics: error: needs matplotlib (Debian's python3-matplotlib; run the script with /usr/bin/python3)",
+              file=sys.stderr)
+        return 2
 
     runs = []
     for path in args.runs:
@@ -106,7 +120,11 @@ def main(argv):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(args.output, dpi=120)
+    try:
+        fig.savefig(args.output, dpi=120)
+    except (OSError, ValueError) as e:
+        print(f"plot_metrics: error: cannot write {args.output}: {e}", file=sys.stderr)
+        return 2
     print(f"wrote {args.output}")
     return 0
 

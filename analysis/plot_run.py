@@ -17,10 +17,13 @@ import json
 import os
 import sys
 
-import matplotlib
+try:
+    import matplotlib
 
-matplotlib.use("Agg")  # no display needed
-import matplotlib.pyplot as plt  # noqa: E402
+    matplotlib.use("Agg")  # no display needed
+    import matplotlib.pyplot as plt  # noqa: E402
+except ImportError:
+    sys.exit("plot_run: error: needs matplotlib (Debian's python3-matplotlib; run the script with /usr/bin/python3)")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from plot_sweep import number, read_csv as read_rows  # noqa: E402

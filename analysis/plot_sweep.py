@@ -19,10 +19,16 @@ import math
 import os
 import sys
 
-import matplotlib
+try:
+    import matplotlib
 
-matplotlib.use("Agg")  # no display needed
-import matplotlib.pyplot as plt  # noqa: E402
+    matplotlib.use("Agg")  # no display needed
+    import matplotlib.pyplot as plt  # noqa: E402
+except ImportError:
+    sys.exit("plot_sweep: error: needs matplotlib (Debian's python3-matplotlib; run the script with /usr/bin/python3)")
+
+# Statuses of runs that have a result; an interrupted run (rerun when the sweep resumes) has none.
+RESULTS = ("completed", "diverged", "failed")
 
 
 class SweepError(Exception):
@@ -39,7 +45,9 @@ def number(text):
 
 
 def load_sweep(folder):
-    """Returns (manifest, groups): groups is a list of (label, [result rows]) in the sweep's order."""
+    """Returns (manifest, groups): groups is a list of (label, [result rows]) in the sweep's order. Only runs
+    with a result are in a group's rows (an interrupted run's numbers are those of a run cut short); a group
+    whose runs did not all complete says so in its label ("[1 interrupted]", "[2 failed]")."""
     try:
         with open(os.path.join(folder, "sweep.json")) as f:
             manifest = json.load(f)
@@ -49,13 +57,24 @@ def load_sweep(folder):
     except json.JSONDecodeError as e:
         raise SweepError(f"{folder}/sweep.json: {e}")
     keys = [v["key"] for v in manifest.get("vary", []) if v["key"] != "run.seed"]
-    groups = {}
+    groups, statuses = {}, {}
     for row in results:
         label = ", ".join(f"{k.split('.', 1)[1]}={row[k]}" for k in keys) or "all runs"
-        groups.setdefault(label, []).append(row)
+        groups.setdefault(label, [])
+        if row.get("status") in RESULTS:
+            groups[label].append(row)
+        status = row.get("status") or "missing"
+        if status != "completed":
+            statuses.setdefault(label, {}).setdefault(status, 0)
+            statuses[label][status] += 1
     if not groups:
         raise SweepError(f"{folder}/results.csv: no runs")
-    return manifest, list(groups.items())
+
+    def marked(label):
+        notes = statuses.get(label)
+        return label if not notes else label + " [" + ", ".join(f"{n} {s}" for s, n in sorted(notes.items())) + "]"
+
+    return manifest, [(marked(label), rows) for label, rows in groups.items()]
 
 
 def load_metrics(folder, run):
@@ -120,17 +139,31 @@ def bars(ax, labels, column_rows, column, title, ylabel, low=None, high=None):
             ax.annotate("n/a", (p, 0), ha="center", va="bottom", fontsize=8)
 
 
-def currency_of(folder, group_rows):
-    """The currency the runs' prices are in (summary.json), or a neutral word."""
+def currencies_of(folder, group_rows):
+    """Each group's currency (its runs' summary.json), None where it has no priced run."""
+    out = []
     for rows in group_rows:
+        found = None
         for r in rows:
             try:
                 with open(os.path.join(folder, r["run"], "summary.json")) as f:
                     s = json.load(f)
             except (OSError, json.JSONDecodeError):
                 continue
-            return s.get("cost", {}).get("currency") or s.get("simulation", {}).get("currency") or "currency"
-    return "currency"
+            found = s.get("cost", {}).get("currency") or s.get("simulation", {}).get("currency") or found
+            if found:
+                break
+        out.append(found)
+    return out
+
+
+def cost_axis(labels, currencies):
+    """The cost bars' labels and axis title: one currency on the axis, or each group's under its bar (prices in
+    different currencies share no scale, which the title says)."""
+    named = sorted({c for c in currencies if c})
+    if len(named) <= 1:
+        return labels, named[0] if named else "currency"
+    return [f"{label} ({c or 'no price'})" for label, c in zip(labels, currencies)], "each bar in its own currency"
 
 
 def plot(folder, output):
@@ -138,12 +171,12 @@ def plot(folder, output):
     labels = [label for label, _ in groups]
     group_rows = [rows for _, rows in groups]
     timing_only = all(r.get("step_s", "") != "" for rows in group_rows for r in rows)
-    currency = currency_of(folder, group_rows)
+    cost_labels, currency = cost_axis(labels, currencies_of(folder, group_rows))
     if timing_only:
         fig, axes = plt.subplots(1, 3, figsize=(15, 4.6))
         bars(axes[0], labels, group_rows, "step_s", "Step time", "seconds per step")
         bars(axes[1], labels, group_rows, "exposed_communication_s_per_step", "Exposed communication per step", "seconds")
-        bars(axes[2], labels, group_rows, "cost_per_unit_low", "Cost per unit (low to high price)", f"{currency} per unit",
+        bars(axes[2], cost_labels, group_rows, "cost_per_unit_low", "Cost per unit (low to high price)", f"{currency} per unit",
              "cost_per_unit_low", "cost_per_unit_high")
     else:
         fig, axes = plt.subplots(2, 3, figsize=(16, 9))
@@ -194,15 +227,19 @@ def plot(folder, output):
         else:
             bars(axes[4], labels, group_rows, "simulated_time_s", "Simulated time of the run", "simulated seconds")
         cost = "cost_to_target" if has_target else "cost_mid"
-        bars(axes[5], labels, group_rows, cost, "Cost" + (" to target" if has_target else " of the run") +
+        bars(axes[5], cost_labels, group_rows, cost, "Cost" + (" to target" if has_target else " of the run") +
              " (mid price, range of regions)", currency, None if has_target else "cost_low",
              None if has_target else "cost_high")
     seeds = next((len(v["values"]) for v in manifest.get("vary", []) if v["key"] == "run.seed"), 0)
-    fig.suptitle(f"{manifest.get('scenario', folder)}: {sum(len(r) for r in group_rows)} runs"
-                 + (f", mean ± std over {seeds} seeds" if seeds > 1 else ""))
+    fig.suptitle(f"{manifest.get('scenario', folder)}: {sum(len(r) for r in group_rows)} runs with a result"
+                 + (f", mean ± std over up to {seeds} seeds" if seeds > 1 else ""))
     fig.tight_layout()
-    fig.savefig(output, dpi=110)
-    plt.close(fig)
+    try:
+        fig.savefig(output, dpi=110)
+    except (OSError, ValueError) as e:
+        raise SweepError(f"cannot write {output}: {e}")
+    finally:
+        plt.close(fig)
 
 
 def main(argv):

@@ -131,15 +131,21 @@ def sweep_section(folder):
     bad = [r for r in body if statuses < len(r) and not (r[statuses].startswith("completed:") and " " not in r[statuses])]
     if bad:
         parts.append("<p class='bad'>Some runs did not complete; see the statuses column.</p>")
-    parts.append(table([header[i] for i in keep], [[short(r[i]) if i < len(r) else "" for i in keep] for r in body]))
+    # Cost columns carry their currency in the header, or a note where the groups' currencies differ.
+    _, groups = plot_sweep.load_sweep(folder)
+    named = sorted({c for c in plot_sweep.currencies_of(folder, [rows for _, rows in groups]) if c})
+    unit = f" ({named[0]})" if len(named) == 1 else (" (mixed currencies: see each run's summary.json)" if named else "")
+    shown = [header[i] + (unit if header[i].startswith("cost") else "") for i in keep]
+    parts.append(table(shown, [[short(r[i]) if i < len(r) else "" for i in keep] for r in body]))
     uri = png_data(lambda p: plot_sweep.plot(folder, p))
     parts.append(f"<h2>Plots</h2><img alt='sweep plots' src='{uri}'>")
-    command = "dtsim sweep " + manifest["scenario"]
+    command = "dtsim sweep " + shlex.quote(manifest["scenario"])
     for v in manifest.get("vary", []):
-        command += (f" --seeds {len(v['values'])}" if v["flag"] == "--seeds" else f" --vary {v['key']}={','.join(v['values'])}")
+        command += (f" --seeds {len(v['values'])}" if v["flag"] == "--seeds"
+                    else " --vary " + shlex.quote(f"{v['key']}={','.join(v['values'])}"))
     for s in manifest.get("sets", []):
-        command += f" --set {s}"
-    command += f" --out {folder}"
+        command += " --set " + shlex.quote(s)
+    command += " --out " + shlex.quote(folder)
     parts.append("<h2>Reproduce</h2><pre>" + html.escape(command) + "</pre>")
     return manifest["scenario"], "\n".join(parts)
 
@@ -161,9 +167,13 @@ def main(argv):
     page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n")
     tmp = output + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(page)
-    os.replace(tmp, output)
+    try:
+        with open(tmp, "w") as f:
+            f.write(page)
+        os.replace(tmp, output)
+    except OSError as e:
+        print(f"report: error: cannot write {output}: {e.strerror}", file=sys.stderr)
+        return 2
     print(f"wrote {output}")
     return 0
 

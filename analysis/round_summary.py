@@ -82,7 +82,9 @@ def main(argv):
             print(f"round_summary: error: {path}: {e}", file=sys.stderr)
             return 2
 
-    k = args.last
+    # The window is what the runs have: "last 10" of a run with 5 evaluations is its 5.
+    longest = max((s["evaluations"] for _, s in table if not isinstance(s, str)), default=args.last)
+    k = min(args.last, longest)
     print(f"| run | evaluations | final | mean of last {k} | best (at step) | median / largest change over last {k} |")
     print("|---|---|---|---|---|---|")
     for label, s in table:
@@ -98,9 +100,11 @@ def main(argv):
     cells = []
     for key in ("final", "window_mean", "best"):
         m, sd = mean_sd([s[key] for s in summaries])
-        cells.append(f"{m:.2f} ± {sd:.2f} %")
+        # A sample standard deviation needs two runs: one run's row gives its value alone.
+        cells.append(f"{m:.2f} ± {sd:.2f} %" if len(summaries) > 1 else f"{m:.2f} %")
     over = f"{len(summaries)}" if len(summaries) == len(table) else f"{len(summaries)} of {len(table)}"
-    print(f"| mean ± sd over {over} | | {cells[0]} | {cells[1]} | {cells[2]} | |")
+    what = "mean ± sd" if len(summaries) > 1 else "value (no spread from one run)"
+    print(f"| {what} over {over} | | {cells[0]} | {cells[1]} | {cells[2]} | |")
     return 0
 
 

@@ -35,6 +35,19 @@ class PlotMetricsTest(unittest.TestCase):
         self.assertEqual(plot_metrics.main([os.path.join(self.tmp.name, "absent"), "-o", out]), 2)
         self.assertFalse(os.path.exists(out))
 
+    def test_a_file_that_is_not_metrics_or_a_sweep_folder_is_named(self):
+        links = os.path.join(self.run_dir, "links.csv")
+        with open(links, "w") as f:
+            f.write("link,sharing,bandwidth_Bps\nnic-worker0_DOWN,shared,1e9\n")
+        with self.assertRaisesRegex(ValueError, "links.csv: not a dtsim metrics.csv"):
+            plot_metrics.load_run(links)
+        with open(os.path.join(self.tmp.name, "sweep.json"), "w") as f:
+            f.write("{}")
+        with self.assertRaisesRegex(ValueError, "plot it with analysis/plot_sweep.py"):
+            plot_metrics.load_run(self.tmp.name)
+        out = os.path.join(self.tmp.name, "absent", "p.png")
+        self.assertEqual(plot_metrics.main([self.run_dir, "-o", out]), 2)
+
     def test_empty_metrics_is_an_error(self):
         with open(os.path.join(self.run_dir, "metrics.csv"), "w") as f:
             f.write(HEADER)

@@ -71,8 +71,32 @@ class PlotSweepTest(unittest.TestCase):
     def test_groups_ignore_the_seed(self):
         self.make_sweep()
         manifest, groups = plot_sweep.load_sweep(self.dir)
-        self.assertEqual([label for label, _ in groups], ["profile=a", "profile=b"])
+        self.assertEqual([label for label, _ in groups], ["profile=a", "profile=b [1 diverged]"])
         self.assertEqual([len(rows) for _, rows in groups], [2, 2])
+
+    def test_an_interrupted_run_is_left_out_and_its_group_says_so(self):
+        self.make_sweep()
+        path = os.path.join(self.dir, "results.csv")
+        with open(path) as f:
+            text = f.read()
+        # Seed 2 of fabric a was interrupted: its partial numbers (rerun when the sweep resumes) are not a result.
+        text = text.replace('"fabric.profile=a,run.seed=2",a,2,completed,0.8', '"fabric.profile=a,run.seed=2",a,2,interrupted,0.1')
+        with open(path, "w") as f:
+            f.write(text)
+        _, groups = plot_sweep.load_sweep(self.dir)
+        self.assertEqual([label for label, _ in groups], ["profile=a [1 interrupted]", "profile=b [1 diverged]"])
+        self.assertEqual([r["run"] for r in groups[0][1]], ["fabric.profile=a,run.seed=1"])
+        self.assertEqual(len(groups[1][1]), 2, "a diverged run is a result")
+
+    def test_costs_in_different_currencies_are_labelled_each(self):
+        labels, axis = plot_sweep.cost_axis(["a", "b"], ["CNY", "USD"])
+        self.assertEqual(labels, ["a (CNY)", "b (USD)"])
+        self.assertEqual(axis, "each bar in its own currency")
+        self.assertEqual(plot_sweep.cost_axis(["a", "b"], ["CNY", None]), (["a", "b"], "CNY"))
+
+    def test_an_unwritable_output_is_one_line(self):
+        self.make_sweep()
+        self.assertEqual(plot_sweep.main([self.dir, "-o", os.path.join(self.tmp.name, "absent", "x.png")]), 2)
 
     def test_mean_and_sample_std(self):
         mean, std = plot_sweep.mean_std([1.0, 2.0, 4.0])

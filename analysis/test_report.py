@@ -3,6 +3,8 @@
 numbers, the plots embedded as PNG data and the command that reproduces the folder, and says so when a run
 did not complete."""
 import base64
+import html
+import json
 import os
 import re
 import sys
@@ -96,6 +98,25 @@ class ReportTest(unittest.TestCase):
         self.assertNotIn("final_test_accuracy_min", page)
         self.assertIn("Some runs did not complete", page)
         self.assertIn("dtsim sweep s.ini --vary fabric.profile=a,b --seeds 2 --out " + case.dir, page)
+
+    def test_a_sweeps_command_is_quoted_for_the_shell(self):
+        case = test_plot_sweep.PlotSweepTest("test_draws_a_sweep_with_numerics")
+        case.dir = os.path.join(self.tmp.name, "sweep")
+        case.make_sweep()
+        manifest_path = os.path.join(case.dir, "sweep.json")
+        with open(manifest_path) as f:
+            manifest = json.load(f)
+        manifest["sets"] = ["faults.events=worker 0 down at 1s; worker 1 down at 2s"]
+        with open(manifest_path, "w") as f:
+            json.dump(manifest, f)
+        with open(os.path.join(case.dir, "summary.csv"), "w") as f:
+            f.write("fabric.profile,runs,statuses,cost_mid_mean\na,2,completed:2,2\nb,2,completed:2,2\n")
+        out = os.path.join(self.tmp.name, "q.html")
+        self.assertEqual(report.main([case.dir, "-o", out]), 0)
+        with open(out) as f:
+            page = f.read()
+        self.assertIn(html.escape("--set 'faults.events=worker 0 down at 1s; worker 1 down at 2s'"), page)
+        self.assertIn("<th>cost_mid_mean (CNY)</th>", page)
 
     def test_not_a_run_is_an_error(self):
         self.assertEqual(report.main([os.path.join(self.tmp.name, "absent")]), 2)

@@ -99,7 +99,7 @@ class RoundSummaryTest(unittest.TestCase):
         self.assertIn("d (diverged) | 0 | no evaluation after training started", out)
         last = out.strip().splitlines()[-1]
         self.assertIn("over 1 of 2", last)
-        self.assertIn("80.00 ± 0.00 %", last)  # a's final alone
+        self.assertIn("| value (no spread from one run) over 1 of 2 | | 80.00 % |", last)  # a's final alone
 
     def test_a_run_given_twice_is_refused(self):
         rc, out, err = run([self.a, self.b, self.a + "/"])

@@ -133,11 +133,13 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
   s["final_test_loss"] = r.points.empty() ? 0.0 : r.points.back().test_loss;
   s["simulated_time_s"] = r.simulated_time_s;
   s["wall_time_s"] = wall_time_s;
-  s["time_breakdown_s"] = {{"compute", mean.compute}, {"communication", mean.communication}, {"idle", mean.idle}};
+  // Idle is the run's time less the other two: what rounding leaves of it (1e-19 s) is none, as on the console.
+  const auto idle = [&](double x) { return std::fabs(x) <= 1e-9 * std::max(1e-30, r.simulated_time_s) ? 0.0 : x; };
+  s["time_breakdown_s"] = {{"compute", mean.compute}, {"communication", mean.communication}, {"idle", idle(mean.idle)}};
   // The same per worker (rank order): who computed, who waited.
   nlohmann::json per_worker = nlohmann::json::array();
   for (const WorkerTime& t : r.worker_time)
-    per_worker.push_back({{"compute", t.compute}, {"communication", t.communication}, {"idle", t.idle}});
+    per_worker.push_back({{"compute", t.compute}, {"communication", t.communication}, {"idle", idle(t.idle)}});
   s["worker_time_s"] = per_worker;
   s["bytes_sent"] = r.bytes_sent;
   if (r.busiest_link)

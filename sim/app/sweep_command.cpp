@@ -6,15 +6,20 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "models/name_table.hpp"
 #include "sim/app/flags.hpp"
 #include "sim/app/outputs.hpp"
 #include "sim/app/sweep_compare.hpp"
@@ -108,7 +113,10 @@ SweepFlags parse_sweep_flags(int argc, char** argv) {
   f.seeds = whole_number_flag(vm, "seeds", 0, 1, 100000);
   const long cores = std::max(1u, std::thread::hardware_concurrency());
   f.jobs = whole_number_flag(vm, "jobs", cores, 1, 4096);
-  if (vm.count("out")) f.out = vm["out"].as<std::string>();
+  if (vm.count("out")) {
+    f.out = vm["out"].as<std::string>();
+    if (f.out.empty()) throw InputError("command line", "--out", "an empty folder name", "give a folder, e.g. --out out/study");
+  }
   if (f.out.empty()) f.out = "out/sweep-" + fs::path(f.scenario).stem().string();
   f.strict = vm["strict"].as<bool>();
   f.quiet = vm["quiet"].as<bool>();
@@ -192,13 +200,18 @@ class SweepLock {
   int fd_ = -1;
 };
 
+// The other way round from dtsim run's check: a run's folder is not a sweep's (checked before the sweep
+// writes its lock there).
+void refuse_run_folder(const std::string& dir) {
+  if (!fs::exists(fs::path(dir) / "sweep.json") && fs::exists(fs::path(dir) / "summary.json"))
+    throw InputError("command line (--out)", "", "'" + dir + "' is a run's folder (it holds summary.json)",
+                     "choose another --out for the sweep");
+}
+
 // sweep.json: written the first time; a rerun must describe the same sweep.
 void claim_folder(const std::string& dir, const SweepPlan& plan) {
   const fs::path path = fs::path(dir) / "sweep.json";
-  // The other way round from dtsim run's check: a run's folder is not a sweep's.
-  if (!fs::exists(path) && fs::exists(fs::path(dir) / "summary.json"))
-    throw InputError("command line (--out)", "", "'" + dir + "' is a run's folder (it holds summary.json)",
-                     "choose another --out for the sweep");
+  refuse_run_folder(dir);
   if (fs::exists(path)) {
     nlohmann::json recorded;
     std::ifstream in(path);
@@ -222,11 +235,22 @@ void claim_folder(const std::string& dir, const SweepPlan& plan) {
       wanted.erase("scenario_absolute");
       wanted.erase("scenario_crc32");
     }
-    if (recorded != wanted)
+    // The --set flags in any order are the same sweep: a key can be set once only.
+    for (nlohmann::json* m : {&recorded, &wanted})
+      if (m->contains("sets") && (*m)["sets"].is_array()) std::sort((*m)["sets"].begin(), (*m)["sets"].end());
+    if (recorded != wanted) {
+      std::vector<std::string> differ;  // what a user would change: the flags or the file
+      for (const auto& [field, name] : std::vector<std::pair<std::string, std::string>>{
+               {"scenario_absolute", "the scenario file"}, {"sets", "the --set flags"},
+               {"vary", "the --vary or --seeds flags"}, {"format", "the manifest's format"}})
+        if (recorded.value(field, nlohmann::json()) != wanted.value(field, nlohmann::json())) differ.push_back(name);
       throw InputError("command line (--out)", "",
                        "'" + dir + "' holds a different sweep (of " + recorded.value("scenario_absolute",
-                           recorded.value("scenario", std::string("?"))) + "; see its sweep.json)",
+                           recorded.value("scenario", std::string("?"))) + "; " +
+                           (differ.empty() ? std::string("see its sweep.json")
+                                           : models::join_names(differ, ", ", " and ") + " differ") + ")",
                        "choose another --out, or remove that folder to start over");
+    }
     return;
   }
   write_file_atomically(dir, "sweep.json", plan.manifest().dump(2) + "\n");
@@ -364,6 +388,7 @@ int command_sweep(int argc, char** argv) {
   std::error_code ec;
   fs::create_directories(f.out, ec);
   if (ec) throw InputError("command line (--out)", "", "cannot create folder '" + f.out + "': " + ec.message(), "choose another --out");
+  refuse_run_folder(f.out);
   const SweepLock lock(f.out);
   claim_folder(f.out, plan);
   std::vector<RunRow> rows = read_run_rows(f.out, plan);  // again, now that no other sweep can change them
@@ -392,8 +417,15 @@ int command_sweep(int argc, char** argv) {
     rows[i] = read_run_row(f.out, plan.runs[i]);
     ++ended;
     const fs::path log = fs::path(tasks[e.task].log);
-    if (!run_is_done(rows[i]) && rows[i].status != "interrupted")
-      without_result.push_back(plan.runs[i].name + " (exit " + std::to_string(e.exit_code) + ": " + last_line_of(log) + ")");
+    if (!run_is_done(rows[i]) && rows[i].status != "interrupted") {
+      // A run killed by a signal (exit 128 + n) wrote no last word: say which signal.
+      std::string why = last_line_of(log);
+      if (why.empty() && e.exit_code > 128) {
+        const char* name = sigabbrev_np(e.exit_code - 128);
+        why = "killed by signal " + std::to_string(e.exit_code - 128) + (name ? std::string(" (SIG") + name + ")" : "");
+      }
+      without_result.push_back(plan.runs[i].name + " (exit " + std::to_string(e.exit_code) + ": " + why + ")");
+    }
     if (!f.quiet) {
       std::printf("[%zu/%zu] %s: %s%s\n", ended, todo.size(), plan.runs[i].name.c_str(), rows[i].status.c_str(),
                   headline(rows[i]).c_str());
@@ -491,6 +523,17 @@ int command_compare(int argc, char** argv) {
     columns = comma_list(vm["columns"].as<std::string>());
   } else {
     columns = default_compare_columns(rows);
+    // Nothing to show: say why (no run folder has a result), not that --columns named nothing.
+    if (columns.empty()) {
+      std::map<std::string, int> statuses;
+      for (const RunRow& r : rows) ++statuses[r.status];
+      std::string described;
+      for (const auto& [status, count] : statuses)
+        described += (described.empty() ? "" : ", ") + std::to_string(count) + " " + status;
+      throw InputError(one_sweep ? dirs.front() : std::string("command line"), "",
+                       "no run has a number to compare (" + described + " summary.json)",
+                       "finish or rerun the runs (dtsim sweep resumes a sweep), or name run folders that hold results");
+    }
   }
   const VariedKey* seeds = varied_key(plan, "run.seed");
   const std::string table = comparison_table(plan, rows, columns);  // checks the columns before printing anything

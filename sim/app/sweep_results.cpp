@@ -197,14 +197,20 @@ std::vector<RunGroup> group_over_seeds(const SweepPlan& plan, const std::vector<
 }
 
 ColumnStats column_stats(const std::vector<const RunRow*>& runs, const std::string& column) {
+  // Results only: an interrupted run's numbers are those of a run cut short (it is run again on resuming).
   std::vector<double> values;
   for (const RunRow* row : runs)
-    if (const auto it = row->numbers.find(column); it != row->numbers.end()) values.push_back(it->second);
+    if (status_is_result(row->status))
+      if (const auto it = row->numbers.find(column); it != row->numbers.end()) values.push_back(it->second);
   ColumnStats s;
   s.n = values.size();
   if (values.empty()) return s;
-  for (const double v : values) s.mean += v;
-  s.mean /= static_cast<double>(s.n);
+  // Shifted by the first value, so that equal values have exactly that mean and a spread of 0 (summing them
+  // first left 1e-19 of rounding as a standard deviation).
+  const double shift = values.front();
+  double sum = 0.0;
+  for (const double v : values) sum += v - shift;
+  s.mean = shift + sum / static_cast<double>(s.n);
   double squares = 0.0;
   for (const double v : values) squares += (v - s.mean) * (v - s.mean);
   s.std = s.n > 1 ? std::sqrt(squares / static_cast<double>(s.n - 1)) : 0.0;

@@ -39,8 +39,9 @@ struct RunGroup {
 };
 std::vector<RunGroup> group_over_seeds(const SweepPlan& plan, const std::vector<RunRow>& rows);
 
-// One headline column over some runs: those that have it, their mean, sample standard deviation (n - 1; 0
-// for one value), min and max.
+// One headline column over some runs: those with a result (completed, diverged or failed; not an interrupted
+// run's partial numbers) that have it, their mean, sample standard deviation (n - 1; 0 for one value), min
+// and max.
 struct ColumnStats {
   size_t n = 0;
   double mean = 0.0, std = 0.0, min = 0.0, max = 0.0;

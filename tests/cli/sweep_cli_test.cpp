@@ -398,6 +398,53 @@ TEST_F(Sweep, RefusesBadInputBeforeRunningAnything) {
   EXPECT_EQ(none.err.rfind("dtsim: error: " + (dir_ / "nothing").string() + ": no sweep.json", 0), 0u) << none.err;
 }
 
+// A group's statistics are over its runs with a result: an interrupted run's partial numbers (rerun on
+// resuming) used to be averaged in. Equal values have a spread of exactly 0, and the same sweep with its --set
+// flags in another order resumes. A sweep refused in a run's folder leaves no lock file there.
+TEST_F(Sweep, StatisticsCountResultsOnlyAndResumesIgnoreTheOrderOfSets) {
+  const std::string sets = " --set training.max_steps=3 --set data.train_samples=2048 --set data.test_samples=300";
+  const auto first = run_dtsim("sweep " + kQuickstart + " --seeds 3 --jobs 1 --out " + out().string() + sets, true);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  // Seed 3's run as an interrupted one would have left it: its own numbers, far from the others'.
+  const fs::path third = out() / "run.seed=3" / "summary.json";
+  nlohmann::json s = nlohmann::json::parse(read_file(third));
+  s["status"] = "interrupted";
+  s["final_test_accuracy"] = 0.0;
+  std::ofstream(third) << s.dump(2);
+  const auto collected = run_dtsim("collect " + out().string(), true);
+  ASSERT_EQ(collected.exit_code, 0) << collected.err;
+  std::vector<double> done;
+  for (const int seed : {1, 2})
+    done.push_back(nlohmann::json::parse(read_file(out() / ("run.seed=" + std::to_string(seed)) / "summary.json"))
+                       ["final_test_accuracy"].get<double>());
+  const auto groups = records(out() / "summary.csv");
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].at("statuses"), "completed:2 interrupted:1");
+  EXPECT_NEAR(num(groups[0], "final_test_accuracy_mean"), (done[0] + done[1]) / 2, 1e-12);
+  EXPECT_DOUBLE_EQ(num(groups[0], "final_test_accuracy_min"), std::min(done[0], done[1]));
+  // The three seeds' steps are equal: their spread is 0, not rounding noise.
+  EXPECT_EQ(groups[0].at("steps_std"), "0");
+  // The same sweep, its --set flags reversed: it resumes (and reruns the interrupted run).
+  const std::string reversed = " --set data.test_samples=300 --set data.train_samples=2048 --set training.max_steps=3";
+  const auto again = run_dtsim("sweep " + kQuickstart + " --seeds 3 --jobs 1 --out " + out().string() + reversed, true);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.output.find("2 with a result already, 1 to run"), std::string::npos) << again.output;
+  // A sweep into a run's folder: refused, and nothing of the sweep's left there.
+  const fs::path run_folder = out() / "run.seed=1";
+  const auto refused = run_dtsim("sweep " + kQuickstart + " --seeds 2 --out " + run_folder.string() + sets, true);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_FALSE(fs::exists(run_folder / ".dtsim-sweep.lock"));
+  const auto empty_out = run_dtsim("sweep " + kQuickstart + " --seeds 2 --out ''" + sets, true);
+  EXPECT_EQ(empty_out.exit_code, 2);
+  EXPECT_EQ(empty_out.err.rfind("dtsim: error: command line: --out: an empty folder name", 0), 0u) << empty_out.err;
+  // compare on a run folder whose summary.json cannot be read says so (it blamed --columns).
+  std::ofstream(run_folder / "summary.json") << "{ not json";
+  const auto unreadable = run_dtsim("compare " + run_folder.string(), true);
+  EXPECT_EQ(unreadable.exit_code, 2);
+  EXPECT_NE(unreadable.err.find("no run has a number to compare (1 unreadable summary.json)"), std::string::npos)
+      << unreadable.err;
+}
+
 TEST_F(Sweep, TimingOnlyWorkloadsCompareNetworks) {
   const auto o = run_dtsim("sweep " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/workload_bert_large.ini" +
                            " --vary fabric.profile=ib-hdr-200,roce-100 --quiet --out " + out().string());
