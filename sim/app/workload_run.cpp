@@ -36,8 +36,11 @@ WorkloadRun prepare_workload_run(const Scenario& scenario) {
 std::string describe_workload_run(const WorkloadRun& run) {
   const RunConfig& c = run.config;
   const WorkloadConfig& wc = c.workload;
+  const std::string accumulated = c.strategy == Strategy::Sync && c.sync.accumulation_steps > 1
+                                      ? " x " + std::to_string(c.sync.accumulation_steps) + " accumulated"
+                                      : "";
   return run.workload.name + " on " + std::to_string(c.workers) + " x " + c.gpu.name + ", micro-batch " +
-         std::to_string(wc.micro_batch) + ", " + workload_precision_table().name(wc.precision) + ", " +
+         std::to_string(wc.micro_batch) + accumulated + ", " + workload_precision_table().name(wc.precision) + ", " +
          workload_optimizer_table().name(wc.optimizer) + (wc.checkpointing ? ", activation checkpointing" : "") +
          ", " + to_string(c.strategy) + ", timing only";
 }

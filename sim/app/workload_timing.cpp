@@ -66,11 +66,17 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
     }
     if (!read_by_timing(key))
       throw InputError("command line", where, "has no effect on a timing-only run of a workload",
-                       "set cluster, fabric, gpu, network, collective, stragglers or background keys, sync.bucket_size "
-                       "or sync.overlap");
+                       "set cluster, fabric, gpu, network, collective, stragglers or background keys, sync.bucket_size, "
+                       "sync.overlap or sync.accumulation_steps");
   }
   const Scenario scenario = parse_scenario("dtsim workload", "", sets, default_profile_dir(), set_flags);
   const RunConfig cfg = make_run_config(scenario);
+  // As dtsim run refuses it: stage 3 would gather the weights again for every micro-batch.
+  if (setup.zero_stage == 3 && cfg.sync.accumulation_steps > 1)
+    throw InputError("command line", "sync.accumulation_steps",
+                     "--zero 3 with gradient accumulation is not simulated (each micro-batch would gather the weights "
+                     "again)",
+                     "use --zero 1 or 2, or leave sync.accumulation_steps at 1");
   // The collective keys by dtsim run's rules, with --zero as sync.zero_stage: under ZeRO a step calls no
   // allreduce (its reduce-scatters and all-gathers run as rings), so the algorithm keys do nothing.
   RunConfig as_run = cfg;
@@ -123,10 +129,14 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   t.overlap = cfg.sync.overlap;
   // The same GPU's compute without any communication (with ZeRO, its shard of the optimizer step): scaling
   // efficiency then measures what the network costs.
-  out.one_gpu_step_s = models::step_compute(w, setup, rates).total();
+  const models::StepCompute alone = models::step_compute(w, setup, rates);
   out.strategy = cfg.strategy;
   out.busy_gpus = out.workers;
-  out.samples_per_step = static_cast<double>(setup.micro_batch) * out.workers;
+  // Gradient accumulation (sync): m micro-batches' forward and backward, one optimizer step.
+  out.micro_batches = cfg.strategy == Strategy::Sync ? cfg.sync.accumulation_steps : 1;
+  t.micro_batches = out.micro_batches;
+  out.one_gpu_step_s = alone.total() + (out.micro_batches - 1) * (alone.total() - alone.optimizer);
+  out.samples_per_step = static_cast<double>(setup.micro_batch) * out.micro_batches * out.workers;
   if (cfg.strategy == Strategy::AsyncPs) {
     simulate_ps_steps(out, w, setup, rates, cfg, platform, speed, stragglers, steps);
     return out;
@@ -194,8 +204,8 @@ SimulationSummary summarize_steps(const models::Workload& w, const models::Memor
   r.samples_per_second = samples / r.sim.step_s;
   r.tokens_per_second = r.samples_per_second * w.tokens_per_sample;
   r.mfu = models::model_flops_utilisation(w, samples, r.sim.step_s, rates.matmul_flops * r.sim.workers);
-  // Against the GPUs that compute in a step, each alone: one micro-batch per one_gpu_step_s.
-  r.scaling = r.samples_per_second * r.sim.one_gpu_step_s / (setup.micro_batch * r.sim.busy_gpus);
+  // Against the GPUs that compute in a step, each alone: a step's micro-batches per one_gpu_step_s.
+  r.scaling = r.samples_per_second * r.sim.one_gpu_step_s / (setup.micro_batch * r.sim.micro_batches * r.sim.busy_gpus);
   const bool tokens = w.sample == "sequence";
   r.unit = tokens ? "billion tokens" : "million samples";
   r.seconds_per_unit = tokens ? 1e9 / r.tokens_per_second : 1e6 / r.samples_per_second;
@@ -254,6 +264,9 @@ std::string simulation_text(const models::Workload& w, const SimulationSummary& 
   } else {
     append(out, "  simulated    %d steps of synchronous data parallelism, timing only, on %s\n", steps,
            sim.platform.c_str());
+    if (sim.micro_batches > 1)
+      append(out, "               %d micro-batches accumulated per step: forward and backward %d times, one allreduce\n",
+             sim.micro_batches, sim.micro_batches);
     append(out, "               %d gradient bucket%s, each a %s\n", sim.timing.buckets, sim.timing.buckets == 1 ? "" : "s",
            sim.collective.c_str());
     if (sim.timing.one_rank_for_all)
@@ -308,7 +321,7 @@ nlohmann::ordered_json simulation_json(const SimulationSummary& r, int steps) {
   nlohmann::ordered_json j = {{"strategy", to_string(r.sim.strategy)}, {"steps", steps}, {"workers", r.sim.workers}, {"platform", r.sim.platform},
           {"collective", r.sim.collective}, {"buckets", r.sim.timing.buckets},
           {"one_rank_for_all", r.sim.timing.one_rank_for_all}, {"step_s", r.sim.step_s},
-          {"one_gpu_step_s", r.sim.one_gpu_step_s}, {"scaling_efficiency", r.scaling},
+          {"one_gpu_step_s", r.sim.one_gpu_step_s}, {"micro_batches_per_step", r.sim.micro_batches}, {"scaling_efficiency", r.scaling},
           {"compute_s_per_step", r.sim.timing.compute_s}, {"exposed_communication_s_per_step", r.sim.timing.exposed_s},
           {"waiting_for_slowest_s_per_step", r.sim.timing.waiting_s},
           {"samples_per_second", r.samples_per_second}, {"tokens_per_second", r.tokens_per_second},

@@ -23,10 +23,11 @@ struct SimulatedSteps {
   std::string collective;   // the bucket allreduce (the parameter server, the federated server) in words
   int workers = 0;
   int busy_gpus = 0;        // the GPUs that compute in a step: every worker, or a federated round's K clients
-  double samples_per_step = 0;  // sync, async-ps: micro-batch × workers; federated: the kept local steps' samples
+  double samples_per_step = 0;  // sync, async-ps: micro-batch × workers (× accumulation); federated: the kept local steps' samples
+  int micro_batches = 1;        // sync: micro-batches accumulated per step (sync.accumulation_steps)
   double step_s = 0;        // mean step time, the first step (plan building, pipeline fill) excluded when possible
   double end_s = 0;         // when the last step (and, for async-ps, every shard's last update) had ended
-  double one_gpu_step_s = 0;  // a micro-batch's step on one GPU: compute only
+  double one_gpu_step_s = 0;  // a step's micro-batches on one GPU, and its optimizer step: compute only
   nlohmann::ordered_json details;  // async-ps: shards and staleness; federated: rounds and reports
   std::string note;  // what the figures leave out, when the run's choices make it matter (printed and in JSON)
   GpuSpec gpu;

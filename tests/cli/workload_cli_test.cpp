@@ -80,6 +80,24 @@ TEST(WorkloadCli, OneSimulatedGpuIsItsComputeAlone) {
   EXPECT_EQ(s["exposed_communication_s_per_step"].get<double>(), 0.0);
 }
 
+// Gradient accumulation: m micro-batches a step, one allreduce. One GPU alone takes m passes and one optimizer
+// step; the extra time a step takes is that of the extra passes; twice the samples a step.
+TEST(WorkloadCli, AccumulationAddsPassesNotAllreduces) {
+  const auto one = simulation("resnet50 --micro-batch 64 --gpus 8 --steps 3");
+  const auto two = simulation("resnet50 --micro-batch 64 --gpus 8 --steps 3 --set sync.accumulation_steps=2");
+  EXPECT_EQ(two["micro_batches_per_step"].get<int>(), 2);
+  const double pass = two["one_gpu_step_s"].get<double>() - one["one_gpu_step_s"].get<double>();
+  EXPECT_GT(pass, 0.0);
+  EXPECT_NEAR(two["step_s"].get<double>() - one["step_s"].get<double>(), pass, 1e-6 * one["step_s"].get<double>());
+  EXPECT_NEAR(two["exposed_communication_s_per_step"].get<double>(), one["exposed_communication_s_per_step"].get<double>(),
+              1e-9);
+  EXPECT_NEAR(two["samples_per_second"].get<double>() * two["step_s"].get<double>(), 2 * 8 * 64, 1e-6);
+  // Stage 3 would gather the weights again for every micro-batch.
+  const auto refused = run_dtsim("workload resnet50 --gpus 8 --zero 3 --simulate --set sync.accumulation_steps=2", true);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("--zero 3 with gradient accumulation is not simulated"), std::string::npos) << refused.err;
+}
+
 TEST(WorkloadCli, GpuKeysReachTheReportAndTheSimulationAlike) {
   const auto r = run_dtsim("workload resnet50 --micro-batch 64 --gpus 1 --steps 2 --simulate --format json "
                            "--set gpu.efficiency=0.6 --set gpu.memory=1GB", true);

@@ -82,6 +82,24 @@ TEST(SyncTiming, OverlapHidesTheFirstBucketBehindBackward) {
   EXPECT_NEAR(r[2] - r[1], 4.5e-3 + exposed, 1e-3 * (4.5e-3 + exposed));
 }
 
+TEST(SyncTiming, AccumulationRunsTheEarlierMicroBatchesWithoutCommunicating) {
+  // Three micro-batches: two forward and backward passes of 4 ms each (2 + 1 + 1, a frozen tail's 3 ms too)
+  // before the last, which overlaps its buckets as before. So the step is 2 × 7 ms longer than without, the
+  // exposed communication the same, and the bytes those of one step's buckets.
+  const int n = 4;
+  TimingSpec s = two_buckets(true);
+  s.segments.push_back({0, 0, 3e9});
+  const auto one = simulate(n, s);
+  s.micro_batches = 3;
+  const auto three = simulate(n, s);
+  EXPECT_NEAR((three[2] - three[1]) - (one[2] - one[1]), 2 * 7e-3, 1e-9);
+  EXPECT_NEAR(three[3], one[3] + 2 * 7e-3, 1e-12) << "compute per step";
+  EXPECT_NEAR(three[4], one[4], 1e-12) << "exposed communication";
+  EXPECT_EQ(three[6], one[6]) << "bytes";
+  // On one worker it is its compute alone: 3 × (2 + 2 + 3) ms + 0.5 ms.
+  EXPECT_NEAR(simulate(1, s)[0], 3 * 7e-3 + 0.5e-3, 1e-12);
+}
+
 TEST(SyncTiming, FrozenTailRunsAfterTheLastBucket) {
   // LoRA's frozen embedding: backward work with no trained values after the last bucket; one worker.
   TimingSpec s = two_buckets(true);

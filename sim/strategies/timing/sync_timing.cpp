@@ -72,6 +72,10 @@ std::vector<Bucket> timing_buckets(const TimingSpec& spec) {
 SyncStepper::SyncStepper(const Platform& platform, const TimingSpec& spec, const MakeCollective& make)
     : spec_(spec) {
   if (spec.zero_stage < 0 || spec.zero_stage > 3) throw std::invalid_argument("timing: ZeRO stage must be 0 to 3");
+  if (spec.micro_batches < 1) throw std::invalid_argument("timing: at least one micro-batch per step");
+  // Stage 3 would gather the weights again for every micro-batch (refused where the scenario is checked).
+  if (spec.zero_stage == 3 && spec.micro_batches > 1)
+    throw std::invalid_argument("timing: ZeRO stage 3 with gradient accumulation is not simulated");
   for (size_t i = valued_segments(spec); i < spec.segments.size(); ++i) tail_flops_ += spec.segments[i].backward_flops;
   const std::vector<Bucket> buckets = timing_buckets(spec);
   const bool zero = spec.zero_stage > 0, zero3 = spec.zero_stage == 3;
@@ -115,6 +119,11 @@ double SyncStepper::step(int r, int step, double multiplier, double* backward_co
     sg4::this_actor::execute(flops * multiplier);
     computed += sg4::Engine::get_clock() - t0;
   };
+  if (spec_.micro_batches > 1) {  // the micro-batches before the last: forward and backward, no communication
+    double backward = 0;
+    for (const models::GradientSegment& s : spec_.segments) backward += s.backward_flops;
+    run((spec_.micro_batches - 1) * (spec_.forward_flops + backward));
+  }
   if (units_)
     units_->forward(r, step, [&](int u) { run(unit_forward_[u]); });
   else

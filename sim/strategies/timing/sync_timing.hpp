@@ -36,6 +36,9 @@ struct TimingSpec {
   std::vector<double> segment_forward_flops;  // stage 3: aligned with segments (their sum is forward_flops)
   std::vector<double> segment_gather_bytes;   // stage 3: aligned with segments, every weight of its layers
   int steps = 10;
+  // Gradient accumulation: micro-batches per step. The first m − 1 run forward and backward without
+  // communicating (DDP's no_sync); the last runs as above, its buckets handed to the collectives.
+  int micro_batches = 1;
   bool one_rank_may_stand_in = true;               // false: simulate every rank even where one could stand in
   // Per-step slowdowns ([stragglers]): every execution of worker r's step s takes compute_multiplier(r, s)
   // times its FLOPs, as a synchronous run charges them. Null: none. Slow workers are slower hosts already.
