@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/name_table.hpp"
 #include "sim/config/cluster_layout.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/config/topology_registry.hpp"
@@ -44,8 +45,18 @@ FabricSpec make_wan(const Scenario& s) {
     // such a route, so its one-way latency is two links' (until 2026-12-06 it was one, half the fibre's).
     wan.link_latency = 2.0 * wan.link_latency;
   }
-  if (s.quantity("cluster.wan_bandwidth") > 0) wan.bandwidth = s.quantity("cluster.wan_bandwidth");
-  if (s.quantity("cluster.wan_latency") > 0) wan.link_latency = s.quantity("cluster.wan_latency");
+  // A profile's name describes its own values: one that a key replaces says so ("wan-10g … with 1 Gb/s").
+  std::vector<std::string> replaced;
+  if (s.quantity("cluster.wan_bandwidth") > 0) {
+    wan.bandwidth = s.quantity("cluster.wan_bandwidth");
+    replaced.push_back("bandwidth " + trim(s.text("cluster.wan_bandwidth")));
+  }
+  if (s.quantity("cluster.wan_latency") > 0) {
+    wan.link_latency = s.quantity("cluster.wan_latency");
+    replaced.push_back("latency " + trim(s.text("cluster.wan_latency")));
+  }
+  if (!profile.empty() && !replaced.empty())
+    wan.name += " with " + models::join_names(replaced, ", ", " and ") + " (cluster.wan_*)";
   if (wan.bandwidth <= 0)
     s.fail_at_set({"cluster.wan_profile", "cluster.wan_bandwidth", "cluster.topology"},
                   "two-sites needs the WAN between the sites",

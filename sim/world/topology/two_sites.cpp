@@ -24,9 +24,12 @@ BuiltFabrics build_two_sites(PlatformBuild& b) {
                   b.border_of("site0")->get_netpoint(), b.border_of("site1")->get_netpoint(),
                   {{link, sg4::LinkInRoute::Direction::UP}}, true);
   root->seal();
-  out.description = "two sites joined by " + wan.name + ": site0 " + std::to_string(sites[0].nodes.size()) +
-                    " nodes on a " + out.fabrics[0].description + ", site1 " + std::to_string(sites[1].nodes.size()) +
-                    " nodes on a " + out.fabrics[1].description;
+  const auto nodes = [&](int site) {
+    const size_t n = sites[static_cast<size_t>(site)].nodes.size();
+    return std::to_string(n) + (n == 1 ? " node" : " nodes");
+  };
+  out.description = "two sites joined by " + wan.name + ": site0 " + nodes(0) + " on a " + out.fabrics[0].description +
+                    ", site1 " + nodes(1) + " on a " + out.fabrics[1].description;
   return out;
 }
 
