@@ -23,8 +23,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plot_metrics  # noqa: E402  (its loader reads metrics.csv and the run's status)
 
 
+def latest_per_step(rows):
+    """The rows with each step once: a restart from a checkpoint evaluates its redone steps again, and the later
+    row (the model that went on) replaces the earlier."""
+    kept = []
+    for r in rows:
+        kept = [k for k in kept if k.get("step") != r.get("step")] + [r]
+    return kept
+
+
 def summarise(rows, last):
     """Returns a dict of percentages for one run's evaluation rows (round 0, before training, is skipped)."""
+    rows = latest_per_step(rows)
     acc = [100.0 * r["test_accuracy"] for r in rows if r.get("step", 1.0) > 0 and not math.isnan(r["test_accuracy"])]
     if not acc:
         raise ValueError("no evaluation after training started")

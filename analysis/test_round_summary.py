@@ -123,5 +123,16 @@ class RoundSummaryTest(unittest.TestCase):
         self.assertIn("| " + os.path.normpath(self.b) + " |", out)
         self.assertIn("70.00 % (5)", out)
 
+
+class RestartRowsTest(unittest.TestCase):
+    def test_a_step_evaluated_twice_counts_once_with_its_later_row(self):
+        rows = [{"step": 0.0, "test_accuracy": 0.1}, {"step": 4.0, "test_accuracy": 0.5},
+                {"step": 8.0, "test_accuracy": 0.6}, {"step": 8.0, "test_accuracy": 0.62},
+                {"step": 12.0, "test_accuracy": 0.7}]
+        s = round_summary.summarise(rows, 3)
+        self.assertEqual(s["evaluations"], 3)
+        self.assertAlmostEqual(s["window_mean"], (50 + 62 + 70) / 3, places=9)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -105,10 +105,21 @@ static std::string completed_notes(const RunResult& r) {
       notes += " (" + std::to_string(d["workers_at_end"].get<int>()) + " of " + std::to_string(r.worker_time.size()) +
                " workers at the end)";
   }
+  // The parameter server's and federated learning's failures are counted, not listed one by one.
+  if (d.contains("faults") && d["faults"].is_object()) {
+    const nlohmann::json& f = d["faults"];
+    const auto count = [&](const char* key) { return f.contains(key) && f[key].is_number() ? f[key].get<int64_t>() : 0; };
+    const auto counted = [](int64_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
+    if (f.contains("gradients_lost"))
+      notes += ", through worker failures (" + counted(count("gradients_lost"), "gradient") + " and " +
+               counted(count("pulls_lost"), "pull") + " lost, " + counted(count("restarts"), "restart") + ")";
+    else if (count("clients_lost") > 0)
+      notes += ", through failures (" + counted(count("clients_lost"), "client") + " lost in a round)";
+  }
   if (d.contains("empty_rounds") && d["empty_rounds"].is_number() && d["empty_rounds"].get<int64_t>() > 0) {
     const int64_t empty = d["empty_rounds"].get<int64_t>();
-    notes += "; " + std::to_string(empty) + " of " + std::to_string(r.steps) +
-             (empty == 1 ? " round had" : " rounds had") + " no client online and trained nothing";
+    notes += "; " + std::to_string(empty) + " of " + std::to_string(r.steps) + (r.steps == 1 ? " round" : " rounds") +
+             " had no client online and trained nothing";
   }
   return notes;
 }
@@ -266,7 +277,10 @@ std::string describe_setup(const RunInputs& in) {
     << c.fabric.name << " (" << format("%.4g Gb/s", c.fabric.bandwidth * 8 / 1e9)
     << ", " << to_string(c.layout.topology) << "), ";
   o << describe_strategy(c);
-  if (c.compression.active()) {
+  // Local SGD with H > 1 and no synchronous start averages models only: its compression never runs (the keys
+  // are reported as without effect), so the header does not claim it.
+  const bool models_only = c.strategy == Strategy::Local && c.sync.local_steps > 1 && c.sync.sync_until_step == 0;
+  if (c.compression.active() && !models_only) {
     const models::CompressionSettings& k = c.compression.settings;
     o << ", " << models::to_string(k.kind) << " compression";
     if (k.kind == models::CompressorKind::TopK || k.kind == models::CompressorKind::RandomK)

@@ -418,11 +418,13 @@ int command_sweep(int argc, char** argv) {
     ++ended;
     const fs::path log = fs::path(tasks[e.task].log);
     if (!run_is_done(rows[i]) && rows[i].status != "interrupted") {
-      // A run killed by a signal (exit 128 + n) wrote no last word: say which signal.
+      // A run killed by a signal (exit 128 + n) wrote no last word of its own: say which signal, then the last
+      // line of its log (a progress line, or a backtrace).
       std::string why = last_line_of(log);
-      if (why.empty() && e.exit_code > 128) {
+      if (e.exit_code > 128) {
         const char* name = sigabbrev_np(e.exit_code - 128);
-        why = "killed by signal " + std::to_string(e.exit_code - 128) + (name ? std::string(" (SIG") + name + ")" : "");
+        why = "killed by signal " + std::to_string(e.exit_code - 128) + (name ? std::string(" (SIG") + name + ")" : "") +
+              (why.empty() ? "" : "; its log's last line: " + why);
       }
       without_result.push_back(plan.runs[i].name + " (exit " + std::to_string(e.exit_code) + ": " + why + ")");
     }

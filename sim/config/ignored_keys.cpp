@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <optional>
 
 #include "models/architectures.hpp"
 #include "models/compression/registry.hpp"
@@ -73,14 +72,9 @@ std::string compression_settings(const std::string& key, const RunConfig& c) {
     return "has no effect: local SGD with local.local_steps > 1 averages models, not gradients (compression "
            "applies to the gradient steps before local.sync_until_step)";
   const models::CompressorKind kind = c.compression.settings.kind;
-  if (key == "compression.kind") {
-    // A cast to the format the gradients are already in sends the same values and bytes.
-    const std::optional<gpu::NumberFormat> cast = models::cast_format(kind);
-    if (cast && *cast == c.precision.gradients)
-      return std::string("has no effect: the gradients are already ") + gpu::to_string(*cast) +
-             " (precision.gradients), so the cast sends the same values and bytes";
-    return "";
-  }
+  // (A cast to the format the gradients already have sends the same bytes, but it is not without effect: the
+  // group sums in that format, rounding after every addition, where the uncompressed allreduce sums in fp32.)
+  if (key == "compression.kind") return "";
   if (kind == models::CompressorKind::None) return "has no effect: compression.kind = none";
   if (key == "compression.indices" && kind == models::CompressorKind::RandomK && c.compression.settings.shared_indices)
     return "has no effect: random-k with shared indices sends no indices (every worker draws them from the seed; "

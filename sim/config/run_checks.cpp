@@ -15,6 +15,7 @@
 #include "sim/config/cluster_layout.hpp"
 #include "sim/config/collective_algorithms.hpp"
 #include "sim/config/strategy.hpp"
+#include "sim/scenario/text.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -134,6 +135,12 @@ void check_federated(const RunConfig& c, const KeyOrigins& at) {
       fl.local_steps_by_client.empty())
     at.fail_at_set({"fl.local_steps", "fl.straggler_policy", "fl.straggler_fraction"},
                    "partial stragglers run 1 to τ-1 local steps, so τ (fl.local_steps) must be at least 2");
+  // The same per client: a straggler with one local step has no part of it to run (it is dropped).
+  if (fl.straggler_fraction > 0 && fl.straggler_policy == StragglerPolicy::Partial &&
+      !fl.local_steps_by_client.empty() &&
+      std::all_of(fl.local_steps_by_client.begin(), fl.local_steps_by_client.end(), [](int64_t v) { return v == 1; }))
+    at.fail_at_set({"fl.local_steps_by_client", "fl.straggler_policy", "fl.straggler_fraction"},
+                   "partial stragglers run 1 to τ-1 local steps, and every client's τ (fl.local_steps_by_client) is 1");
 
   // What the federated clients do not model.
   if (c.optimizer.kind != models::OptimizerKind::Sgd)
@@ -198,7 +205,23 @@ void check_compression(const RunConfig& c, const KeyOrigins& at) {
               std::string("predivide scales a synchronous group's narrow-format sum; ") + traits.name +
                   " has no such sum",
               "remove it, or use training.strategy = sync");
+    // DGC's momentum correction accumulates a worker's gradients between synchronous steps; on a federated
+    // model update or a stale parameter-server push it would be an algorithm of its own, not DGC.
+    if (m.momentum_correction > 0.0)
+      at.fail("compression.momentum_correction",
+              std::string("momentum correction (DGC) accumulates each worker's gradients between the group's "
+                          "synchronous steps; ") + traits.name + " has no such steps",
+              "remove it, or use training.strategy = sync");
   }
+  // Plain signs decode to ±1: a federated update of sign(Δy) moves every weight by the server's rate a round,
+  // whatever the clients' rate (±1 a round at fl.server_lr = 1, which blows up at once).
+  if (reads_section(c.strategy, "fl") &&
+      (m.kind == models::CompressorKind::Sign || m.kind == models::CompressorKind::Signum) && c.fl.server_lr >= 1.0)
+    at.fail_at_set({"compression.kind", "fl.server_lr"},
+                   std::string(models::to_string(m.kind)) + " uploads decode to ±1 per weight, so at fl.server_lr = " +
+                       short_number(c.fl.server_lr) + " every round moves every weight by that much",
+                   "set fl.server_lr to the step a round should take (e.g. 0.001), or use compression.kind = "
+                   "scaled-sign, whose sign carries the update's mean magnitude");
   // Secure aggregation masks each upload with pairwise masks that cancel only in the sum of dense vectors of
   // one fixed length; compressed messages (sparse values at client-chosen indices, low-rank factors, signs
   // with a scale) are neither, and revealing which indices a client sends defeats the masking.

@@ -118,7 +118,8 @@ void add_output_keys(std::vector<KeySpec>& keys) {
       real("eval.target_accuracy", "0", between(0, 1),
            "Report the simulated time and cost at which test accuracy first reaches this value; 0 = none"),
       integer("eval.per_epoch", "2", between(1, 100000),
-              "Test-set evaluations per epoch (plus one before training); evaluation costs no simulated time"),
+              "Test-set evaluations per epoch (plus one before training), spread evenly over its steps and at most one "
+              "a step; evaluation costs no simulated time"),
       boolean("eval.stop_on_divergence", "true",
               "End the run at the first divergence (status diverged); false = record it and train on"),
       real("eval.divergence_factor", "100", between(1, 1e12),

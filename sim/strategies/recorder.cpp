@@ -48,14 +48,16 @@ nlohmann::json TrainingRecorder::compression_totals() const {
   const CompressionSums& t = total_compression_;
   const models::CompressionSettings& settings = ctx_.config().compression.settings;
   if (settings.kind == models::CompressorKind::None) return nullptr;
+  // Without a compressed message (local SGD averaging models only) the ratios are 0/0: null, not 0.
+  const auto measured = [&](double v) { return t.messages > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
   return {{"kind", models::to_string(settings.kind)},
           {"error_feedback", settings.error_feedback},
           {"messages", t.messages},
           {"wire_bytes", t.sum.wire_bytes},
           {"fp32_bytes", t.sum.dense_bytes},
-          {"compression_ratio", t.sum.compression_ratio()},
-          {"relative_error", t.sum.relative_error()},
-          {"wire_bytes_per_message", t.wire_bytes_per_message()},
+          {"compression_ratio", measured(t.sum.compression_ratio())},
+          {"relative_error", measured(t.sum.relative_error())},
+          {"wire_bytes_per_message", measured(t.wire_bytes_per_message())},
           {"threshold_fallbacks", t.sum.threshold_fallbacks}};
 }
 

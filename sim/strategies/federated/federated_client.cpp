@@ -99,8 +99,10 @@ uint64_t FederatedLearning::compress_download(int64_t round) {
   const models::CompressionResult result = compressor.compress(diff, round);
   ctx_.ops.axpy(1.0f, diff, broadcast_.data(), num_params_);
   ++downloads_.messages;
-  downloads_.wire_bytes += result.stats.wire_bytes;
-  downloads_.dense_bytes += result.stats.dense_bytes;
+  // The whole broadcast, as for an upload: SCAFFOLD's c goes with the compressed model delta, dense.
+  downloads_.wire_bytes += result.stats.wire_bytes + static_cast<uint64_t>(vectors_ - 1) * params_.wire_bytes();
+  downloads_.dense_bytes +=
+      result.stats.dense_bytes + static_cast<uint64_t>(vectors_ - 1) * num_params_ * sizeof(float);
   downloads_.error_sum_squares += result.stats.error_sum_squares;
   downloads_.input_sum_squares += result.stats.input_sum_squares;
   return on_the_wire(result.stats.wire_bytes);

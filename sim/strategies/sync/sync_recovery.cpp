@@ -78,22 +78,38 @@ void SyncDataParallel::recover() {
   sg4::this_actor::sleep_until(std::max(sg4::Engine::get_clock(), failed_at + cfg.fault_timeout_s));
 
   nlohmann::json report;
-  report["workers"] = failed_;
   report["failed_at_s"] = failed_at;
   report["detected_at_s"] = sg4::Engine::get_clock();
   report["step"] = step_at_failure;
   FaultReaction reaction = cfg.fault_reaction;
   if (reaction == FaultReaction::Restart) {
-    double back = sg4::Engine::get_clock();
-    for (const int r : failed_)
-      back = std::max({back, ctx_.heterogeneity.faults().worker_up_at(r, back),
-                       ctx_.heterogeneity.faults().link_up_at(r, back)});
-    if (back == kNever) {
+    // Wait for every failed worker, then read the checkpoint back. A worker that fails meanwhile joins this
+    // recovery (on_failure adds it to failed_): it is waited for too, and the checkpoint read again once it is
+    // back (launching on a host that is down would abort the simulation).
+    const auto all_back = [&] {
+      const double now = sg4::Engine::get_clock();
+      return std::all_of(failed_.begin(), failed_.end(), [&](int r) {
+        return ctx_.platform.workers[r]->is_on() && ctx_.heterogeneity.faults().reachable(r, now);
+      });
+    };
+    double earliest = sg4::Engine::get_clock() + cfg.restart_s;
+    bool restored = false;
+    while (!restored) {
+      double back = sg4::Engine::get_clock();
+      for (const int r : failed_)
+        back = std::max({back, ctx_.heterogeneity.faults().worker_up_at(r, back),
+                         ctx_.heterogeneity.faults().link_up_at(r, back)});
+      if (back == kNever) break;
+      sg4::this_actor::sleep_until(std::max(back, earliest));
+      earliest = 0.0;
+      if (!all_back()) continue;
+      sg4::this_actor::sleep_for(checkpoint_bytes() / cfg.checkpoint_bandwidth);
+      restored = all_back();
+    }
+    if (!restored) {
       reaction = FaultReaction::Elastic;
       report["note"] = "the failed node never returns: continued without it";
     } else {
-      sg4::this_actor::sleep_until(std::max(back, sg4::Engine::get_clock() + cfg.restart_s));
-      sg4::this_actor::sleep_for(checkpoint_bytes() / cfg.checkpoint_bandwidth);
       settle_checkpoint(failed_at);
       writing_step_ = -1;  // a write the failure cut short is lost
       replicas_[0]->copy_from(*checkpoint_);
@@ -109,6 +125,10 @@ void SyncDataParallel::recover() {
     for (const int r : failed_) active_.erase(std::remove(active_.begin(), active_.end(), r), active_.end());
     report["steps_rolled_back"] = 0;
   }
+  // Every worker this recovery handled, those that failed while it waited included.
+  std::vector<int> handled = failed_;
+  std::sort(handled.begin(), handled.end());
+  report["workers"] = handled;
   report["reaction"] = to_string(reaction);
   report["resumed_at_s"] = sg4::Engine::get_clock();
   if (ctx_.trace)  // every worker's wait, counted as idle in summary.json (outcome())
