@@ -235,9 +235,19 @@ void claim_folder(const std::string& dir, const SweepPlan& plan) {
       wanted.erase("scenario_absolute");
       wanted.erase("scenario_crc32");
     }
-    // The --set flags in any order are the same sweep: a key can be set once only.
-    for (nlohmann::json* m : {&recorded, &wanted})
-      if (m->contains("sets") && (*m)["sets"].is_array()) std::sort((*m)["sets"].begin(), (*m)["sets"].end());
+    // The --set flags in any order, and their values however spelt (600 and 6e2), are the same sweep: a key
+    // can be set once only.
+    for (nlohmann::json* m : {&recorded, &wanted}) {
+      if (!m->contains("sets") || !(*m)["sets"].is_array()) continue;
+      for (nlohmann::json& set : (*m)["sets"]) {
+        if (!set.is_string()) continue;
+        const std::string text = set.get<std::string>();
+        const size_t eq = text.find('=');
+        if (eq != std::string::npos)
+          set = text.substr(0, eq) + "=" + value_meaning(text.substr(0, eq), text.substr(eq + 1));
+      }
+      std::sort((*m)["sets"].begin(), (*m)["sets"].end());
+    }
     if (recorded != wanted) {
       std::vector<std::string> differ;  // what a user would change: the flags or the file
       for (const auto& [field, name] : std::vector<std::pair<std::string, std::string>>{

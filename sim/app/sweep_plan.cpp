@@ -74,7 +74,7 @@ bool SweepPlan::varies_seed() const {
 
 // What a value means for its key: a number or quantity by its value (0.1 and 1e-1, 25GB/s and 200Gbps are one
 // run twice), anything else, or a value the key would refuse (the run says why), by its text.
-static std::string value_meaning(const std::string& key, const std::string& value) {
+std::string value_meaning(const std::string& key, const std::string& value) {
   const KeySpec* spec = find_key(key);
   if (!spec) return value;
   try {

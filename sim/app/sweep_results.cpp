@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -137,6 +138,24 @@ RunRow read_run_row(const std::string& sweep_dir, const SweepRun& run) {
                    ? summary["status"].get<std::string>()
                    : "unreadable";
   if (row.status == "unreadable") return row;
+  // A run made by hand into this folder is not the planned run: its --set keys must carry the run's values.
+  if (summary.contains("sets") && summary["sets"].is_array()) {
+    std::map<std::string, std::string> given;
+    for (const nlohmann::json& set : summary["sets"])
+      if (set.is_string()) {
+        const std::string text = set.get<std::string>();
+        const size_t eq = text.find('=');
+        if (eq != std::string::npos) given[text.substr(0, eq)] = value_meaning(text.substr(0, eq), text.substr(eq + 1));
+      }
+    for (const auto& [key, value] : run.values) {
+      if (key.find('.') == std::string::npos) continue;  // compare's run folders: the folder, not a scenario key
+      const auto it = given.find(key);
+      if (it == given.end() || it->second != value_meaning(key, value)) {
+        row.status = "another run";  // not a result of this sweep: run again on resuming
+        return row;
+      }
+    }
+  }
   for (const HeadlineSource& source : headline_sources())
     for (const std::string& pointer : source.pointers) {
       const nlohmann::json::json_pointer p(pointer);

@@ -424,11 +424,20 @@ TEST_F(Sweep, StatisticsCountResultsOnlyAndResumesIgnoreTheOrderOfSets) {
   EXPECT_DOUBLE_EQ(num(groups[0], "final_test_accuracy_min"), std::min(done[0], done[1]));
   // The three seeds' steps are equal: their spread is 0, not rounding noise.
   EXPECT_EQ(groups[0].at("steps_std"), "0");
-  // The same sweep, its --set flags reversed: it resumes (and reruns the interrupted run).
-  const std::string reversed = " --set data.test_samples=300 --set data.train_samples=2048 --set training.max_steps=3";
+  // The same sweep, its --set flags reversed and a value spelt otherwise: it resumes (and reruns the
+  // interrupted run).
+  const std::string reversed = " --set data.test_samples=3e2 --set data.train_samples=2048 --set training.max_steps=3";
   const auto again = run_dtsim("sweep " + kQuickstart + " --seeds 3 --jobs 1 --out " + out().string() + reversed, true);
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.output.find("2 with a result already, 1 to run"), std::string::npos) << again.output;
+  // A run made by hand into a run folder, with other values than the planned run's: not its result.
+  const fs::path second = out() / "run.seed=2" / "summary.json";
+  nlohmann::json by_hand = nlohmann::json::parse(read_file(second));
+  for (nlohmann::json& set : by_hand["sets"])
+    if (set == "run.seed=2") set = "run.seed=7";
+  std::ofstream(second) << by_hand.dump(2);
+  ASSERT_EQ(run_dtsim("collect " + out().string(), true).exit_code, 0);
+  EXPECT_EQ(records(out() / "summary.csv")[0].at("statuses"), "another run:1 completed:2");
   // A sweep into a run's folder: refused, and nothing of the sweep's left there.
   const fs::path run_folder = out() / "run.seed=1";
   const auto refused = run_dtsim("sweep " + kQuickstart + " --seeds 2 --out " + run_folder.string() + sets, true);
