@@ -22,7 +22,9 @@ class CastCodec final : public Codec<T> {
  public:
   CastCodec(gpu::Ops<T>& ops, const std::vector<TensorLayout>& layouts, const CompressionSettings& s)
       : Codec<T>(ops, layouts, s) {
-    format_ = cast_format(s.kind).value_or(gpu::NumberFormat::Fp32);
+    format_ = s.kind == CompressorKind::Fp16   ? gpu::NumberFormat::Fp16
+              : s.kind == CompressorKind::Bf16 ? gpu::NumberFormat::Bf16
+                                               : gpu::NumberFormat::Fp32;
     size_t largest = 0;
     for (const TensorLayout& l : layouts) largest = std::max(largest, l.tensor.size);
     if (narrow()) {
@@ -93,20 +95,6 @@ template std::unique_ptr<Codec<float>> make_cast_codec(gpu::Ops<float>&, const s
                                                        const CompressionSettings&);
 template std::unique_ptr<Codec<double>> make_cast_codec(gpu::Ops<double>&, const std::vector<TensorLayout>&,
                                                         const CompressionSettings&);
-
-}  // namespace dtsim::models::compression_detail
-
-namespace dtsim::models {
-
-std::optional<gpu::NumberFormat> cast_format(CompressorKind kind) {
-  if (kind == CompressorKind::Fp16) return gpu::NumberFormat::Fp16;
-  if (kind == CompressorKind::Bf16) return gpu::NumberFormat::Bf16;
-  return std::nullopt;
-}
-
-}  // namespace dtsim::models
-
-namespace dtsim::models::compression_detail {
 
 CompressorDescriptor describe_none() {
   return {CompressorKind::None, "none", CompressorFamily::None, {}, &make_cast_codec<float>, &make_cast_codec<double>};

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,8 +86,6 @@ const std::vector<CompressorDescriptor>& compressor_registry();
 const CompressorDescriptor& compressor_descriptor(CompressorKind kind);
 // The compressors that read `setting`, in registry order.
 std::vector<CompressorKind> compressors_reading(CompressionSetting setting);
-// The format a cast compressor rounds gradients to (fp16, bf16); none for the other kinds.
-std::optional<gpu::NumberFormat> cast_format(CompressorKind kind);
 
 // The one table of CompressorKind's names (built from the registry), and the choices list.
 const NameTable<CompressorKind>& compressor_kind_table();

@@ -12,6 +12,7 @@
 
 #include <zlib.h>
 
+#include "models/name_table.hpp"
 #include "sim/app/cost.hpp"
 #include "sim/config/strategy.hpp"
 #include "sim/strategies/training.hpp"
@@ -69,6 +70,11 @@ static std::string every_step_skipped_note(const RunConfig& c, const RunResult& 
 }
 
 // Synchronous training's failures, one phrase each: "worker 3 at 1 ms: elastic, 7 of 8 workers went on".
+// Idle is the run's time less the other two: what rounding leaves of it (1e-19 s) is none.
+static double idle_without_rounding(double idle, double simulated_time_s) {
+  return std::fabs(idle) <= 1e-9 * std::max(1e-30, simulated_time_s) ? 0.0 : idle;
+}
+
 static std::vector<std::string> failure_phrases(const RunResult& r) {
   std::vector<std::string> phrases;
   const nlohmann::json& d = r.strategy_details;
@@ -78,9 +84,9 @@ static std::vector<std::string> failure_phrases(const RunResult& r) {
     std::vector<int> ranks;
     for (const auto& w : f.value("workers", nlohmann::json::array())) ranks.push_back(w.get<int>());
     std::sort(ranks.begin(), ranks.end());
-    std::string who;
-    for (const int w : ranks) who += (who.empty() ? "" : ", ") + std::to_string(w);
-    std::string text = (f.value("workers", nlohmann::json::array()).size() == 1 ? "worker " : "workers ") + who +
+    std::vector<std::string> who;
+    for (const int w : ranks) who.push_back(std::to_string(w));
+    std::string text = (ranks.size() == 1 ? "worker " : "workers ") + models::join_names(who, ", ", ", ") +
                        " at " + seconds(f.value("failed_at_s", 0.0)) + ": " + f.value("reaction", std::string("?"));
     const std::string reaction = f.value("reaction", std::string());
     if (reaction == "restart")
@@ -144,8 +150,7 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
   s["final_test_loss"] = r.points.empty() ? 0.0 : r.points.back().test_loss;
   s["simulated_time_s"] = r.simulated_time_s;
   s["wall_time_s"] = wall_time_s;
-  // Idle is the run's time less the other two: what rounding leaves of it (1e-19 s) is none, as on the console.
-  const auto idle = [&](double x) { return std::fabs(x) <= 1e-9 * std::max(1e-30, r.simulated_time_s) ? 0.0 : x; };
+  const auto idle = [&](double x) { return idle_without_rounding(x, r.simulated_time_s); };
   s["time_breakdown_s"] = {{"compute", mean.compute}, {"communication", mean.communication}, {"idle", idle(mean.idle)}};
   // The same per worker (rank order): who computed, who waited.
   nlohmann::json per_worker = nlohmann::json::array();
@@ -279,8 +284,7 @@ std::string describe_setup(const RunInputs& in) {
   o << describe_strategy(c);
   // Local SGD with H > 1 and no synchronous start averages models only: its compression never runs (the keys
   // are reported as without effect), so the header does not claim it.
-  const bool models_only = c.strategy == Strategy::Local && c.sync.local_steps > 1 && c.sync.sync_until_step == 0;
-  if (c.compression.active() && !models_only) {
+  if (c.compression.active() && !averages_models_only(c)) {
     const models::CompressionSettings& k = c.compression.settings;
     o << ", " << models::to_string(k.kind) << " compression";
     if (k.kind == models::CompressorKind::TopK || k.kind == models::CompressorKind::RandomK)
@@ -308,8 +312,7 @@ std::string progress_line(const EvalPoint& p, const char* step_word) {
 
 std::string human_summary(const RunInputs& in, const RunResult& r, double wall_time_s, const std::string& out_dir) {
   WorkerTime t = r.mean_time();
-  // The idle part is the run's time less the other two: what rounding leaves of it (5e-11 ns) is none.
-  if (std::fabs(t.idle) <= 1e-9 * std::max(1e-30, r.simulated_time_s)) t.idle = 0.0;
+  t.idle = idle_without_rounding(t.idle, r.simulated_time_s);
   const double busy = t.compute + t.communication + t.idle;
   const auto share = [busy](double x) { return busy > 0 ? format(" (%.1f %%)", 100.0 * x / busy) : std::string(); };
   std::ostringstream o;

@@ -239,13 +239,11 @@ void claim_folder(const std::string& dir, const SweepPlan& plan) {
     // can be set once only.
     for (nlohmann::json* m : {&recorded, &wanted}) {
       if (!m->contains("sets") || !(*m)["sets"].is_array()) continue;
-      for (nlohmann::json& set : (*m)["sets"]) {
-        if (!set.is_string()) continue;
-        const std::string text = set.get<std::string>();
-        const size_t eq = text.find('=');
-        if (eq != std::string::npos)
-          set = text.substr(0, eq) + "=" + value_meaning(text.substr(0, eq), text.substr(eq + 1));
-      }
+      for (nlohmann::json& set : (*m)["sets"])
+        if (set.is_string()) {
+          const auto [key, meaning] = set_meaning(set.get<std::string>());
+          set = key + "=" + meaning;
+        }
       std::sort((*m)["sets"].begin(), (*m)["sets"].end());
     }
     if (recorded != wanted) {

@@ -90,6 +90,13 @@ std::string value_meaning(const std::string& key, const std::string& value) {
   }
 }
 
+std::pair<std::string, std::string> set_meaning(const std::string& item) {
+  const size_t eq = item.find('=');
+  if (eq == std::string::npos) return {item, ""};
+  const std::string key = item.substr(0, eq);
+  return {key, value_meaning(key, item.substr(eq + 1))};
+}
+
 VariedKey parse_vary(const std::string& text) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0)

@@ -50,6 +50,9 @@ VariedKey seeds_as_vary(long count);
 // What a value means for its key: a number or quantity by its value (0.1 and 1e-1, 25GB/s and 200Gbps alike),
 // anything else, or a value the key would refuse, by its text.
 std::string value_meaning(const std::string& key, const std::string& value);
+// A --set item "key=value" as its key and value_meaning (("training.max_steps", "600") for "…=6e2"); an item
+// without '=' is its own key with an empty value.
+std::pair<std::string, std::string> set_meaning(const std::string& item);
 
 SweepPlan make_sweep_plan(const std::string& scenario, const std::vector<std::string>& sets,
                           const std::vector<VariedKey>& varied, size_t max_runs = 100000);

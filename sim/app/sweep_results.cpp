@@ -142,11 +142,7 @@ RunRow read_run_row(const std::string& sweep_dir, const SweepRun& run) {
   if (summary.contains("sets") && summary["sets"].is_array()) {
     std::map<std::string, std::string> given;
     for (const nlohmann::json& set : summary["sets"])
-      if (set.is_string()) {
-        const std::string text = set.get<std::string>();
-        const size_t eq = text.find('=');
-        if (eq != std::string::npos) given[text.substr(0, eq)] = value_meaning(text.substr(0, eq), text.substr(eq + 1));
-      }
+      if (set.is_string()) given.insert(set_meaning(set.get<std::string>()));
     for (const auto& [key, value] : run.values) {
       if (key.find('.') == std::string::npos) continue;  // compare's run folders: the folder, not a scenario key
       const auto it = given.find(key);

@@ -68,7 +68,7 @@ std::string strategy_general_keys(const std::string& key, const RunConfig& c) {
 std::string compression_settings(const std::string& key, const RunConfig& c) {
   if (section_of(key) != "compression") return "";
   // Local SGD with H > 1 averages models, not gradients, except in its synchronous start.
-  if (c.strategy == Strategy::Local && c.sync.local_steps > 1 && c.sync.sync_until_step == 0)
+  if (averages_models_only(c))
     return "has no effect: local SGD with local.local_steps > 1 averages models, not gradients (compression "
            "applies to the gradient steps before local.sync_until_step)";
   const models::CompressorKind kind = c.compression.settings.kind;
@@ -181,9 +181,7 @@ std::string pcie_switch_settings(const std::string& key, const RunConfig& c) {
   if (key == "cluster.gpus_per_pcie_switch" && !c.layout.has_pcie_switch)
     return "has no effect: cluster.pcie_switch is empty (no PCIe switch between GPUs and NICs)";
   if (key != "cluster.pcie_switch" || !c.layout.has_pcie_switch) return "";
-  long long nodes = c.layout.groups.empty() ? (c.workers + c.layout.gpus_per_node - 1) / c.layout.gpus_per_node : 0;
-  for (const NodeGroup& g : c.layout.groups) nodes += g.nodes;
-  if (nodes <= 1 && server_hosts(c.strategy, c.ps.servers) == 0)
+  if (node_count(c) <= 1 && server_hosts(c.strategy, c.ps.servers) == 0)
     return "has no effect: every worker is in one node and there is no server, so no traffic reaches a NIC";
   return "";
 }
@@ -194,9 +192,7 @@ std::string pcie_switch_settings(const std::string& key, const RunConfig& c) {
 std::string network_in_one_node(const std::string& key, const RunConfig& c) {
   const bool fabric_value = section_of(key) == "fabric" && key.rfind("fabric.price_", 0) != 0 && key != "fabric.name";
   if (!fabric_value && key != "cluster.nics_per_node") return "";
-  long long nodes = c.layout.groups.empty() ? (c.workers + c.layout.gpus_per_node - 1) / c.layout.gpus_per_node : 0;
-  for (const NodeGroup& g : c.layout.groups) nodes += g.nodes;
-  if (nodes > 1 || server_hosts(c.strategy, c.ps.servers) > 0) return "";
+  if (node_count(c) > 1 || server_hosts(c.strategy, c.ps.servers) > 0) return "";
   return "has no effect: every worker is in one node and there is no server, so no traffic crosses the network "
          "between nodes";
 }

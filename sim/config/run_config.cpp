@@ -42,6 +42,17 @@ std::vector<const GpuSpec*> gpus_in_use(const RunConfig& c) {
   return gpus;
 }
 
+bool averages_models_only(const RunConfig& c) {
+  return c.strategy == Strategy::Local && c.sync.local_steps > 1 && c.sync.sync_until_step == 0;
+}
+
+long long node_count(const RunConfig& c) {
+  if (c.layout.groups.empty()) return (c.workers + c.layout.gpus_per_node - 1) / c.layout.gpus_per_node;
+  long long nodes = 0;
+  for (const NodeGroup& g : c.layout.groups) nodes += g.nodes;
+  return nodes;
+}
+
 RunConfig make_run_config(const Scenario& s, ConfigUse use) {
   RunConfig c;
   // [run], [eval] and [output]: this module's own sections.

@@ -101,6 +101,13 @@ struct RunConfig {
 // The GPUs the run's nodes hold, each kind once: the [gpu] section's, or under cluster.groups each group's.
 std::vector<const GpuSpec*> gpus_in_use(const RunConfig& config);
 
+// Local SGD with H > 1 and no synchronous start: every averaging is of models, no gradient is averaged (so
+// compression has nothing to compress).
+bool averages_models_only(const RunConfig& config);
+
+// The nodes the cluster has: cluster.groups' nodes, or the workers over cluster.gpus_per_node.
+long long node_count(const RunConfig& config);
+
 // What the configuration is for: a training run (dtsim run, sweep, validate), or `dtsim collective`, which
 // times one collective of any kind and so takes an algorithm that does not implement allreduce.
 enum class ConfigUse { Training, CollectiveCommand };

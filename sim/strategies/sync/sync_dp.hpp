@@ -59,6 +59,7 @@ class SyncDataParallel final : public TrainingStrategy {
   void watch_faults();
   void on_failure(int rank);
   void start_recovery_actor();
+  bool worker_up(int rank, double now) const;  // its host on and its link reachable
   void recover();
   void checkpoint_if_due(int rank, int64_t applied);
   // The real gradient of rank's batch for `step` (all micro-batches) at `params`, into gradient_of(rank).

@@ -47,12 +47,15 @@ void SyncDataParallel::on_failure(int rank) {
   start_recovery_actor();
 }
 
+bool SyncDataParallel::worker_up(int rank, double now) const {
+  return ctx_.platform.workers[static_cast<size_t>(rank)]->is_on() && ctx_.heterogeneity.faults().reachable(rank, now);
+}
+
 void SyncDataParallel::start_recovery_actor() {
   const double now = sg4::Engine::get_clock();
   recovery_host_ = nullptr;
   for (size_t r = 0; r < workers_.size() && !recovery_host_; ++r)
-    if (ctx_.platform.workers[r]->is_on() && ctx_.heterogeneity.faults().reachable(static_cast<int>(r), now))
-      recovery_host_ = ctx_.platform.workers[r];
+    if (worker_up(static_cast<int>(r), now)) recovery_host_ = ctx_.platform.workers[r];
   // Every worker is down: the job waits for one to return (the listener above), or, if none does, ends there
   // (and the run reports that every worker failed).
   recovery_waits_for_a_host_ = recovery_host_ == nullptr;
@@ -88,9 +91,7 @@ void SyncDataParallel::recover() {
     // back (launching on a host that is down would abort the simulation).
     const auto all_back = [&] {
       const double now = sg4::Engine::get_clock();
-      return std::all_of(failed_.begin(), failed_.end(), [&](int r) {
-        return ctx_.platform.workers[r]->is_on() && ctx_.heterogeneity.faults().reachable(r, now);
-      });
+      return std::all_of(failed_.begin(), failed_.end(), [&](int r) { return worker_up(r, now); });
     };
     double earliest = sg4::Engine::get_clock() + cfg.restart_s;
     bool restored = false;
