@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "models/name_table.hpp"
 #include "sim/app/cost.hpp"
 #include "sim/config/strategy.hpp"
+#include "sim/config/sync_config.hpp"
 #include "sim/strategies/training.hpp"
 #include "sim/scenario/units.hpp"
 
@@ -88,10 +90,10 @@ static std::vector<std::string> failure_phrases(const RunResult& r) {
     for (const int w : ranks) who.push_back(std::to_string(w));
     std::string text = (ranks.size() == 1 ? "worker " : "workers ") + models::join_names(who, ", ", ", ") +
                        " at " + seconds(f.value("failed_at_s", 0.0)) + ": " + f.value("reaction", std::string("?"));
-    const std::string reaction = f.value("reaction", std::string());
-    if (reaction == "restart")
+    const std::optional<FaultReaction> reaction = fault_reaction_table().parse(f.value("reaction", std::string()));
+    if (reaction == FaultReaction::Restart)
       text += ", " + std::to_string(f.value("steps_rolled_back", int64_t{0})) + " steps redone";
-    else if (reaction == "elastic")
+    else if (reaction == FaultReaction::Elastic)
       text += ", " + std::to_string(f.value("workers_after", 0)) + " of " + std::to_string(workers) + " workers went on";
     if (f.contains("note")) text += " (" + f["note"].get<std::string>() + ")";
     phrases.push_back(text);
@@ -131,8 +133,8 @@ static std::string completed_notes(const RunResult& r) {
 }
 
 static std::string completed_reason(const RunResult& r, const RunConfig& c) {
-  const bool rounds = std::string(strategy_descriptor(c.strategy).row_step) == "round";
-  return (rounds ? "every planned round ran" : "every planned step ran") + completed_notes(r);
+  return (strategy_descriptor(c.strategy).steps_are_rounds ? "every planned round ran" : "every planned step ran") +
+         completed_notes(r);
 }
 
 nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double wall_time_s) {
