@@ -2,6 +2,7 @@
 
 #include <boost/program_options.hpp>
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -72,6 +73,47 @@ struct Flags {
   bool help = false;
 };
 
+// The flags that stand for scenario keys.
+const std::vector<std::pair<const char*, const char*>>& key_flags() {
+  static const std::vector<std::pair<const char*, const char*>> flags = {
+      {"profile", "fabric.profile"},          {"topology", "cluster.topology"},     {"ranks", "cluster.workers"},
+      {"algorithm", "collective.algorithm"},  {"fidelity", "collective.fidelity"},  {"protocol", "collective.protocol"},
+      {"gpus-per-node", "cluster.gpus_per_node"}};
+  return flags;
+}
+
+// What the user types here: a message's advice to change one of those keys names its flag instead ("make
+// cluster.workers a multiple of 2" is "make --ranks a multiple of 2" in this command); a value stated as
+// "key = value" keeps the key.
+std::string in_flag_terms(std::string text) {
+  for (const auto& [flag, key] : key_flags()) {
+    const std::string k = key;
+    for (size_t at = text.find(k); at != std::string::npos; at = text.find(k, at)) {
+      const size_t end = at + k.size();
+      const bool word = end == text.size() || !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_');
+      // "collective.algorithm = ring" states a value, which reads best as the key it is.
+      const bool stated_value = text.compare(end, 3, " = ") == 0;
+      if (!word || stated_value) {
+        at = end;
+        continue;
+      }
+      const std::string spelled = std::string("--") + flag;
+      text.replace(at, k.size(), spelled);
+      at += spelled.size();
+    }
+  }
+  return text;
+}
+
+// An error of the run's keys, its advice in flag terms; the "<where>: <key>: " it starts with stays as it is.
+[[noreturn]] void rethrow_in_flag_terms(const InputError& e) {
+  const std::string text = e.what();
+  const std::string label = e.key().empty() ? std::string() : e.key() + ": ";
+  const size_t at = label.empty() ? std::string::npos : text.find(label);
+  const size_t from = at == std::string::npos ? 0 : at + label.size();
+  throw InputError::rendered(text.substr(0, from) + in_flag_terms(text.substr(from)), e.key());
+}
+
 // A flag that stands for a scenario key: checked against the key's schema so the error names the flag.
 void add_key_flag(Flags& f, const po::variables_map& vm, const char* flag, const std::string& key) {
   if (!vm.count(flag)) return;
@@ -110,13 +152,7 @@ Flags parse_flags(int argc, char** argv) {
                      "run 'dtsim collective --help'");
   Flags f;
   f.help = vm["help"].as<bool>();
-  add_key_flag(f, vm, "profile", "fabric.profile");
-  add_key_flag(f, vm, "topology", "cluster.topology");
-  add_key_flag(f, vm, "ranks", "cluster.workers");
-  add_key_flag(f, vm, "algorithm", "collective.algorithm");
-  add_key_flag(f, vm, "fidelity", "collective.fidelity");
-  add_key_flag(f, vm, "protocol", "collective.protocol");
-  add_key_flag(f, vm, "gpus-per-node", "cluster.gpus_per_node");
+  for (const auto& [flag, key] : key_flags()) add_key_flag(f, vm, flag, key);
   if (vm.count("set"))
     for (const std::string& s : vm["set"].as<std::vector<std::string>>()) {
       f.sets.push_back(s);
@@ -303,7 +339,13 @@ int command_collective(int argc, char** argv) {
     return 0;
   }
   const Scenario scenario = parse_scenario("dtsim collective", "", flags.sets, default_profile_dir(), flags.set_flags);
-  const RunConfig cfg = make_run_config(scenario, ConfigUse::CollectiveCommand);
+  const RunConfig cfg = [&] {
+    try {
+      return make_run_config(scenario, ConfigUse::CollectiveCommand);
+    } catch (const InputError& e) {
+      rethrow_in_flag_terms(e);
+    }
+  }();
   // Checked before the platform is built, so that the error names the flag.
   if (!algorithm_descriptor(cfg.collectives.algorithm).implements(flags.op)) {
     std::vector<std::string> able;
@@ -342,7 +384,8 @@ int command_collective(int argc, char** argv) {
     const bool read_here = std::find(kSectionsRead.begin(), kSectionsRead.end(), section) != kSectionsRead.end();
     const std::string why = read_here ? why_ignored_by_collective(spec.name, cfg, flags.op) : elsewhere;
     if (!why.empty())
-      std::fprintf(stderr, "dtsim: warning: %s: %s: %s\n", where.describe().c_str(), spec.name.c_str(), why.c_str());
+      std::fprintf(stderr, "dtsim: warning: %s: %s: %s\n", where.describe().c_str(), spec.name.c_str(),
+                   in_flag_terms(why).c_str());
   }
 
   const int n = platform.num_workers();

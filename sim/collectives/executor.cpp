@@ -198,7 +198,7 @@ const PlannedCollective::Prepared& PlannedCollective::prepared(uint64_t bytes) c
   if (options_.protocol == Protocol::Auto) {
     // NCCL's choice: the protocol whose predicted time is least for this size (the first on a tie).
     bool first = true;
-    for (const Protocol candidate : auto_protocol_candidates(any_pcie_hop_)) {
+    for (const Protocol candidate : auto_protocol_candidates(kind_, any_pcie_hop_)) {
       Prepared trial;
       trial.protocol = candidate;
       time_plan(p.plan, protocol_costs(candidate, algorithm_, kind_, hop_context_), trial);

@@ -70,8 +70,8 @@ ProtocolCosts protocol_costs(Protocol protocol, Algorithm algorithm, CollectiveK
   return c;
 }
 
-std::vector<Protocol> auto_protocol_candidates(bool any_pcie_hop) {
-  if (any_pcie_hop) return {Protocol::LL, Protocol::Simple};
+std::vector<Protocol> auto_protocol_candidates(CollectiveKind kind, bool any_pcie_hop) {
+  if (any_pcie_hop || kind == CollectiveKind::AllToAll) return {Protocol::LL, Protocol::Simple};
   return {Protocol::LL, Protocol::LL128, Protocol::Simple};
 }
 

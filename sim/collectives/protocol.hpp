@@ -39,9 +39,10 @@ struct HopContext {
 // nothing and keeps the full bandwidth.
 ProtocolCosts protocol_costs(Protocol protocol, Algorithm algorithm, CollectiveKind kind, const HopContext& where);
 
-// The protocols Auto chooses among, in NCCL's order: LL, LL128 (only where no hop crosses PCIe: NCCL enables
-// LL128 only on NVLink-connected GPUs), Simple.
-std::vector<Protocol> auto_protocol_candidates(bool any_pcie_hop);
+// The protocols Auto chooses among for `kind`, in NCCL's order: LL, LL128 (only where no hop crosses PCIe: NCCL
+// enables LL128 only on NVLink-connected GPUs), Simple. All-to-all is NCCL's point-to-point sends, which run
+// LL or Simple and never LL128 (src/enqueue.cc, addP2pToPlan: LL up to NCCL_P2P_LL_THRESHOLD per channel).
+std::vector<Protocol> auto_protocol_candidates(CollectiveKind kind, bool any_pcie_hop);
 
 // The bytes a step of `payload` bytes puts on the wire with this bandwidth fraction.
 uint64_t wire_bytes(uint64_t payload, double bandwidth_fraction);

@@ -360,9 +360,12 @@ std::string workload_settings(const std::string& key, const RunConfig& c) {
   return "has no effect in a timing-only run of a workload (workload.name = " + c.workload.name + ")";
 }
 
-// training.warmup_start_lr shapes a warmup: without one it has nothing to start.
+// training.warmup_start_lr shapes a warmup: without one it has nothing to start. Set empty it is unset (the
+// default), which clears a scenario's start from the command line and is never a setting without effect.
 std::string warmup_settings(const std::string& key, const RunConfig& c) {
-  if (key == "training.warmup_start_lr" && c.schedule.warmup_epochs <= 0 && c.schedule.warmup_steps <= 0)
+  const bool start_given = c.schedule.warmup_start_base || c.schedule.warmup_start_lr.has_value();
+  if (key == "training.warmup_start_lr" && start_given && c.schedule.warmup_epochs <= 0 &&
+      c.schedule.warmup_steps <= 0)
     return "has no effect without a warmup (training.warmup_epochs or training.warmup_steps)";
   return "";
 }

@@ -31,4 +31,6 @@ InputError::InputError(const std::string& where, const std::string& key, const s
                        const std::string& hint)
     : std::runtime_error(render(where, key, reason, hint)), key_(key) {}
 
+InputError InputError::rendered(const std::string& text, const std::string& key) { return {Rendered{}, text, key}; }
+
 }  // namespace dtsim::sim

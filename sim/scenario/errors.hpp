@@ -27,8 +27,12 @@ class InputError : public std::runtime_error {
   InputError(const Origin& where, const std::string& key, const std::string& reason, const std::string& hint = "");
   InputError(const std::string& where, const std::string& key, const std::string& reason, const std::string& hint = "");
   const std::string& key() const { return key_; }
+  // An error whose text is rendered already (a command rephrasing another error for its own flags).
+  static InputError rendered(const std::string& text, const std::string& key);
 
  private:
+  struct Rendered {};
+  InputError(Rendered, const std::string& text, const std::string& key) : std::runtime_error(text), key_(key) {}
   std::string key_;
 };
 

@@ -101,6 +101,12 @@ TEST(CollectiveFormats, ErrorsNameTheFlagThatSetTheKey) {
   // A --set of the same key is still blamed on --set.
   const Outcome set = run_dtsim("collective --sizes 8B --ranks 3 --set cluster.gpus_per_node=2");
   EXPECT_TRUE(contains(set.err, "dtsim: error: command line (--set): cluster.gpus_per_node: ")) << set.err;
+  // The advice names the flags this command has: --ranks, not cluster.workers.
+  const Outcome shape = run_dtsim("collective --sizes 8B --ranks 9 --gpus-per-node 2 --set "
+                                  "cluster.intra_node_fabric=nvlink3-nvswitch");
+  EXPECT_EQ(shape.exit_code, 2);
+  EXPECT_EQ(shape.err, "dtsim: error: command line (--gpus-per-node): cluster.gpus_per_node: 9 workers do not fill "
+                       "whole nodes of 2 GPUs; make --ranks a multiple of 2\n");
 }
 
 TEST(CollectiveFormats, OneGpuIsSingular) {
@@ -116,7 +122,7 @@ TEST(CollectiveFormats, HierarchicalOnSingleGpuNodesSaysItIsTheInterNodeRing) {
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.err,
             "dtsim: warning: command line (--algorithm): collective.algorithm: has no effect: every node holds one GPU, "
-            "so the hierarchical allreduce is its inter-node ring over all ranks (set cluster.gpus_per_node for "
+            "so the hierarchical allreduce is its inter-node ring over all ranks (set --gpus-per-node for "
             "multi-GPU nodes)\n");
   const Outcome multi = run_dtsim(std::string(kHgxNode) + " --sizes 8B --algorithm hierarchical");
   EXPECT_EQ(multi.exit_code, 0) << multi.err;

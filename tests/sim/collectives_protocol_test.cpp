@@ -162,8 +162,11 @@ TEST(Protocols, AutoPicksTheProtocolWithTheLeastPredictedTime) {
 }
 
 TEST(Protocols, LL128IsNoCandidateAcrossPcie) {
-  EXPECT_EQ(auto_protocol_candidates(true), (std::vector<Protocol>{Protocol::LL, Protocol::Simple}));
-  EXPECT_EQ(auto_protocol_candidates(false), (std::vector<Protocol>{Protocol::LL, Protocol::LL128, Protocol::Simple}));
+  EXPECT_EQ(auto_protocol_candidates(CollectiveKind::Allreduce, true), (std::vector<Protocol>{Protocol::LL, Protocol::Simple}));
+  EXPECT_EQ(auto_protocol_candidates(CollectiveKind::Allreduce, false),
+            (std::vector<Protocol>{Protocol::LL, Protocol::LL128, Protocol::Simple}));
+  // All-to-all is point-to-point in NCCL: LL or Simple, wherever it runs.
+  EXPECT_EQ(auto_protocol_candidates(CollectiveKind::AllToAll, false), (std::vector<Protocol>{Protocol::LL, Protocol::Simple}));
 }
 
 TEST(Protocols, MultiNodeRingHopsWaitForTheNetworkProxy) {

@@ -67,6 +67,8 @@ TEST(IgnoredKeys, AWarmupStartWithoutAWarmup) {
   EXPECT_EQ(reason_for(ignored_in("[training]\nwarmup_start_lr = base\n"), "training.warmup_start_lr"),
             "has no effect without a warmup (training.warmup_epochs or training.warmup_steps)");
   EXPECT_TRUE(ignored_in("[training]\nwarmup_steps = 10\nwarmup_start_lr = base\n").empty());
+  // Set empty, the start is unset (clearing a scenario's start along with its warmup): nothing to warn about.
+  EXPECT_EQ(reason_for(ignored_in("[training]\nwarmup_start_lr =\n"), "training.warmup_start_lr"), "");
   // Parsed: "base" takes the unscaled training.lr, a number is kept, anything else is refused at its line.
   const RunConfig c = make_run_config(parse_scenario("w.ini", "[training]\nwarmup_steps = 10\nwarmup_start_lr = 0.02\n", {}));
   ASSERT_TRUE(c.schedule.warmup_start_lr.has_value());
