@@ -435,6 +435,8 @@ sg4::Barrier& PlannedCollective::barrier() {
   return *barrier_;
 }
 
+// The header's alpha and B are a steady-state step's worst route latency and its slowest flow's share of the
+// links it crosses ("per flow": an all-to-all's 16 flows through one NIC each get a sixteenth of it).
 std::string PlannedCollective::describe() const {
   std::string line = std::string(to_string(algorithm_)) + " " + to_string(kind_) + " over " +
                      std::to_string(ranks()) + " ranks, " + to_string(fidelity_);
@@ -448,7 +450,7 @@ std::string PlannedCollective::describe() const {
     line += several ? "; phase " + std::to_string(ph + 1) + ": " : "; ";
     line += std::isinf(links_[ph].bandwidth) ? "no transfers"
                                              : "alpha " + format_seconds(links_[ph].alpha) + ", B " +
-                                                   format_rate(links_[ph].bandwidth);
+                                                   format_rate(links_[ph].bandwidth) + " per flow";
   }
   return line;
 }

@@ -42,6 +42,9 @@ TEST(MultiNicOps, AllToAllIsBoundByTheNicsItsRemoteShareCrosses) {
     const double t = time_us(two_nodes(nics) + " --op alltoall --sizes 64MiB");
     EXPECT_NEAR(t, expected, 1e-4 * expected) << nics << " NICs per node";
   }
+  // The header's B is the slowest flow's share: with 4 NICs, 2 GPUs × 8 remote peers = 16 flows per NIC.
+  const std::string header = collective_json(two_nodes(4) + " --op alltoall --sizes 64MiB")["collective"];
+  EXPECT_NE(header.find("B 1.5 GB/s per flow"), std::string::npos) << header;
 }
 
 TEST(MultiNicOps, AllGatherAndReduceScatterRunOneChannelPerNic) {
