@@ -101,12 +101,34 @@ static std::vector<std::string> failure_phrases(const RunResult& r) {
   return phrases;
 }
 
-// What a completed run ran through, to follow "every planned step ran": failures, and federated rounds that
-// had no client and trained nothing; empty when neither.
+// How far below its best a completed run's last accuracy must end for the run's reason to say so: 10 points,
+// far beyond the spread between seeds of a run that trains normally (under a point in docs/validation.md's
+// tables). A run that swings that much from round to round gets the note too; it states the fact only.
+constexpr double kFellBackNote = 0.10;
+
+// The first evaluation with the run's best test accuracy; null without evaluations.
+static const EvalPoint* best_point(const RunResult& r) {
+  const EvalPoint* best = nullptr;
+  for (const EvalPoint& p : r.points)
+    if (best == nullptr || p.test_accuracy > best->test_accuracy) best = &p;
+  return best;
+}
+
+// A run that completes far below its own best (a network collapsed to chance by too large a rate, with no
+// loss ever non-finite) says so, so that "completed" beside its final accuracy is not read as a result.
+static std::string fell_back_note(const RunResult& r) {
+  const EvalPoint* best = best_point(r);
+  if (best == nullptr || best->test_accuracy - r.final_accuracy() < kFellBackNote) return "";
+  return "; its test accuracy ended " + format("%.1f", 100.0 * (best->test_accuracy - r.final_accuracy())) +
+         " points below its best (" + percent(best->test_accuracy) + " at step " + std::to_string(best->step) + ")";
+}
+
+// What a completed run ran through, to follow "every planned step ran": failures, federated rounds that had
+// no client and trained nothing, and an accuracy that ended far below its best; empty when none.
 static std::string completed_notes(const RunResult& r) {
-  std::string notes;
   const nlohmann::json& d = r.strategy_details;
-  if (!d.is_object()) return notes;
+  if (!d.is_object()) return fell_back_note(r);
+  std::string notes;
   if (const size_t failures = failure_phrases(r).size(); failures > 0) {
     notes += ", through " + std::to_string(failures) + (failures == 1 ? " failure" : " failures");
     if (d.contains("workers_at_end") && d["workers_at_end"].is_number())
@@ -129,7 +151,7 @@ static std::string completed_notes(const RunResult& r) {
     notes += "; " + std::to_string(empty) + " of " + std::to_string(r.steps) + (r.steps == 1 ? " round" : " rounds") +
              " had no client online and trained nothing";
   }
-  return notes;
+  return notes + fell_back_note(r);
 }
 
 static std::string completed_reason(const RunResult& r, const RunConfig& c) {
@@ -323,7 +345,8 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
     o << "  status                " << to_string(r.status) << ": " << r.status_reason << "\n";
   if (const std::string note = every_step_skipped_note(in.config, r); !note.empty())
     o << "  note                  " << note << "\n";
-  // A completed run says what it ran through, where it ran through something (failures, empty rounds).
+  // A completed run says what it ran through, where it ran through something (failures, empty rounds, an
+  // accuracy far below its best).
   if (r.status == RunStatus::Completed && !completed_notes(r).empty())
     o << "  status                completed: " << completed_reason(r, in.config) << "\n";
   o << "  platform              " << r.platform_description << "\n";
