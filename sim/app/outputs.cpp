@@ -106,18 +106,10 @@ static std::vector<std::string> failure_phrases(const RunResult& r) {
 // tables). A run that swings that much from round to round gets the note too; it states the fact only.
 constexpr double kFellBackNote = 0.10;
 
-// The first evaluation with the run's best test accuracy; null without evaluations.
-static const EvalPoint* best_point(const RunResult& r) {
-  const EvalPoint* best = nullptr;
-  for (const EvalPoint& p : r.points)
-    if (best == nullptr || p.test_accuracy > best->test_accuracy) best = &p;
-  return best;
-}
-
 // A run that completes far below its own best (a network collapsed to chance by too large a rate, with no
 // loss ever non-finite) says so, so that "completed" beside its final accuracy is not read as a result.
 static std::string fell_back_note(const RunResult& r) {
-  const EvalPoint* best = best_point(r);
+  const EvalPoint* best = r.best_point();
   if (best == nullptr || best->test_accuracy - r.final_accuracy() < kFellBackNote) return "";
   return "; its test accuracy ended " + format("%.1f", 100.0 * (best->test_accuracy - r.final_accuracy())) +
          " points below its best (" + percent(best->test_accuracy) + " at step " + std::to_string(best->step) + ")";

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <stdexcept>
@@ -36,10 +37,16 @@ WorkerTime RunResult::mean_time() const {
   return m;
 }
 
-double RunResult::best_accuracy() const {
-  double best = 0.0;
-  for (const EvalPoint& p : points) best = std::max(best, p.test_accuracy);
+const EvalPoint* RunResult::best_point() const {
+  const EvalPoint* best = nullptr;
+  for (const EvalPoint& p : points)
+    if (!std::isnan(p.test_accuracy) && (best == nullptr || p.test_accuracy > best->test_accuracy)) best = &p;
   return best;
+}
+
+double RunResult::best_accuracy() const {
+  const EvalPoint* best = best_point();
+  return best == nullptr ? 0.0 : std::max(0.0, best->test_accuracy);
 }
 
 namespace {

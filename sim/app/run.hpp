@@ -53,6 +53,8 @@ struct RunResult {
   WorkerTime mean_time() const;
   double final_accuracy() const { return points.empty() ? 0.0 : points.back().test_accuracy; }
   double best_accuracy() const;
+  // The first evaluation with the best test accuracy (a NaN accuracy never is); null without one.
+  const EvalPoint* best_point() const;
 };
 
 // A run that ended early (interrupted, diverged, failed): the rows `metrics` recorded, the steps and bytes of
