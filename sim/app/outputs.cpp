@@ -71,12 +71,12 @@ static std::string every_step_skipped_note(const RunConfig& c, const RunResult& 
          ")";
 }
 
-// Synchronous training's failures, one phrase each: "worker 3 at 1 ms: elastic, 7 of 8 workers went on".
 // Idle is the run's time less the other two: what rounding leaves of it (1e-19 s) is none.
 static double idle_without_rounding(double idle, double simulated_time_s) {
   return std::fabs(idle) <= 1e-9 * std::max(1e-30, simulated_time_s) ? 0.0 : idle;
 }
 
+// Synchronous training's failures, one phrase each: "worker 3 at 1 ms: elastic, 7 of 8 workers went on".
 static std::vector<std::string> failure_phrases(const RunResult& r) {
   std::vector<std::string> phrases;
   const nlohmann::json& d = r.strategy_details;

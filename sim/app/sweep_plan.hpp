@@ -44,9 +44,6 @@ VariedKey parse_vary(const std::string& text);
 // --seeds N: run.seed = 1, 2, ..., N.
 VariedKey seeds_as_vary(long count);
 
-// The product of `varied`, each run named "key=value,key=value" with every byte outside [A-Za-z0-9._+-]
-// written as '_'. InputError when a key is varied twice, a list repeats a value, two runs would share a
-// folder name, or the product has more than `max_runs` runs.
 // What a value means for its key: a number or quantity by its value (0.1 and 1e-1, 25GB/s and 200Gbps alike),
 // anything else, or a value the key would refuse, by its text.
 std::string value_meaning(const std::string& key, const std::string& value);
@@ -54,6 +51,9 @@ std::string value_meaning(const std::string& key, const std::string& value);
 // without '=' is its own key with an empty value.
 std::pair<std::string, std::string> set_meaning(const std::string& item);
 
+// The product of `varied`, each run named "key=value,key=value" with every byte outside [A-Za-z0-9._+-]
+// written as '_'. InputError when a key is varied twice, a list repeats a value, two runs would share a
+// folder name, or the product has more than `max_runs` runs.
 SweepPlan make_sweep_plan(const std::string& scenario, const std::vector<std::string>& sets,
                           const std::vector<VariedKey>& varied, size_t max_runs = 100000);
 
