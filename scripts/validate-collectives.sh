@@ -3,10 +3,13 @@
 # its prediction and its error against the published measurement (cited in the docs).
 #   scripts/validate-collectives.sh [path/to/dtsim]      (default: build/dtsim)
 # Columns: id, what is compared (busbw GB/s or time us), measured, predicted, error %.
+# A row runs NCCL's own choice (--algorithm auto, --protocol auto: NCCL's tuning model on the row's GPUs) unless
+# its source forced an algorithm (NCCL_ALGO) or a protocol (NCCL_PROTO); the default ring stands for
+# NCCL_ALGO=Ring.
 set -euo pipefail
 DTSIM=${1:-build/dtsim}
-HGX_A100="--gpus-per-node 8 --set cluster.intra_node_fabric=nvlink3-nvswitch"
-HGX_H100="--gpus-per-node 8 --set cluster.intra_node_fabric=nvlink4-nvswitch"
+HGX_A100="--gpu a100-80gb --gpus-per-node 8 --set cluster.intra_node_fabric=nvlink3-nvswitch"
+HGX_H100="--gpu h100-80gb --gpus-per-node 8 --set cluster.intra_node_fabric=nvlink4-nvswitch"
 
 # row ID METRIC MEASURED ARGS...: METRIC is busbw (GB/s) or time (us) of the single size in ARGS.
 row() {
@@ -22,24 +25,24 @@ row() {
 }
 
 echo "# large messages: bus bandwidth (GB/s)"
-row L1 busbw 231.58 --ranks 8 $HGX_A100 --sizes 8GiB
+row L1 busbw 231.58 --algorithm auto --ranks 8 $HGX_A100 --sizes 8GiB
 row L2 busbw 392.69 --ranks 16 $HGX_H100 --set cluster.nics_per_node=8 --profile ib-ndr-400 --sizes 8GiB --fidelity aggregated
 row L3 busbw 364.93 --ranks 32 $HGX_H100 --set cluster.nics_per_node=8 --profile ib-ndr-400 --sizes 8GiB --fidelity aggregated
-row L4 busbw 320.70 --ranks 64 $HGX_H100 --set cluster.nics_per_node=8 --profile ib-ndr-400 --sizes 8GiB --fidelity aggregated
-row L5 busbw 364.57 --ranks 1024 $HGX_H100 --set cluster.nics_per_node=8 --profile roce-400 --sizes 8GiB --protocol ll128 --fidelity analytic
-row L6 busbw 192.00 --ranks 16 $HGX_A100 --set cluster.nics_per_node=8 --sizes 8GiB --fidelity aggregated
-row L7 busbw 194.06 --ranks 16 $HGX_A100 --set cluster.nics_per_node=8 --sizes 2GiB --fidelity aggregated
-row L8 busbw 96.00 --ranks 24 $HGX_A100 --set cluster.nics_per_node=4 --sizes 128MiB
-row L9 busbw 12.20 --ranks 32 $HGX_A100 --set fabric.bandwidth=100Gbps --sizes 1GiB --fidelity aggregated
+row L4 busbw 320.70 --algorithm auto --ranks 64 $HGX_H100 --set cluster.nics_per_node=8 --profile ib-ndr-400 --sizes 8GiB --fidelity aggregated
+row L5 busbw 364.57 --ranks 1024 --gpus-per-node 8 --set cluster.intra_node_fabric=nvlink4-nvswitch --set cluster.nics_per_node=8 --profile roce-400 --sizes 8GiB --protocol ll128 --fidelity analytic
+row L6 busbw 192.00 --algorithm auto --ranks 16 $HGX_A100 --set cluster.nics_per_node=8 --sizes 8GiB --fidelity aggregated
+row L7 busbw 194.06 --algorithm auto --ranks 16 $HGX_A100 --set cluster.nics_per_node=8 --sizes 2GiB --fidelity aggregated
+row L8 busbw 96.00 --algorithm auto --ranks 24 $HGX_A100 --set cluster.nics_per_node=4 --sizes 128MiB
+row L9 busbw 12.20 --algorithm auto --ranks 32 $HGX_A100 --set fabric.bandwidth=100Gbps --sizes 1GiB --fidelity aggregated
 row L10 busbw 190.00 --ranks 40 $HGX_H100 --set cluster.nics_per_node=4 --profile roce-400 --sizes 1GiB --fidelity aggregated
 row L11 busbw 150.00 --ranks 40 $HGX_H100 --set cluster.nics_per_node=4 --profile roce-400 --algorithm tree --sizes 1GiB --fidelity aggregated
 echo "# small messages: time (us)"
-row S1 time 13.03 --ranks 8 $HGX_H100 --sizes 8B
-row S2 time 18.85 --ranks 8 $HGX_H100 --sizes 64KiB
-row S3 time 26.93 --ranks 8 $HGX_H100 --sizes 1MiB
-row S4 time 19.50 --ranks 2 --sizes 8B
-row S5 time 24.70 --ranks 16 $HGX_H100 --set cluster.nics_per_node=8 --profile ib-ndr-400 --algorithm tree --sizes 8B
-row S6 time 33.08 --ranks 16 $HGX_H100 --set cluster.nics_per_node=8 --profile ib-ndr-400 --algorithm tree --sizes 64KiB
-row S7 time 34.75 --ranks 32 $HGX_H100 --set cluster.nics_per_node=8 --profile ib-ndr-400 --algorithm tree --sizes 8B
-row S8 time 27.70 --ranks 16 $HGX_A100 --set cluster.nics_per_node=8 --algorithm tree --sizes 8B
-row S9 time 34.74 --ranks 16 $HGX_A100 --set cluster.nics_per_node=8 --profile roce-100 --algorithm tree --sizes 8B
+row S1 time 13.03 --algorithm auto --ranks 8 $HGX_H100 --sizes 8B
+row S2 time 18.85 --algorithm auto --ranks 8 $HGX_H100 --sizes 64KiB
+row S3 time 26.93 --algorithm auto --ranks 8 $HGX_H100 --sizes 1MiB
+row S4 time 19.50 --algorithm auto --ranks 2 --sizes 8B
+row S5 time 24.70 --algorithm auto --ranks 16 $HGX_H100 --set cluster.nics_per_node=8 --profile ib-ndr-400 --sizes 8B
+row S6 time 33.08 --algorithm auto --ranks 16 $HGX_H100 --set cluster.nics_per_node=8 --profile ib-ndr-400 --sizes 64KiB
+row S7 time 34.75 --algorithm auto --ranks 32 $HGX_H100 --set cluster.nics_per_node=8 --profile ib-ndr-400 --sizes 8B
+row S8 time 27.70 --algorithm auto --ranks 16 $HGX_A100 --set cluster.nics_per_node=8 --sizes 8B
+row S9 time 34.74 --algorithm auto --ranks 16 $HGX_A100 --set cluster.nics_per_node=8 --profile roce-100 --sizes 8B

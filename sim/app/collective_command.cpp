@@ -45,6 +45,10 @@ const char* const kHelp =
     "  --ranks N           cluster.workers (default 8)\n"
     "  --algorithm A       ring | tree | halving-doubling | hierarchical | direct | auto (default ring; auto\n"
     "                      = NCCL's choice per size, ring or tree for allreduce)\n"
+    "  --tuner T           nccl | fastest: who makes auto's choices (collective.tuner; default nccl = NCCL's\n"
+    "                      tuning model, fastest = the variant dtsim predicts fastest)\n"
+    "  --gpu G             GPU profile (gpu.profile; default a100-40gb): its compute capability picks the\n"
+    "                      tables of NCCL's tuner\n"
     "  --sizes MIN:MAX     sizes doubling from MIN up to MAX (default 8B:128MiB; GB = 10^9 B, GiB = 2^30 B)\n"
     "  --op OP             allreduce | reduce_scatter | all_gather | broadcast | reduce | alltoall (default\n"
     "                      allreduce; alltoall runs the direct algorithm)\n"
@@ -78,7 +82,7 @@ const std::vector<std::pair<const char*, const char*>>& key_flags() {
   static const std::vector<std::pair<const char*, const char*>> flags = {
       {"profile", "fabric.profile"},          {"topology", "cluster.topology"},     {"ranks", "cluster.workers"},
       {"algorithm", "collective.algorithm"},  {"fidelity", "collective.fidelity"},  {"protocol", "collective.protocol"},
-      {"gpus-per-node", "cluster.gpus_per_node"}};
+      {"gpus-per-node", "cluster.gpus_per_node"}, {"gpu", "gpu.profile"},         {"tuner", "collective.tuner"}};
   return flags;
 }
 
@@ -134,6 +138,7 @@ Flags parse_flags(int argc, char** argv) {
   opts.add_options()("profile", po::value<std::string>())("topology", po::value<std::string>())(
       "ranks", po::value<std::string>())("algorithm", po::value<std::string>())("sizes", po::value<std::string>())(
       "op", po::value<std::string>())("fidelity", po::value<std::string>())("protocol", po::value<std::string>())("gpus-per-node", po::value<std::string>())(
+      "gpu", po::value<std::string>())("tuner", po::value<std::string>())(
       "set", po::value<std::vector<std::string>>()->composing())("help,h", po::bool_switch())(
       "warmup", po::value<std::string>())("iters", po::value<std::string>())("format", po::value<std::string>())(
       "extra", po::value<std::vector<std::string>>());
@@ -232,6 +237,9 @@ nlohmann::json settings_json(const RunConfig& c) {
           {"inter_node", to_string(k.inter_node)},
           {"fidelity", to_string(k.fidelity)},
           {"protocol", to_string(k.protocol)},
+          {"tuner", to_string(k.tuner)},
+          {"gpu", c.gpu.name},
+          {"compute_capability", c.gpu.compute_capability},
           {"channels", k.channels == 0 ? nlohmann::json("auto") : nlohmann::json(k.channels)},
           {"topology", to_string(c.layout.topology)},
           {"gpus_per_node", c.layout.gpus_per_node},
@@ -365,24 +373,29 @@ int command_collective(int argc, char** argv) {
   std::unique_ptr<Collective> collective;
   try {
     collective = make_collective(flags.op, cfg.collectives.algorithm, cfg.collectives.fidelity, platform, "collective",
-                                 cfg.collectives.options(cfg.fabric, cfg.layout));
+                                 collective_options(cfg));
   } catch (const CollectiveError& e) {
     throw InputError("collective", collective_key_of(e.cause()), e.reason(), e.hint());
   }
   // The flags are keys, so a flag or --set without effect here gets the same warning as in a run; a key of
   // any other section (training, data, a strategy's, the GPU's compute) has none at all when one collective
-  // is timed.
+  // is timed. Of the GPU's keys, NCCL's tuner reads the compute capability.
   static const std::vector<std::string> kSectionsRead = {"cluster", "fabric", "network", "collective"};
+  static const std::vector<std::string> kGpuKeysRead = {"gpu.profile", "gpu.compute_capability"};
   std::vector<std::string> bracketed;
   for (const std::string& s : kSectionsRead) bracketed.push_back("[" + s + "]");
   const std::string elsewhere =
-      "has no effect in dtsim collective, which reads only the " + models::join_names(bracketed, ", ", " and ") + " keys";
+      "has no effect in dtsim collective, which reads only the " + models::join_names(bracketed, ", ", " and ") +
+      " keys and the GPU's profile and compute capability";
   for (const KeySpec& spec : all_keys()) {
     const Origin& where = scenario.origin(spec.name);
     if (!where.command_line) continue;
     const std::string section = spec.name.substr(0, spec.name.find('.'));
-    const bool read_here = std::find(kSectionsRead.begin(), kSectionsRead.end(), section) != kSectionsRead.end();
-    const std::string why = read_here ? why_ignored_by_collective(spec.name, cfg, flags.op) : elsewhere;
+    const bool read_here = std::find(kSectionsRead.begin(), kSectionsRead.end(), section) != kSectionsRead.end() ||
+                           std::find(kGpuKeysRead.begin(), kGpuKeysRead.end(), spec.name) != kGpuKeysRead.end();
+    // The GPU's profile is read for its compute capability alone (the name is for people).
+    const std::string asked = spec.name == "gpu.profile" ? "gpu.compute_capability" : spec.name;
+    const std::string why = read_here ? why_ignored_by_collective(asked, cfg, flags.op) : elsewhere;
     if (!why.empty())
       std::fprintf(stderr, "dtsim: warning: %s: %s: %s\n", where.describe().c_str(), spec.name.c_str(),
                    in_flag_terms(why).c_str());

@@ -148,7 +148,7 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
 
   // Fidelity auto budgets the flows of every collective a step calls: the buckets and ZeRO's all-gather (local
   // SGD: one model average at most).
-  CollectiveOptions options = cfg.collectives.options(cfg.fabric, cfg.layout);
+  CollectiveOptions options = collective_options(cfg);
   // Stage 3 gathers each bucket's weights twice (forward and backward) and a frozen tail's.
   const size_t buckets = timing_buckets(t).size();
   options.calls_per_step = cfg.strategy == Strategy::Local && cfg.sync.sync_until_step == 0 ? 1

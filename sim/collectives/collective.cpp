@@ -38,7 +38,8 @@ std::unique_ptr<Collective> make_collective(CollectiveKind kind, Algorithm algor
         built = build(coarsest);
         break;
       }
-    return std::make_unique<AutoCollective>(kind, std::move(built));
+    return std::make_unique<AutoCollective>(kind, std::move(built), options,
+                                            nccl_topology(platform.workers_of_node, options));
   }
   const auto plan = implementation_of(algorithm).plan;
   PlannedCollective::PlanBuilder builder = [plan, kind, ranks, nodes = platform.workers_of_node,

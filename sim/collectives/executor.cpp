@@ -10,6 +10,7 @@
 #include <xbt/config.hpp>
 
 #include "sim/collectives/fluid_replay.hpp"
+#include "sim/collectives/nccl_tuning.hpp"
 #include "sim/collectives/protocol.hpp"
 #include "sim/world/link_traffic.hpp"
 #include "sim/world/platform.hpp"
@@ -74,6 +75,7 @@ PlannedCollective::PlannedCollective(CollectiveKind kind, Algorithm algorithm, F
   tcp_gamma_ = simgrid::config::get_value<double>("network/TCP-gamma");
   node_of_ = platform.node_of_worker;
   node_of_.resize(hosts_.size(), 0);
+  nccl_topology_ = nccl_topology(platform.workers_of_node, options);
   hop_context_.one_gpu_per_node = !platform.workers_of_node.empty();
   for (const auto& node : platform.workers_of_node) hop_context_.one_gpu_per_node &= node.size() == 1;
   const Plan probe = builder_(kProbeBytes);
@@ -195,8 +197,15 @@ const PlannedCollective::Prepared& PlannedCollective::prepared(uint64_t bytes) c
   Prepared p;
   p.last_used = ++cache.uses;
   p.plan = builder_(bytes);
-  if (options_.protocol == Protocol::Auto) {
-    // NCCL's choice: the protocol whose predicted time is least for this size (the first on a tie).
+  std::optional<NcclEstimate> nccl;
+  if (options_.protocol == Protocol::Auto && options_.tuner == CollectiveTuner::Nccl && nccl_tunes(kind_, algorithm_))
+    nccl = nccl_choice(kind_, bytes, nccl_topology_, {algorithm_}, auto_protocol_candidates(kind_, any_pcie_hop_));
+  if (nccl) {
+    // NCCL's choice: the protocol its tuning model predicts fastest for this size.
+    p.protocol = nccl->protocol;
+    time_plan(p.plan, protocol_costs(p.protocol, algorithm_, kind_, hop_context_), p);
+  } else if (options_.protocol == Protocol::Auto) {
+    // The protocol whose simulated prediction is least for this size (the first on a tie).
     bool first = true;
     for (const Protocol candidate : auto_protocol_candidates(kind_, any_pcie_hop_)) {
       Prepared trial;
@@ -444,7 +453,9 @@ std::string PlannedCollective::describe() const {
     line += " (auto: " + std::to_string(auto_stepwise_flows_) + " stepwise flows per call)";
   if (options_.protocol != Protocol::None)
     line += std::string(", protocol ") + to_string(options_.protocol) +
-            (options_.protocol == Protocol::Auto ? " (NCCL's choice per size)" : "");
+            (options_.protocol != Protocol::Auto       ? ""
+             : options_.tuner == CollectiveTuner::Nccl && nccl_tunes(kind_, algorithm_) ? " (NCCL's tuner per size)"
+                                                                                        : " (the fastest per size)");
   for (size_t ph = 0; ph < links_.size(); ++ph) {
     const bool several = links_.size() > 1;
     line += several ? "; phase " + std::to_string(ph + 1) + ": " : "; ";

@@ -35,6 +35,7 @@
 
 #include "sim/collectives/collective.hpp"
 #include "sim/collectives/fluid_replay.hpp"
+#include "sim/collectives/nccl_tuning.hpp"
 #include "sim/collectives/protocol.hpp"
 #include "sim/collectives/schedule.hpp"
 #include "sim/world/platform.hpp"
@@ -141,6 +142,7 @@ class PlannedCollective final : public Collective {
   double tcp_gamma_ = 0.0;                // SimGrid's network/TCP-gamma: a flow's rate ≤ it / (2 · route latency)
   HopContext hop_context_;
   bool any_pcie_hop_ = false;
+  NcclTopology nccl_topology_;  // what NCCL's tuner reads (collective.tuner = nccl, protocol auto)
   mutable std::unordered_map<uint64_t, CachedRoute> routes_;  // (from, to), filled as steps and replays need them
   // Above this many transfers a schedule is timed by its closed form instead of a replay.
   static constexpr uint64_t kReplayMaxTransfers = 1'000'000;

@@ -1,5 +1,7 @@
 #include "sim/collectives/protocol.hpp"
 
+#include "sim/collectives/nccl_constants.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -8,20 +10,6 @@ namespace dtsim::sim {
 namespace {
 
 constexpr double kMicro = 1e-6;
-
-// NCCL 2.28's tuning constants (src/graph/tuning.cc), in µs, per protocol in the order LL, LL128, Simple.
-struct NcclAlgorithmConstants {
-  double base[3];     // baseLatencies: once per call
-  double nvlink[3];   // hwLatencies, NVLink hop
-  double pcie[3];     // hwLatencies, PCIe hop
-  double network[3];  // hwLatencies, network hop
-};
-constexpr NcclAlgorithmConstants kNcclRing = {{6.6, 14.0, 8.4}, {0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 14.0}};
-constexpr NcclAlgorithmConstants kNcclTree = {{6.8, 14.0, 8.4}, {0.6, 1.25, 4.0}, {1.0, 1.9, 4.0}, {5.0, 8.5, 14.0}};
-
-// On a multi-node ring every hop waits at least for the proxy thread to post the network operation:
-// NCCL's getNetOverhead (1 µs on x86), three times that for Simple.
-constexpr double kNetOverheadUs = 1.0;
 
 int index_of(Protocol p) {
   switch (p) {
@@ -41,14 +29,14 @@ ProtocolCosts protocol_costs(Protocol protocol, Algorithm algorithm, CollectiveK
   if (protocol == Protocol::None) return c;
   const int p = index_of(protocol);
   const bool tree = algorithm == Algorithm::DoubleBinaryTree;
-  const NcclAlgorithmConstants& k = tree ? kNcclTree : kNcclRing;
+  const nccl::AlgorithmLatencies& k = tree ? nccl::kTree : nccl::kRing;
 
   c.call_latency = k.base[p] * kMicro;
   double nvlink = k.nvlink[p], pcie = k.pcie[p];
   // With one GPU per node NCCL charges the network hop the tree's latency: nothing hides it.
-  double network = where.one_gpu_per_node ? kNcclTree.network[p] : k.network[p];
+  double network = where.one_gpu_per_node ? nccl::kTree.network[p] : k.network[p];
   if (!tree && where.crosses_network) {
-    const double overhead = protocol == Protocol::Simple ? 3.0 * kNetOverheadUs : kNetOverheadUs;
+    const double overhead = protocol == Protocol::Simple ? 3.0 * nccl::kNetOverheadUs : nccl::kNetOverheadUs;
     nvlink = std::max(nvlink, overhead);
     pcie = std::max(pcie, overhead);
     network = std::max(network, overhead);

@@ -9,8 +9,9 @@
 //     polling, flag handling and proxy thread; a longer wire, e.g. a WAN, still adds its own);
 //   - bandwidth fraction: a step of s payload bytes puts s / fraction bytes on the wire (LL sends a flag with
 //     every 4 bytes of data), so the protocol's overhead also loads the links other traffic shares.
-// What dtsim leaves out of NCCL's model: its per-channel bandwidth caps (llMaxBw, perChMax*Bw), the tree's
-// size-dependent correction factors and the ring's "plateau" latency factor for mid-size multi-node calls.
+// Not charged: NCCL's per-channel bandwidth caps (llMaxBw, perChMax*Bw), the tree's size-dependent correction
+// factors and the ring's "plateau" latency factor describe NCCL's prediction rather than the wire; NCCL's tuner
+// (nccl_tuning.hpp) uses them to choose. The constants themselves are in nccl_constants.hpp.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,7 @@
 #include "sim/config/collective_config.hpp"
 
+#include <cmath>
+
 #include "sim/config/choice.hpp"
 #include "sim/config/collective_algorithms.hpp"
 #include "sim/config/schema.hpp"
@@ -19,7 +21,8 @@ HopClass hop_class_of(FabricProtocol protocol) {
   return HopClass::Network;
 }
 
-CollectiveOptions CollectiveConfig::options(const FabricSpec& fabric, const ClusterConfig& layout) const {
+CollectiveOptions CollectiveConfig::options(const FabricSpec& fabric, const ClusterConfig& layout,
+                                            double compute_capability) const {
   CollectiveOptions o;
   o.pipeline_chunk_bytes = pipeline_chunk_bytes;
   o.max_pipeline_chunks = max_pipeline_chunks;
@@ -30,6 +33,11 @@ CollectiveOptions CollectiveConfig::options(const FabricSpec& fabric, const Clus
   o.nics_per_node = layout.nics_per_node;
   o.inter_node_hops = hop_class_of(fabric.protocol);
   o.intra_node_hops = layout.has_intra_node_fabric ? hop_class_of(layout.intra_node_fabric.protocol) : o.inter_node_hops;
+  o.tuner = tuner;
+  o.compute_capability = compute_capability > 0 ? static_cast<int>(std::lround(compute_capability * 10)) : 80;
+  o.nic_bandwidth = fabric.bandwidth * fabric.efficiency;
+  o.intra_node_bandwidth =
+      layout.has_intra_node_fabric ? layout.intra_node_fabric.bandwidth * layout.intra_node_fabric.efficiency : 0.0;
   return o;
 }
 
@@ -43,6 +51,7 @@ CollectiveConfig make_collective_config(const Scenario& scenario) {
   c.max_pipeline_chunks = static_cast<int>(scenario.integer("collective.pipeline_chunks_max"));
   c.protocol = choice_value(protocol_table(), scenario, "collective.protocol");
   c.channels = static_cast<int>(scenario.integer("collective.channels"));
+  c.tuner = choice_value(collective_tuner_table(), scenario, "collective.tuner");
   return c;
 }
 
@@ -69,8 +78,8 @@ void add_collective_keys(std::vector<KeySpec>& keys) {
              "halving-doubling = "
              "Rabenseifner (recursive halving then doubling); hierarchical = reduce-scatter inside each node, "
              "collective.inter_node between nodes, all-gather inside; direct = all-to-all's (dtsim collective only); auto = "
-             "NCCL's choice for each message size: ring or tree for an allreduce, whichever the model predicts "
-             "faster (with collective.protocol set, over every protocol too), ring for the other collectives"),
+             "NCCL's choice for each message size (collective.tuner says how): ring or tree for an allreduce, ring "
+             "for the other collectives, direct for all-to-all"),
       choice("collective.fidelity", to_string(Fidelity::Auto), fidelity_names(),
              "How collectives are simulated: stepwise = every step a simulated transfer (exact contention); aggregated "
              "= one flow per rank and peer plus latency sleeps (still shares links); analytic = no flows, the time "
@@ -92,9 +101,14 @@ void add_collective_keys(std::vector<KeySpec>& keys) {
               "several NICs, bonded into one port), one on a single node"),
       choice("collective.protocol", to_string(Protocol::None), protocol_table().names(),
              "NCCL protocol model: ll, ll128 or simple add NCCL's latency per call and per hop (NVLink, PCIe or "
-             "network) and its payload share of the bandwidth (ll 0.5, ll128 0.92); auto picks for each message "
-             "size the protocol with the least predicted time, as NCCL does; none = the fabric's latency and "
-             "bandwidth only"),
+             "network) and its payload share of the bandwidth (ll 0.5, ll128 0.92); auto picks one for each message "
+             "size (collective.tuner says how); none = the fabric's latency and bandwidth only"),
+      choice("collective.tuner", to_string(CollectiveTuner::Nccl), collective_tuner_table().names(),
+             "Who makes the choices of collective.algorithm = auto and collective.protocol = auto: nccl = NCCL's "
+             "tuning model (its latencies, bandwidth caps and corrections, on the channels NCCL's topology search "
+             "would find from the profiles' bandwidths and gpu.compute_capability), so the run uses what NCCL "
+             "would; fastest = the variant dtsim predicts fastest on the simulated platform. Ring and NCCL's tree "
+             "only: for the other algorithms and all-to-all both pick the fastest"),
   };
   keys.insert(keys.end(), mine.begin(), mine.end());
 }

@@ -19,10 +19,12 @@ struct CollectiveConfig {
   Algorithm inter_node = Algorithm::Ring;
   Protocol protocol = Protocol::None;
   int channels = 0;  // 0 = auto
+  CollectiveTuner tuner = CollectiveTuner::Nccl;
 
   // The options make_collective takes on a cluster joined by `fabric`, its nodes' GPUs by `layout`'s
-  // intra-node fabric (the protocols' hop classes come from the two fabrics' kinds).
-  CollectiveOptions options(const FabricSpec& fabric, const ClusterConfig& layout) const;
+  // intra-node fabric (the protocols' hop classes come from the two fabrics' kinds), its GPUs of compute
+  // capability `compute_capability` (the least of them; 0 = not known, taken as 8.0).
+  CollectiveOptions options(const FabricSpec& fabric, const ClusterConfig& layout, double compute_capability) const;
 };
 
 // What a hop over a fabric of this kind is, for the protocols' latencies: NVLink, PCIe, or the network.

@@ -24,6 +24,12 @@ const models::NameTable<Fidelity>& fidelity_table() {
   return table;
 }
 
+const models::NameTable<CollectiveTuner>& collective_tuner_table() {
+  static const models::NameTable<CollectiveTuner> table{{CollectiveTuner::Nccl, "nccl"},
+                                                        {CollectiveTuner::Fastest, "fastest"}};
+  return table;
+}
+
 const models::NameTable<Protocol>& protocol_table() {
   static const models::NameTable<Protocol> table{{Protocol::Auto, "auto"},
                                                  {Protocol::LL, "ll"},
@@ -48,6 +54,7 @@ const char* to_string(CollectiveKind kind) { return collective_kind_table().name
 const char* to_string(Algorithm algorithm) { return algorithm_table().name(algorithm); }
 const char* to_string(Fidelity fidelity) { return fidelity_table().name(fidelity); }
 const char* to_string(Protocol protocol) { return protocol_table().name(protocol); }
+const char* to_string(CollectiveTuner tuner) { return collective_tuner_table().name(tuner); }
 bool parse_collective_kind(const std::string& text, CollectiveKind& out) {
   return parse_into(collective_kind_table(), text, out);
 }

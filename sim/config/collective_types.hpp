@@ -29,6 +29,11 @@ enum class Fidelity { Stepwise, Aggregated, Analytic, Auto };
 // NCCL's choice: for each message size the protocol with the least predicted time.
 enum class Protocol { None, LL, LL128, Simple, Auto };
 
+// Who makes auto's choices (collective.algorithm = auto, collective.protocol = auto): NCCL's tuning model, as
+// NCCL would choose on such a cluster (sim/collectives/nccl_tuning.hpp), or dtsim's own prediction on the
+// simulated platform, the variant it expects to be fastest.
+enum class CollectiveTuner { Nccl, Fastest };
+
 // What a hop crosses, for the protocols' per-hop latencies: NVLink or PCIe inside a node, or the network.
 enum class HopClass { NVLink, PCIe, Network };
 
@@ -76,6 +81,13 @@ struct CollectiveOptions {
   // transfers cost a small share of the numerics' own wall time (numerics_stepwise_cap, collective.hpp);
   // 0: no cap beyond auto's own budget.
   uint64_t auto_stepwise_cap = 0;
+  // Auto's chooser (collective.tuner) and what NCCL's tuner reads of the hardware: the GPUs' compute capability
+  // ×10 (the least of the cluster's, as NCCL takes it), the achievable bandwidth of a GPU's link inside a node
+  // (0: no intra-node fabric) and of one NIC, in B/s.
+  CollectiveTuner tuner = CollectiveTuner::Nccl;
+  int compute_capability = 80;
+  double intra_node_bandwidth = 0.0;
+  double nic_bandwidth = 0.0;
 };
 
 // Names as the scenario keys and the CLI spell them ("allreduce", "reduce_scatter", …; "stepwise", …;
@@ -84,10 +96,12 @@ struct CollectiveOptions {
 const models::NameTable<CollectiveKind>& collective_kind_table();
 const models::NameTable<Fidelity>& fidelity_table();
 const models::NameTable<Protocol>& protocol_table();
+const models::NameTable<CollectiveTuner>& collective_tuner_table();
 const char* to_string(CollectiveKind kind);
 const char* to_string(Algorithm algorithm);
 const char* to_string(Fidelity fidelity);
 const char* to_string(Protocol protocol);
+const char* to_string(CollectiveTuner tuner);
 bool parse_collective_kind(const std::string& text, CollectiveKind& out);
 bool parse_algorithm(const std::string& text, Algorithm& out);
 bool parse_fidelity(const std::string& text, Fidelity& out);

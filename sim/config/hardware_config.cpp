@@ -132,6 +132,7 @@ GpuSpec make_gpu_spec(const Scenario& s) {
   g.efficiency = s.real("gpu.efficiency");
   g.memory_bandwidth = s.quantity("gpu.memory_bandwidth");
   g.launch_overhead = s.quantity("gpu.launch_overhead");
+  g.compute_capability = s.real("gpu.compute_capability");
   g.power_idle = s.quantity("gpu.power_idle");
   g.power_busy = s.quantity("gpu.power_busy");
   g.price_low = s.real("gpu.price_low");
@@ -197,6 +198,9 @@ void add_hardware_keys(std::vector<KeySpec>& keys) {
                "Device memory bandwidth: the memory side of each layer's roofline (0 = not known: bytes cost nothing)"),
       quantity("gpu.launch_overhead", Dimension::Time, "0s", at_least(0),
                "Time added per kernel launch, on top of each layer's roofline (0 = not known: launches cost nothing)"),
+      real("gpu.compute_capability", "0", between(0, 20),
+           "CUDA compute capability, e.g. 9.0 for Hopper: NCCL's tuner (collective.tuner = nccl) reads its tables by "
+           "GPU generation (0 = not known: taken as 8.0, Ampere)"),
       quantity("gpu.power_idle", Dimension::Power, "0W", at_least(0),
                "Board power of a GPU that runs no kernel (0 = not known)"),
       quantity("gpu.power_busy", Dimension::Power, "0W", at_least(0),

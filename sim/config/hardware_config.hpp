@@ -32,6 +32,7 @@ struct GpuSpec {
   // The per-layer roofline (models/workload/compute_time.hpp, sim/strategies/compute_cost.hpp) reads them too.
   double memory_bandwidth = 0;  // bytes/s; 0 = not known
   double launch_overhead = 0;   // seconds per kernel launch; 0 = not known
+  double compute_capability = 0;  // CUDA's, e.g. 9.0 (NCCL's tuner reads it); 0 = not known
   double power_idle = 0;  // watts; 0 = not known
   double power_busy = 0;  // watts; 0 = not known
   double price_low = 0;   // per GPU-hour, in price_currency; 0 = no price

@@ -129,6 +129,37 @@ std::string collective_settings(const std::string& key, const RunConfig& c,
   return why + (readers.empty() ? "" : " (it applies to " + models::join_names(readers) + ")");
 }
 
+// collective.tuner, and the compute capability NCCL's tuner reads, act where auto chooses for the ring or NCCL's
+// tree: collective.algorithm = auto for an allreduce (ring or tree), collective.protocol = auto for those two
+// (sim/collectives/nccl_tuning.hpp: nccl_tunes). `training`: the kinds are a training run's, whose all-gathers
+// and reduce-scatters run as rings whatever collective.algorithm says.
+std::string tuner_settings(const std::string& key, const RunConfig& c, const std::vector<CollectiveKind>& kinds,
+                           bool training) {
+  if (key != "collective.tuner" && key != "gpu.compute_capability") return "";
+  const CollectiveConfig& k = c.collectives;
+  const bool collectives = strategy_descriptor(c.strategy).synchronous_group && c.workers > 1;
+  if (key == "gpu.compute_capability" && !collectives)
+    return c.workers > 1 ? std::string("has no effect with training.strategy = ") + to_string(c.strategy) +
+                               " (only NCCL's tuner for collectives reads it)"
+                         : "has no effect: one worker calls no collective (cluster.workers = 1)";
+  if (key == "gpu.compute_capability" && k.tuner != CollectiveTuner::Nccl)
+    return std::string("has no effect with collective.tuner = ") + to_string(k.tuner) +
+           " (only NCCL's tuner reads it)";
+  for (const CollectiveKind kind : kinds) {
+    if (kind == CollectiveKind::AllToAll) continue;
+    if (training && kind == CollectiveKind::Allreduce && zero_leaves_no_allreduce(c)) continue;
+    const Algorithm a = training ? training_algorithm(kind, k.algorithm) : k.algorithm;
+    if (a == Algorithm::Auto && kind == CollectiveKind::Allreduce) return "";
+    const bool tuned = a == Algorithm::Ring || a == Algorithm::Auto ||
+                       (a == Algorithm::DoubleBinaryTree && kind == CollectiveKind::Allreduce);
+    if (k.protocol == Protocol::Auto && tuned) return "";
+  }
+  if (k.algorithm != Algorithm::Auto && k.protocol != Protocol::Auto)
+    return "has no effect: neither collective.algorithm nor collective.protocol is auto, so nothing is chosen";
+  return "has no effect: auto chooses nothing for the ring or NCCL's tree here (NCCL's tuner chooses for those "
+         "two only)";
+}
+
 // Under ZeRO the algorithm keys choose nothing (zero_leaves_no_allreduce).
 std::string zero_collective_settings(const std::string& key, const RunConfig& c) {
   if (!zero_leaves_no_allreduce(c)) return "";
@@ -496,20 +527,22 @@ const std::vector<Rule>& rules() {
 }
 
 // Every rule in order, then the collective algorithms' keys for the collectives this run calls.
-std::string why_ignored_in(const std::string& key, const RunConfig& config, const std::vector<CollectiveKind>& kinds) {
+std::string why_ignored_in(const std::string& key, const RunConfig& config, const std::vector<CollectiveKind>& kinds,
+                           bool training) {
   for (const Rule& rule : rules())
     if (std::string reason = rule(key, config); !reason.empty()) return reason;
+  if (std::string reason = tuner_settings(key, config, kinds, training); !reason.empty()) return reason;
   return collective_settings(key, config, kinds);
 }
 
 }  // namespace
 
 std::string why_ignored(const std::string& key, const RunConfig& config) {
-  return why_ignored_in(key, config, training_collective_kinds());
+  return why_ignored_in(key, config, training_collective_kinds(), true);
 }
 
 std::string why_ignored_by_collective(const std::string& key, const RunConfig& config, CollectiveKind kind) {
-  return why_ignored_in(key, config, {kind});
+  return why_ignored_in(key, config, {kind}, false);
 }
 
 std::string IgnoredKey::describe() const { return where.describe() + ": " + key + ": " + reason; }

@@ -1,5 +1,7 @@
 #include "sim/config/run_config.hpp"
 
+#include <algorithm>
+
 #include "sim/config/run_checks.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/scenario/key_builders.hpp"
@@ -40,6 +42,15 @@ std::vector<const GpuSpec*> gpus_in_use(const RunConfig& c) {
   std::vector<const GpuSpec*> gpus;
   for (const NodeGroup& g : c.layout.groups) gpus.push_back(&g.gpu);
   return gpus;
+}
+
+CollectiveOptions collective_options(const RunConfig& c) {
+  double least = 0.0;
+  for (const GpuSpec* g : gpus_in_use(c)) {
+    if (g->compute_capability <= 0) return c.collectives.options(c.fabric, c.layout, 0.0);
+    least = least == 0.0 ? g->compute_capability : std::min(least, g->compute_capability);
+  }
+  return c.collectives.options(c.fabric, c.layout, least);
 }
 
 bool averages_models_only(const RunConfig& c) {

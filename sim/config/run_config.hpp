@@ -101,6 +101,10 @@ struct RunConfig {
 // The GPUs the run's nodes hold, each kind once: the [gpu] section's, or under cluster.groups each group's.
 std::vector<const GpuSpec*> gpus_in_use(const RunConfig& config);
 
+// The options make_collective takes for this run's collectives (CollectiveConfig::options, with the least
+// compute capability among the GPUs in use, as NCCL takes it; an unknown one counts as unknown for all).
+CollectiveOptions collective_options(const RunConfig& config);
+
 // Local SGD with H > 1 and no synchronous start: every averaging is of models, no gradient is averaged (so
 // compression has nothing to compress).
 bool averages_models_only(const RunConfig& config);

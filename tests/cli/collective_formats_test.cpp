@@ -57,6 +57,8 @@ TEST(CollectiveFormats, CsvAndJsonHoldTheTablesRows) {
   EXPECT_EQ(settings["algorithm"], "ring");
   EXPECT_EQ(settings["protocol"], "auto");
   EXPECT_EQ(settings["channels"], "auto");
+  EXPECT_EQ(settings["tuner"], "nccl");
+  EXPECT_DOUBLE_EQ(settings["compute_capability"].get<double>(), 8.0) << "the default GPU, an A100";
   EXPECT_EQ(settings["topology"], "star");
   EXPECT_EQ(settings["gpus_per_node"], 1);
   EXPECT_EQ(settings["intra_node_fabric"], nullptr);
@@ -139,7 +141,9 @@ TEST(CollectiveFormats, KeysWithoutEffectAreNamedWhateverTheirSection) {
   // In schema order: [cluster] before [gpu] before [training].
   EXPECT_TRUE(contains(warnings[0], "command line (--set): cluster.intra_node_fabric: has no effect: every node "
                                     "holds one GPU")) << warnings[0];
-  EXPECT_TRUE(contains(warnings[1], "gpu.profile: has no effect in dtsim collective")) << warnings[1];
+  // The GPU matters to NCCL's tuner only, which chooses nothing for the ring without a protocol model.
+  EXPECT_TRUE(contains(warnings[1], "gpu.profile: has no effect: neither --algorithm nor --protocol is auto"))
+      << warnings[1];
   EXPECT_TRUE(contains(warnings[2], "training.lr: has no effect in dtsim collective, which reads only the [cluster], "
                                     "[fabric], [network] and [collective] keys")) << warnings[2];
   const Outcome plain = run_dtsim("collective --sizes 1MiB --ranks 4 --format csv");
@@ -154,6 +158,34 @@ TEST(CollectiveFormats, KeysWithoutEffectAreNamedWhateverTheirSection) {
   const Outcome allreduce = run_dtsim(chunk);
   EXPECT_TRUE(contains(allreduce.err, "collective.pipeline_chunk: has no effect with collective.algorithm = ring, "
                                       "which reads it for broadcast and reduce only")) << allreduce.err;
+}
+
+// collective.tuner and the GPU (whose compute capability only NCCL's tuner reads) act where auto chooses for the
+// ring or NCCL's tree; elsewhere each is named as without effect.
+TEST(CollectiveFormats, TunerAndGpuWithoutAChoiceAreNamed) {
+  const Outcome plain = run_dtsim("collective --sizes 1MiB --ranks 4 --format csv --tuner fastest");
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_TRUE(contains(plain.err, "collective.tuner: has no effect: neither --algorithm nor --protocol is auto"))
+      << plain.err;
+  const Outcome alltoall =
+      run_dtsim("collective --sizes 1MiB --ranks 4 --format csv --op alltoall --algorithm auto --protocol auto "
+                "--gpu h100-80gb");
+  EXPECT_EQ(alltoall.exit_code, 0) << alltoall.err;
+  EXPECT_TRUE(contains(alltoall.err, "gpu.profile: has no effect: auto chooses nothing for the ring or NCCL's tree "
+                                     "here")) << alltoall.err;
+  const Outcome halving = run_dtsim(
+      "collective --sizes 1MiB --ranks 4 --format csv --algorithm halving-doubling --protocol auto --tuner nccl");
+  EXPECT_EQ(halving.exit_code, 0) << halving.err;
+  EXPECT_TRUE(contains(halving.err, "collective.tuner: has no effect: auto chooses nothing")) << halving.err;
+  // Where the tuner chooses, neither is named.
+  const Outcome chosen =
+      run_dtsim("collective --sizes 1MiB --ranks 4 --format csv --algorithm auto --tuner fastest --gpu h100-80gb");
+  EXPECT_EQ(chosen.exit_code, 0) << chosen.err;
+  EXPECT_FALSE(contains(chosen.err, "collective.tuner: has no effect")) << chosen.err;
+  EXPECT_TRUE(contains(chosen.err, "gpu.profile: has no effect with collective.tuner = fastest")) << chosen.err;
+  const Outcome nccl = run_dtsim("collective --sizes 1MiB --ranks 4 --format csv --algorithm auto --gpu h100-80gb");
+  EXPECT_EQ(nccl.exit_code, 0) << nccl.err;
+  EXPECT_TRUE(nccl.err.empty()) << nccl.err;
 }
 
 // One HGX node: the ring's hops are NVLink, at NVLink's efficiency (0.78), not the network's (0.96); the

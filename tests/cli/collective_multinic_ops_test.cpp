@@ -99,4 +99,29 @@ TEST(MultiNicOps, ASmallTreeAllreduceCostsNcclsTreeLatencyModel) {
     }
 }
 
+// `--algorithm auto --protocol auto` runs what NCCL's tuner picks, with the GPU's generation from `--gpu`: on
+// 3 nodes of 8 H100 with 8 HDR NICs each, the choices NCCL logged on such a cluster (nccl #1453): the tree with
+// LL up to 64 KiB, with LL128 at 128 and 256 KiB, the ring with Simple at 8 GiB. With A100s the tree is a
+// balanced one, without Hopper's 0.85 plain-tree factor, so at 128 KiB its LL (20.4 GB/s of bus bandwidth,
+// 10.2 of algorithm bandwidth, × 0.5 for the size) takes 25.2 + 131072 / 5100 = 50.9 µs against LL128's
+// 48.5 + 131072 / (80 · 0.6 · 1000) = 51.2 µs, and LL stays; with H100s LL takes 25.2 + 131072 / 4335 = 55.4.
+TEST(MultiNicOps, AutoRunsWhatNcclsTunerPicksForTheGpu) {
+  const std::string cluster = "--ranks 24 --gpus-per-node 8 --set cluster.intra_node_fabric=nvlink4-nvswitch "
+                              "--set cluster.nics_per_node=8 --algorithm auto --protocol auto --fidelity analytic ";
+  const auto variants = [&](const std::string& gpu) {
+    const nlohmann::json rows = collective_json(cluster + gpu + " --sizes 64KiB:256KiB")["rows"];
+    std::string out;
+    for (const auto& row : rows) out += row["variant"].get<std::string>() + " ";
+    out += collective_json(cluster + gpu + " --sizes 8GiB")["rows"][0]["variant"].get<std::string>();
+    return out;
+  };
+  EXPECT_EQ(variants("--gpu h100-80gb"), "tree/ll tree/ll128 tree/ll128 ring/simple");
+  EXPECT_EQ(variants("--gpu a100-80gb"), "tree/ll tree/ll tree/ll128 ring/simple");
+  const std::string header = collective_json(cluster + "--gpu h100-80gb --sizes 8B")["collective"];
+  EXPECT_NE(header.find("NCCL's tuner per size among ring and tree, seeing 3 nodes of 8 GPUs, Hopper, 8 channels "
+                        "of 24 GB/s"),
+            std::string::npos)
+      << header;
+}
+
 }  // namespace

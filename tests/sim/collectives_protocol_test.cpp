@@ -119,7 +119,7 @@ double ring_time(Protocol p, int n, double bytes) {
   return k.call_latency + 2 * (n - 1) * (alpha + bytes / n / (f.bandwidth * f.efficiency * k.bandwidth_fraction));
 }
 
-TEST(Protocols, AutoPicksTheProtocolWithTheLeastPredictedTime) {
+TEST(Protocols, FastestTunerPicksTheProtocolWithTheLeastPredictedTime) {
   // NCCL's constants give, on 8 NVLink GPUs, LL up to a few MB, then LL128, then Simple; the crossings are
   // where the closed forms meet, and auto must switch exactly there.
   const int n = 8;
@@ -143,8 +143,9 @@ TEST(Protocols, AutoPicksTheProtocolWithTheLeastPredictedTime) {
     const FabricSpec f = nvlink_fabric();
     const Platform p = build_star(n, 1e12, f);
     install_fabric_calibration(*engine, f);
-    auto ar = make_collective(CollectiveKind::Allreduce, Algorithm::Ring, Fidelity::Analytic, p, "auto",
-                              with_protocol(Protocol::Auto, HopClass::NVLink));
+    CollectiveOptions options = with_protocol(Protocol::Auto, HopClass::NVLink);
+    options.tuner = CollectiveTuner::Fastest;  // the least predicted time (NCCL's tuner: nccl_tuning_test.cpp)
+    auto ar = make_collective(CollectiveKind::Allreduce, Algorithm::Ring, Fidelity::Analytic, p, "auto", options);
     std::string variants;
     for (const uint64_t s : sizes) variants += ar->variant(s) + "\n";
     return variants;

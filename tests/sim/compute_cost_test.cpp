@@ -129,7 +129,7 @@ TEST(ComputeCost, TimingOnlyAndNumericsGiveTheSameSimulatedTime) {
             const sim::Algorithm algorithm =
                 kind == sim::CollectiveKind::Allreduce ? cfg.collectives.algorithm : sim::Algorithm::Ring;
             return sim::make_collective(kind, algorithm, cfg.collectives.fidelity, platform, name,
-                                        cfg.collectives.options(cfg.fabric, cfg.layout));
+                                        collective_options(cfg));
           });
       return to_bytes(std::vector<double>{t.step_end_s.back(), static_cast<double>(t.buckets),
                                           static_cast<double>(t.bytes_sent)});

@@ -73,7 +73,7 @@ void SyncDataParallel::launch(int64_t first_step) {
     // A survivor group the algorithm cannot serve (a hierarchical allreduce over unequal nodes): ring. The
     // first group is the user's cluster, where a refusal is the user's to fix.
     if (incarnation > 0 && !can_serve(kind, algorithm, group)) algorithm = Algorithm::Ring;
-    CollectiveOptions options = cfg.collectives.options(cfg.fabric, cfg.layout);
+    CollectiveOptions options = collective_options(cfg);
     options.auto_stepwise_cap = stepwise_cap;
     try {
       return make_collective(kind, algorithm, cfg.collectives.fidelity, group, prefix + name, options);
