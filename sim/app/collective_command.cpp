@@ -49,7 +49,8 @@ const char* const kHelp =
     "                      tuning model, fastest = the variant dtsim predicts fastest)\n"
     "  --gpu G             GPU profile (gpu.profile; default a100-40gb): its compute capability picks the\n"
     "                      tables of NCCL's tuner\n"
-    "  --sizes MIN:MAX     sizes doubling from MIN up to MAX (default 8B:128MiB; GB = 10^9 B, GiB = 2^30 B)\n"
+    "  --sizes MIN:MAX     sizes doubling from MIN up to MAX (default 8B:128MiB; GB = 10^9 B, GiB = 2^30 B); or a\n"
+    "                      comma-separated list of sizes and ranges, run in that order, e.g. 8B,64KiB,1MiB:1GiB\n"
     "  --op OP             allreduce | reduce_scatter | all_gather | broadcast | reduce | alltoall (default\n"
     "                      allreduce; alltoall runs the direct algorithm)\n"
     "  --fidelity F        auto | stepwise | aggregated | analytic (default auto)\n"
@@ -309,7 +310,7 @@ void print_json(const Header& h, const std::vector<Row>& rows) {
 
 }  // namespace
 
-std::vector<unsigned long long> parse_size_range(const std::string& text) {
+std::vector<unsigned long long> parse_one_range(const std::string& text) {
   const size_t colon = text.find(':');
   const auto parse = [&](const std::string& part) {
     try {
@@ -337,6 +338,29 @@ std::vector<unsigned long long> parse_size_range(const std::string& text) {
   }
   std::vector<unsigned long long> sizes;
   for (unsigned long long s = lo; s <= hi; s *= 2) sizes.push_back(s);
+  return sizes;
+}
+
+// --sizes: one item or a comma-separated list, each a size or a MIN:MAX range of doubling sizes, run in the
+// order given; a size listed twice is refused (its rows would repeat).
+std::vector<unsigned long long> parse_size_range(const std::string& text) {
+  std::vector<unsigned long long> sizes;
+  size_t at = 0;
+  while (true) {
+    const size_t comma = text.find(',', at);
+    const std::string item = trim(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (item.empty())
+      throw InputError("command line", "--sizes", "'" + text + "' has an empty item",
+                       "separate sizes or ranges with single commas, e.g. --sizes 8B,64KiB,1MiB:1GiB");
+    for (const unsigned long long s : parse_one_range(item)) {
+      if (std::find(sizes.begin(), sizes.end(), s) != sizes.end())
+        throw InputError("command line", "--sizes", "'" + text + "' gives " + std::to_string(s) + " B twice",
+                         "list each size once");
+      sizes.push_back(s);
+    }
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
   return sizes;
 }
 

@@ -47,6 +47,19 @@ std::vector<Row> rows(const std::string& text) {
   return out;
 }
 
+// --sizes as a list: single sizes and ranges, comma-separated, run in the order given.
+TEST(CollectiveCommand, SizesCanBeAListOfSizesAndRanges) {
+  const Outcome o = run_dtsim("collective --ranks 4 --sizes 64KiB,8B,1MiB:4MiB");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::vector<Row> r = rows(o.out);
+  ASSERT_EQ(r.size(), 5u) << o.out;
+  const std::vector<double> expected = {65536, 8, 1 << 20, 2 << 20, 4 << 20};
+  for (size_t i = 0; i < r.size(); ++i) {
+    EXPECT_EQ(r[i].size, expected[i]) << i;
+    EXPECT_NEAR(r[i].time_us, r[i].model_us, 0.011) << "each size timed as alone: " << r[i].size;
+  }
+}
+
 TEST(CollectiveCommand, PrintsTheNcclTestsColumns) {
   const Outcome o = run_dtsim("collective --ranks 4 --sizes 1MiB:8MiB");
   ASSERT_EQ(o.exit_code, 0) << o.err;
@@ -127,6 +140,9 @@ TEST(CollectiveCommand, BadFlagsAreOneLineErrorsWithExitTwo) {
       {"--sizes 1B:16B", "'1B:16B' starts at 1 B, not a whole number of 4-byte floats"},
       {"--sizes 6B", "use a multiple of 4 B"},
       {"--sizes 8B:16B:32B", "has more than one ':'"},
+      {"--sizes 8B,,16B", "'8B,,16B' has an empty item"},
+      {"--sizes 8B:32B,16B", "gives 16 B twice"},
+      {"--sizes 8B,6B", "use a multiple of 4 B"},
       {"--algorithm tree --op broadcast", "--algorithm"},
       {"--profile no-such-fabric", "fabric.profile"},
       {"--set collective.nope=1", "collective.nope"},
