@@ -138,6 +138,8 @@ RunRow read_run_row(const std::string& sweep_dir, const SweepRun& run) {
                    ? summary["status"].get<std::string>()
                    : "unreadable";
   if (row.status == "unreadable") return row;
+  if (summary.contains("status_reason") && summary["status_reason"].is_string())
+    row.status_reason = summary["status_reason"].get<std::string>();
   // A run made by hand into this folder is not the planned run: its --set keys must carry the run's values.
   if (summary.contains("sets") && summary["sets"].is_array()) {
     std::map<std::string, std::string> given;
@@ -184,6 +186,7 @@ std::string results_csv(const SweepPlan& plan, const std::vector<RunRow>& rows) 
   for (const VariedKey& v : plan.varied) header.push_back(v.key);
   header.push_back("status");
   header.insert(header.end(), columns.begin(), columns.end());
+  header.push_back("status_reason");
   std::string out = csv_line(header);
   for (const RunRow& row : rows) {
     std::vector<std::string> fields = {row.run->name};
@@ -193,6 +196,7 @@ std::string results_csv(const SweepPlan& plan, const std::vector<RunRow>& rows) 
       const auto it = row.numbers.find(column);
       fields.push_back(it == row.numbers.end() ? "" : number_text(it->second));
     }
+    fields.push_back(row.status_reason);
     out += csv_line(fields);
   }
   return out;

@@ -1,6 +1,6 @@
 // A sweep's tables, built from its run folders alone (so `dtsim collect` rebuilds exactly what `dtsim sweep`
-// wrote): results.csv, one row per planned run with its varied values, its status and its headline numbers
-// from summary.json, and summary.csv, the runs grouped over seeds with mean, std, min and max per number.
+// wrote): results.csv, one row per planned run with its varied values, its status, its headline numbers from
+// summary.json and, last, the summary's status_reason (a completed run that collapsed says so there), and summary.csv, the runs grouped over seeds with mean, std, min and max per number.
 #pragma once
 
 #include <map>
@@ -16,6 +16,7 @@ struct RunRow {
   // The summary's status (completed, diverged, interrupted, failed); "missing" when the folder holds no
   // summary.json (never started, or killed before it published), "unreadable" when it does not parse.
   std::string status;
+  std::string status_reason;              // the summary's, in its words ("" without one)
   std::map<std::string, double> numbers;  // column name -> value, only those the summary has
   std::string currency;                   // of its costs ("" when the run has no price)
 };

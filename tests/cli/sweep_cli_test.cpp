@@ -166,6 +166,12 @@ TEST_F(Sweep, TwoByTwoByTwoSeedsGivesEightRowsAndGroupStatistics) {
   const nlohmann::json s = nlohmann::json::parse(read_file(single / "summary.json"));
   EXPECT_EQ(num(results[7], "final_test_accuracy"), s["final_test_accuracy"].get<double>());
   EXPECT_EQ(num(results[7], "simulated_time_s"), s["simulated_time_s"].get<double>());
+  // Each row ends with its run's status_reason, in the run's words.
+  for (const auto& row : results) {
+    const nlohmann::json own = nlohmann::json::parse(read_file(out() / row.at("run") / "summary.json"));
+    EXPECT_EQ(row.at("status_reason"), own["status_reason"].get<std::string>()) << row.at("run");
+    EXPECT_FALSE(row.at("status_reason").empty()) << row.at("run");
+  }
 
   // A rerun finds every result and runs nothing; collect rebuilds the same tables.
   const auto mtime = fs::last_write_time(out() / results[0].at("run") / "summary.json");

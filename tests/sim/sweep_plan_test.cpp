@@ -101,13 +101,15 @@ TEST(SweepTables, ResultsQuoteNamesWithCommasAndKeepEveryRun) {
   rows[0].run = &plan.runs[0];
   rows[0].status = "completed";
   rows[0].numbers["steps"] = 12;
+  rows[0].status_reason = "completed, but its accuracy ended 40.1 points below its best, 50.1 %";
   rows[1].run = &plan.runs[1];
   rows[1].status = "missing";
   const std::vector<std::string> table = lines(results_csv(plan, rows));
   ASSERT_EQ(table.size(), 3u);
-  EXPECT_EQ(table[0], "run,training.lr,run.seed,status,steps");
-  EXPECT_EQ(table[1], "\"training.lr=0.1,run.seed=7\",0.1,7,completed,12");
-  EXPECT_EQ(table[2], "\"training.lr=0.2,run.seed=7\",0.2,7,missing,");
+  EXPECT_EQ(table[0], "run,training.lr,run.seed,status,steps,status_reason");
+  EXPECT_EQ(table[1], "\"training.lr=0.1,run.seed=7\",0.1,7,completed,12,"
+                      "\"completed, but its accuracy ended 40.1 points below its best, 50.1 %\"");
+  EXPECT_EQ(table[2], "\"training.lr=0.2,run.seed=7\",0.2,7,missing,,");
   EXPECT_TRUE(run_is_done(rows[0]));
   EXPECT_FALSE(run_is_done(rows[1]));
   RunRow r;
