@@ -222,7 +222,7 @@ struct Header {
   int ranks = 0;
   double factor = 1.0;  // busbw = algbw x factor
   int warmup = 0, iters = 1;
-  nlohmann::json settings;  // the same, as fields (JSON only): what was asked for and the platform's values
+  nlohmann::json settings;  // the same, as fields (JSON; the table reads the protocol): what was asked for and the platform's values
 };
 
 // The settings a script needs without parsing the header's sentences: the algorithm, fidelity, protocol and
@@ -254,8 +254,13 @@ void print_header(Format format, const Header& h) {
   switch (format) {
     case Format::Table:
       std::printf("# dtsim collective: %s\n# platform: %s\n", h.collective.c_str(), h.platform.c_str());
-      std::printf("# busbw = algbw x %.6g; sizes run one after another in one simulation, %d untimed + %d timed per size\n#\n",
+      std::printf("# busbw = algbw x %.6g; sizes run one after another in one simulation, %d untimed + %d timed per size\n",
                   h.factor, h.warmup, h.iters);
+      // Without the protocol model a call pays the fabric's latency only: small sizes are lower bounds.
+      if (h.settings.value("protocol", "") == "none")
+        std::printf("# protocol none: NCCL's latencies per call and per hop are not charged, so small sizes read as "
+                    "lower bounds (--protocol auto adds them)\n");
+      std::printf("#\n");
       std::printf("#%12s %13s %7s %12s %12s %12s %10s %12s  %s\n", "size", "count", "type", "time(us)", "algbw(GB/s)",
                   "busbw(GB/s)", "wall(s)", "model(us)", "variant");
       break;

@@ -60,6 +60,21 @@ TEST(CollectiveCommand, SizesCanBeAListOfSizesAndRanges) {
   }
 }
 
+// Without the protocol model the table says that small sizes are lower bounds, and how to add NCCL's latencies.
+TEST(CollectiveCommand, TheTableNotesWhenNoProtocolIsCharged) {
+  const std::string note = "# protocol none: NCCL's latencies per call and per hop are not charged";
+  const Outcome none = run_dtsim("collective --ranks 2 --sizes 8B");
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_NE(none.out.find(note), std::string::npos) << none.out;
+  const Outcome with = run_dtsim("collective --ranks 2 --sizes 8B --protocol auto");
+  ASSERT_EQ(with.exit_code, 0) << with.err;
+  EXPECT_EQ(with.out.find("# protocol none"), std::string::npos) << with.out;
+  // NCCL's ring LL between two single-GPU nodes: 6.6 µs per call + 2 steps at the tree's network hop of 5.0 µs.
+  ASSERT_EQ(rows(with.out).size(), 1u);
+  EXPECT_NEAR(rows(with.out)[0].time_us, 16.6, 0.01) << with.out;
+  EXPECT_LT(rows(none.out)[0].time_us, 5.0) << "the fabric's latency only";
+}
+
 TEST(CollectiveCommand, PrintsTheNcclTestsColumns) {
   const Outcome o = run_dtsim("collective --ranks 4 --sizes 1MiB:8MiB");
   ASSERT_EQ(o.exit_code, 0) << o.err;
