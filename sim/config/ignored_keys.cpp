@@ -132,7 +132,7 @@ std::string collective_settings(const std::string& key, const RunConfig& c,
 // collective.tuner, and the compute capability NCCL's tuner reads, act where auto chooses for the ring or NCCL's
 // tree: collective.algorithm = auto for an allreduce (ring or tree), collective.protocol = auto for those two
 // (sim/collectives/nccl_tuning.hpp: nccl_tunes). `training`: the kinds are a training run's, whose all-gathers
-// and reduce-scatters run as rings whatever collective.algorithm says.
+// and reduce-scatters (ZeRO's, a gathering compressor's) run as rings whatever collective.algorithm says.
 std::string tuner_settings(const std::string& key, const RunConfig& c, const std::vector<CollectiveKind>& kinds,
                            bool training) {
   if (key != "collective.tuner" && key != "gpu.compute_capability") return "";
@@ -145,9 +145,12 @@ std::string tuner_settings(const std::string& key, const RunConfig& c, const std
   if (key == "gpu.compute_capability" && k.tuner != CollectiveTuner::Nccl)
     return std::string("has no effect with collective.tuner = ") + to_string(k.tuner) +
            " (only NCCL's tuner reads it)";
+  // A training run's all-gathers and reduce-scatters come from ZeRO and from compressors that gather.
+  const bool gathers = c.sync.zero_stage > 0 || c.compression.settings.kind != models::CompressorKind::None;
   for (const CollectiveKind kind : kinds) {
     if (kind == CollectiveKind::AllToAll) continue;
     if (training && kind == CollectiveKind::Allreduce && zero_leaves_no_allreduce(c)) continue;
+    if (training && kind != CollectiveKind::Allreduce && !gathers) continue;
     const Algorithm a = training ? training_algorithm(kind, k.algorithm) : k.algorithm;
     if (a == Algorithm::Auto && kind == CollectiveKind::Allreduce) return "";
     const bool tuned = a == Algorithm::Ring || a == Algorithm::Auto ||

@@ -305,6 +305,42 @@ TEST(IgnoredKeys, NodeGroupsTakeTheirGpusFromTheirProfiles) {
   EXPECT_TRUE(ignored_in("[gpu]\nefficiency = 0.3\n").empty());
 }
 
+// collective.tuner and gpu.compute_capability act where auto chooses for the ring or NCCL's tree.
+TEST(IgnoredKeys, TheTunerAndTheComputeCapabilityNeedAnAutoChoice) {
+  const std::vector<IgnoredKey> ring = ignored_in("[collective]\ntuner = fastest\n[gpu]\ncompute_capability = 9.0\n");
+  EXPECT_EQ(reason_for(ring, "collective.tuner"),
+            "has no effect: neither collective.algorithm nor collective.protocol is auto, so nothing is chosen");
+  EXPECT_EQ(reason_for(ring, "gpu.compute_capability"), "has no effect with collective.tuner = fastest (only NCCL's "
+                                                        "tuner reads it)");
+  EXPECT_TRUE(ignored_in("[collective]\nalgorithm = auto\n[gpu]\ncompute_capability = 9.0\n").empty());
+  EXPECT_TRUE(ignored_in("[collective]\nprotocol = auto\ntuner = fastest\n").empty());
+  // Halving-doubling is no NCCL algorithm: its protocol is the fastest whatever the tuner.
+  EXPECT_TRUE(has(reason_for(ignored_in("[collective]\nalgorithm = halving-doubling\nprotocol = auto\ntuner = nccl\n"),
+                             "collective.tuner"),
+                  "auto chooses nothing for the ring or NCCL's tree here"));
+  // The parameter server sends point to point.
+  EXPECT_TRUE(has(reason_for(ignored_in("[training]\nstrategy = async-ps\n[collective]\nalgorithm = auto\n"
+                                        "[gpu]\ncompute_capability = 9.0\n"),
+                             "gpu.compute_capability"),
+                  "has no effect with training.strategy = async-ps"));
+}
+
+// NCCL takes the least compute capability of the cluster's GPUs; one not known reads as 8.0.
+TEST(CollectiveOptions, ComputeCapabilityIsTheLeastOfTheClustersGpus) {
+  const auto cc = [](const std::string& text) {
+    return collective_options(make_run_config(parse_scenario("cc.ini", text, {}))).compute_capability;
+  };
+  EXPECT_EQ(cc("[gpu]\nprofile = h100-80gb\n"), 90);
+  EXPECT_EQ(cc("[gpu]\nprofile = v100-32gb\n"), 70);
+  EXPECT_EQ(cc("[cluster]\nworkers = 8\ngroups = a:4:h100-80gb; b:4:a100-40gb\n"), 80);
+  EXPECT_EQ(cc("[gpu]\nprofile = h100-80gb\ncompute_capability = 0\n"), 80);
+  const CollectiveOptions o =
+      collective_options(make_run_config(parse_scenario("bw.ini", "[cluster]\nworkers = 16\ngpus_per_node = 8\n"
+                                                                  "intra_node_fabric = nvlink4-nvswitch\n", {})));
+  EXPECT_DOUBLE_EQ(o.intra_node_bandwidth, 450e9 * 0.82);  // the profile's bandwidth × efficiency
+  EXPECT_DOUBLE_EQ(o.nic_bandwidth, 25e9 * 0.96);          // ib-hdr-200, the default fabric
+}
+
 TEST(IgnoredKeys, ZeroLeavesNoAllreduceForTheAlgorithm) {
   const std::string zero = "[sync]\nzero_stage = 2\n[collective]\nalgorithm = tree\nchannels = 2\n";
   const std::vector<IgnoredKey> keys = ignored_in(zero);
