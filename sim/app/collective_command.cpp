@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -38,7 +39,9 @@ const char* const kHelp =
     "size (B), count (float elements), type, time (us), algbw = size/time and busbw = algbw x factor (GB/s,\n"
     "10^9 B/s; factor 2(N-1)/N for allreduce, (N-1)/N for reduce_scatter, all_gather and alltoall, 1 for\n"
     "broadcast and reduce), the wall-clock seconds the size took to simulate, the alpha-beta prediction (us),\n"
-    "and the variant that ran (the algorithm, and the protocol with collective.protocol set, e.g. ring/ll128).\n"
+    "NCCL's own prediction for the variant (its tuning model: nccl(us), '-' where it has none: another\n"
+    "algorithm, all-to-all, no protocol), and the variant that ran (the algorithm, and the protocol with\n"
+    "collective.protocol set, e.g. ring/ll128).\n"
     "\n"
     "  --profile P         fabric profile (fabric.profile; default ib-hdr-200)\n"
     "  --topology T        cluster.topology (default star)\n"
@@ -209,6 +212,7 @@ struct Row {
   double start = 0.0, end = 0.0, wall = 0.0;
   double model = 0.0;  // the alpha-beta prediction (s)
   std::string variant;  // algorithm and protocol that ran, e.g. "ring/ll128"
+  std::optional<double> nccl;  // NCCL's own prediction for that variant (s), where it has one
 
   double seconds() const { return end - start; }
   double algbw() const { return seconds() > 0.0 ? static_cast<double>(size) / seconds() / 1e9 : 0.0; }
@@ -261,11 +265,11 @@ void print_header(Format format, const Header& h) {
         std::printf("# protocol none: NCCL's latencies per call and per hop are not charged, so small sizes read as "
                     "lower bounds (--protocol auto adds them)\n");
       std::printf("#\n");
-      std::printf("#%12s %13s %7s %12s %12s %12s %10s %12s  %s\n", "size", "count", "type", "time(us)", "algbw(GB/s)",
-                  "busbw(GB/s)", "wall(s)", "model(us)", "variant");
+      std::printf("#%12s %13s %7s %12s %12s %12s %10s %12s %12s  %s\n", "size", "count", "type", "time(us)",
+                  "algbw(GB/s)", "busbw(GB/s)", "wall(s)", "model(us)", "nccl(us)", "variant");
       break;
     case Format::Csv:
-      std::printf("size_bytes,count,type,time_us,algbw_gbps,busbw_gbps,wall_s,model_us,variant\n");
+      std::printf("size_bytes,count,type,time_us,algbw_gbps,busbw_gbps,wall_s,model_us,variant,nccl_us\n");
       break;
     case Format::Json: break;  // one document at the end
   }
@@ -275,14 +279,20 @@ void print_header(Format format, const Header& h) {
 void print_row(Format format, const Row& r, double factor) {
   const unsigned long long size = r.size;
   switch (format) {
-    case Format::Table:
-      std::printf("%13llu %13llu %7s %12.2f %12.3f %12.3f %10.4f %12.2f  %s\n", size, size / 4, "float",
-                  r.seconds() * 1e6, r.algbw(), r.algbw() * factor, r.wall, r.model * 1e6, r.variant.c_str());
+    case Format::Table: {
+      char nccl[32] = "-";
+      if (r.nccl) std::snprintf(nccl, sizeof nccl, "%.2f", *r.nccl * 1e6);
+      std::printf("%13llu %13llu %7s %12.2f %12.3f %12.3f %10.4f %12.2f %12s  %s\n", size, size / 4, "float",
+                  r.seconds() * 1e6, r.algbw(), r.algbw() * factor, r.wall, r.model * 1e6, nccl, r.variant.c_str());
       break;
-    case Format::Csv:
-      std::printf("%llu,%llu,float,%.9g,%.9g,%.9g,%.6g,%.9g,%s\n", size, size / 4, r.seconds() * 1e6, r.algbw(),
-                  r.algbw() * factor, r.wall, r.model * 1e6, r.variant.c_str());
+    }
+    case Format::Csv: {
+      char nccl[32] = "";
+      if (r.nccl) std::snprintf(nccl, sizeof nccl, "%.9g", *r.nccl * 1e6);
+      std::printf("%llu,%llu,float,%.9g,%.9g,%.9g,%.6g,%.9g,%s,%s\n", size, size / 4, r.seconds() * 1e6, r.algbw(),
+                  r.algbw() * factor, r.wall, r.model * 1e6, r.variant.c_str(), nccl);
       break;
+    }
     case Format::Json: return;
   }
   std::fflush(stdout);
@@ -308,7 +318,8 @@ void print_json(const Header& h, const std::vector<Row>& rows) {
                     {"busbw_gbps", r.algbw() * h.factor},
                     {"wall_s", r.wall},
                     {"model_us", r.model * 1e6},
-                    {"variant", r.variant}});
+                    {"variant", r.variant},
+                    {"nccl_us", r.nccl ? nlohmann::json(*r.nccl * 1e6) : nlohmann::json(nullptr)}});
   doc["rows"] = std::move(list);
   std::printf("%s\n", doc.dump(2).c_str());
 }
@@ -470,6 +481,7 @@ int command_collective(int argc, char** argv) {
         row.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count() / flags.iters;
         row.model = collective->predicted_seconds(flags.sizes[i]);
         row.variant = collective->variant(flags.sizes[i]);
+        row.nccl = collective->nccl_predicted_seconds(flags.sizes[i]);
         print_row(flags.format, row, header.factor);
       }
     });

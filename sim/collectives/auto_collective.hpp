@@ -36,6 +36,9 @@ class AutoCollective final : public Collective {
   int ranks() const override { return candidates_.front()->ranks(); }
   std::string describe() const override;
   std::string variant(uint64_t bytes) const override { return chosen(bytes).variant(bytes); }
+  std::optional<double> nccl_predicted_seconds(uint64_t bytes) const override {
+    return chosen(bytes).nccl_predicted_seconds(bytes);
+  }
   void abandon() override;
   void stand_in_for_all() override;
   void share_plans_with(Collective& sibling) override;

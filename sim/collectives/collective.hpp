@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "sim/collectives/closed_form.hpp"
@@ -43,6 +44,10 @@ class Collective {
   // What runs for a call of `bytes` bytes: the algorithm and, with a protocol model, the protocol chosen for
   // that size, e.g. "ring/ll128".
   virtual std::string variant(uint64_t bytes) const = 0;
+  // NCCL's own prediction for that variant (its tuning model, nccl_tuning.hpp), in seconds: what NCCL expects
+  // the call to take, beside the simulated time. Nullopt where the variant is none NCCL predicts (an algorithm
+  // NCCL does not have, all-to-all, no protocol).
+  virtual std::optional<double> nccl_predicted_seconds(uint64_t) const { return std::nullopt; }
 
   // Cancels the transfers in flight when a member has failed and the caller is about to kill the other
   // members' actors: a transfer destroyed while still running is a SimGrid error, a cancelled one is not.

@@ -439,6 +439,12 @@ std::string PlannedCollective::variant(uint64_t bytes) const {
   return text;
 }
 
+std::optional<double> PlannedCollective::nccl_predicted_seconds(uint64_t bytes) const {
+  const std::optional<NcclEstimate> e = nccl_estimate(kind_, algorithm_, prepared(bytes).protocol, bytes, nccl_topology_);
+  if (!e) return std::nullopt;
+  return e->time_us * 1e-6;
+}
+
 sg4::Barrier& PlannedCollective::barrier() {
   if (!barrier_) barrier_ = sg4::Barrier::create(static_cast<unsigned>(ranks()));
   return *barrier_;

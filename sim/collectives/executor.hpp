@@ -62,6 +62,7 @@ class PlannedCollective final : public Collective {
   int ranks() const override { return static_cast<int>(hosts_.size()); }
   std::string describe() const override;
   std::string variant(uint64_t bytes) const override;
+  std::optional<double> nccl_predicted_seconds(uint64_t bytes) const override;
   void abandon() override;
   void stand_in_for_all() override;
   void share_plans_with(Collective& sibling) override;

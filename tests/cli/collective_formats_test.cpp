@@ -46,7 +46,7 @@ TEST(CollectiveFormats, CsvAndJsonHoldTheTablesRows) {
 
   const std::vector<std::string> csv_lines = lines_of(csv.out);
   ASSERT_EQ(csv_lines.size(), 1u + 7u) << csv.out;  // header + 1, 2, 4, ..., 64 KiB
-  EXPECT_EQ(csv_lines[0], "size_bytes,count,type,time_us,algbw_gbps,busbw_gbps,wall_s,model_us,variant");
+  EXPECT_EQ(csv_lines[0], "size_bytes,count,type,time_us,algbw_gbps,busbw_gbps,wall_s,model_us,variant,nccl_us");
   const nlohmann::json doc = nlohmann::json::parse(json.out);
   ASSERT_EQ(doc["rows"].size(), 7u);
   EXPECT_EQ(doc["ranks"], 4);
@@ -75,7 +75,7 @@ TEST(CollectiveFormats, CsvAndJsonHoldTheTablesRows) {
   ASSERT_EQ(table_rows.size(), 7u);
   for (size_t i = 0; i < 7; ++i) {
     const std::vector<std::string> row = fields(csv_lines[i + 1]);
-    ASSERT_EQ(row.size(), 9u) << csv_lines[i + 1];
+    ASSERT_EQ(row.size(), 10u) << csv_lines[i + 1];
     const nlohmann::json& j = doc["rows"][i];
     EXPECT_EQ(std::stoull(row[0]), 1024ull << i);
     EXPECT_EQ(j["size_bytes"].get<unsigned long long>(), 1024ull << i);
@@ -86,6 +86,26 @@ TEST(CollectiveFormats, CsvAndJsonHoldTheTablesRows) {
     EXPECT_EQ(row[8], j["variant"].get<std::string>());
     EXPECT_EQ(table_rows[i].back(), row[8]);
     EXPECT_TRUE(row[8] == "ring/ll" || row[8] == "ring/ll128" || row[8] == "ring/simple") << row[8];
+    // NCCL's own prediction for the variant, in all three formats.
+    EXPECT_NEAR(std::stod(row[9]), j["nccl_us"].get<double>(), 1e-6 * j["nccl_us"].get<double>());
+    EXPECT_NEAR(std::stod(table_rows[i][8]), j["nccl_us"].get<double>(), 0.006);
+  }
+  // At 1 KiB NCCL's ring with LL over 4 single-GPU nodes on HDR: 6.6 µs + 6 steps at the tree's network hop
+  // (5.0 µs, one GPU per node), and 1 KiB at LL's half of one 24 GB/s channel, × 4/6 for the ring's steps.
+  ASSERT_EQ(doc["rows"][0]["variant"], "ring/ll");
+  EXPECT_NEAR(doc["rows"][0]["nccl_us"].get<double>(), 6.6 + 6 * 5.0 + 1024 / (1000 * 12.0 * 4 / 6), 1e-6);
+}
+
+// Where NCCL has no prediction (no protocol, an algorithm NCCL does not have) the column is empty.
+TEST(CollectiveFormats, TheNcclColumnIsEmptyWhereNcclPredictsNothing) {
+  for (const std::string args : {"--sizes 1KiB", "--sizes 1KiB --algorithm halving-doubling --protocol simple"}) {
+    const Outcome csv = run_dtsim("collective --ranks 4 --format csv " + args);
+    ASSERT_EQ(csv.exit_code, 0) << csv.err;
+    const std::vector<std::string> row = fields(lines_of(csv.out).at(1) + ",");  // the last field may be empty
+    ASSERT_GE(row.size(), 10u) << csv.out;
+    EXPECT_EQ(row[9], "") << args;
+    const Outcome json = run_dtsim("collective --ranks 4 --format json " + args);
+    EXPECT_TRUE(nlohmann::json::parse(json.out)["rows"][0]["nccl_us"].is_null()) << args;
   }
 }
 
