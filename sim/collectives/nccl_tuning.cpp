@@ -135,8 +135,9 @@ bool nccl_tunes(CollectiveKind kind, Algorithm algorithm) {
 }
 
 std::optional<NcclEstimate> nccl_estimate(CollectiveKind kind, Algorithm algorithm, Protocol protocol, uint64_t bytes,
-                                          const NcclTopology& t) {
-  if (!nccl_tunes(kind, algorithm)) return std::nullopt;
+                                          const NcclTopology& topology) {
+  const NcclTopology& t = topology;
+  if (!nccl_tunes(kind, algorithm) || topology.ranks < 2) return std::nullopt;  // one rank exchanges nothing
   if (protocol != Protocol::LL && protocol != Protocol::LL128 && protocol != Protocol::Simple) return std::nullopt;
   if (protocol == Protocol::LL128 && !t.ll128_enabled()) return std::nullopt;
   const int p = protocol_index(protocol);

@@ -60,7 +60,8 @@ struct NcclEstimate {
   double bandwidth = 0.0;     // GB/s of algorithm bandwidth, with the tree's correction for this size
   double time_us = 0.0;       // latency + bytes / bandwidth
 };
-// nullopt where NCCL does not run the pair: the tree for anything but an allreduce, LL128 where it is off.
+// nullopt where NCCL does not run the pair: the tree for anything but an allreduce, LL128 where it is off, a
+// single rank.
 std::optional<NcclEstimate> nccl_estimate(CollectiveKind kind, Algorithm algorithm, Protocol protocol,
                                           uint64_t bytes, const NcclTopology& topology);
 

@@ -174,13 +174,14 @@ TEST(NcclTuner, SearchOutcomeOnTheShippedProfiles) {
   EXPECT_DOUBLE_EQ(g.bandwidth, 24.0);
 }
 
-// LL128 runs only between NVLink-connected GPUs: NCCL disables it on PCIe nodes.
-TEST(NcclTuner, Ll128IsOffOnPcieNodes) {
+// LL128 runs only between NVLink-connected GPUs: NCCL disables it on PCIe nodes. One rank exchanges nothing.
+TEST(NcclTuner, Ll128IsOffOnPcieNodesAndOneRankHasNoPrediction) {
   NcclTopology t = hgx(1, 8, 80, 25.0);
   t.intra = HopClass::PCIe;
   EXPECT_FALSE(nccl_estimate(CollectiveKind::Allreduce, Algorithm::Ring, Protocol::LL128, 1 << 20, t));
   EXPECT_NE(pick(64ull << 20, t), "ring/ll128");
   EXPECT_FALSE(nccl_tunes(CollectiveKind::AllToAll, Algorithm::Direct));
+  EXPECT_FALSE(nccl_estimate(CollectiveKind::Allreduce, Algorithm::Ring, Protocol::LL, 8, hgx(1, 1, 80, 0.0)));
   EXPECT_FALSE(nccl_tunes(CollectiveKind::Allreduce, Algorithm::HalvingDoubling));
 }
 
