@@ -233,6 +233,9 @@ struct Header {
 // channels asked for (the rows' `variant` says what ran at each size), the cluster's shape and the fabric.
 nlohmann::json settings_json(const RunConfig& c) {
   const CollectiveConfig& k = c.collectives;
+  // The GPUs in use (each group's under cluster.groups) and the compute capability NCCL's tuner reads: the least.
+  nlohmann::json gpu_names = nlohmann::json::array();
+  for (const GpuSpec* g : gpus_in_use(c)) gpu_names.push_back(g->name);
   nlohmann::json fabric = {{"name", c.fabric.name},
                            {"bandwidth_Bps", c.fabric.bandwidth},
                            {"link_latency_s", c.fabric.link_latency},
@@ -243,8 +246,8 @@ nlohmann::json settings_json(const RunConfig& c) {
           {"fidelity", to_string(k.fidelity)},
           {"protocol", to_string(k.protocol)},
           {"tuner", to_string(k.tuner)},
-          {"gpu", c.gpu.name},
-          {"compute_capability", c.gpu.compute_capability},
+          {"gpus", gpu_names},
+          {"compute_capability", collective_options(c).compute_capability / 10.0},
           {"channels", k.channels == 0 ? nlohmann::json("auto") : nlohmann::json(k.channels)},
           {"topology", to_string(c.layout.topology)},
           {"gpus_per_node", c.layout.gpus_per_node},
@@ -422,6 +425,11 @@ int command_collective(int argc, char** argv) {
   // is timed. Of the GPU's keys, NCCL's tuner reads the compute capability.
   static const std::vector<std::string> kSectionsRead = {"cluster", "fabric", "network", "collective"};
   static const std::vector<std::string> kGpuKeysRead = {"gpu.profile", "gpu.compute_capability"};
+  // NCCL predicts ring and tree variants with a protocol (not all-to-all's point-to-point sends).
+  const Algorithm algorithm = cfg.collectives.algorithm;
+  const bool nccl_column = cfg.collectives.protocol != Protocol::None && flags.op != CollectiveKind::AllToAll &&
+                           (algorithm == Algorithm::Ring || algorithm == Algorithm::Auto ||
+                            (algorithm == Algorithm::DoubleBinaryTree && flags.op == CollectiveKind::Allreduce));
   std::vector<std::string> bracketed;
   for (const std::string& s : kSectionsRead) bracketed.push_back("[" + s + "]");
   const std::string elsewhere =
@@ -433,8 +441,11 @@ int command_collective(int argc, char** argv) {
     const std::string section = spec.name.substr(0, spec.name.find('.'));
     const bool read_here = std::find(kSectionsRead.begin(), kSectionsRead.end(), section) != kSectionsRead.end() ||
                            std::find(kGpuKeysRead.begin(), kGpuKeysRead.end(), spec.name) != kGpuKeysRead.end();
-    // The GPU's profile is read for its compute capability alone (the name is for people).
-    const std::string asked = spec.name == "gpu.profile" ? "gpu.compute_capability" : spec.name;
+    // The GPU's profile is read for its compute capability alone, which shapes the nccl(us) column wherever
+    // a variant NCCL predicts runs, and otherwise acts through NCCL's tuner's choices.
+    const bool gpu_key = spec.name == "gpu.profile" || spec.name == "gpu.compute_capability";
+    if (gpu_key && nccl_column) continue;
+    const std::string asked = gpu_key ? "gpu.compute_capability" : spec.name;
     const std::string why = read_here ? why_ignored_by_collective(asked, cfg, flags.op) : elsewhere;
     if (!why.empty())
       std::fprintf(stderr, "dtsim: warning: %s: %s: %s\n", where.describe().c_str(), spec.name.c_str(),

@@ -71,8 +71,10 @@ int NcclTopology::generation() const {
 }
 
 bool NcclTopology::ll128_enabled() const {
-  // NCCL enables LL128 on NVLink-connected GPUs of compute capability 7.0 and up only (isLL128Enabled).
+  // NCCL enables LL128 on NVLink-connected GPUs of compute capability 7.0 and up only, and across generations
+  // only from Hopper on (isLL128Enabled: minCompCap == maxCompCap || minCompCap >= 90).
   if (compute_capability < 70) return false;
+  if (compute_capability != max_compute_capability && compute_capability < 90) return false;
   if (gpus_per_node > 1 && intra == HopClass::PCIe) return false;
   return !(nodes > 1 && pcie_between_nodes);
 }
@@ -92,6 +94,7 @@ NcclTopology nccl_topology(const std::vector<std::vector<int>>& nodes, const Col
   t.intra = options.intra_node_hops == HopClass::NVLink ? HopClass::NVLink : HopClass::PCIe;
   t.pcie_between_nodes = options.inter_node_hops == HopClass::PCIe;
   t.compute_capability = options.compute_capability;
+  t.max_compute_capability = std::max(options.max_compute_capability, options.compute_capability);
   const int nics = std::max(options.nics_per_node, 1);
   t.ports_per_node = topology::nic_ports(t.gpus_per_node, nics);
   t.port_bandwidth = options.nic_bandwidth / 1e9 * (static_cast<double>(nics) / t.ports_per_node);
@@ -216,10 +219,17 @@ std::optional<NcclEstimate> nccl_choice(CollectiveKind kind, uint64_t bytes, con
 
 std::string describe_topology(const NcclTopology& t) {
   static const char* const kGenerations[] = {"Volta", "Ampere", "Hopper", "Blackwell"};
+  const auto name = [](int cc) {
+    return std::string(cc < 70 ? "pre-Volta" : kGenerations[cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0]);
+  };
+  std::string generation = name(t.compute_capability);
+  if (name(t.max_compute_capability) != generation) generation += " to " + name(t.max_compute_capability);
+  if (generation != kGenerations[t.generation()])  // NCCL reads the least GPU's row
+    generation += std::string(" (") + kGenerations[t.generation()] + "'s tables)";
   const NcclGraph g = nccl_graph(t);
-  char buf[160];
+  char buf[200];
   std::snprintf(buf, sizeof buf, "%d node%s of %d GPU%s, %s, %d channel%s of %.4g GB/s", t.nodes,
-                t.nodes == 1 ? "" : "s", t.gpus_per_node, t.gpus_per_node == 1 ? "" : "s", kGenerations[t.generation()],
+                t.nodes == 1 ? "" : "s", t.gpus_per_node, t.gpus_per_node == 1 ? "" : "s", generation.c_str(),
                 g.channels, g.channels == 1 ? "" : "s", g.bandwidth);
   return buf;
 }

@@ -33,11 +33,12 @@ struct NcclTopology {
   int ports_per_node = 1;    // NIC ports of a node (bonded NICs are one port)
   HopClass intra = HopClass::NVLink;  // what joins the GPUs of a node: NVLink, else PCIe
   bool pcie_between_nodes = false;    // the nodes are joined by PCIe (LL128 is off)
-  int compute_capability = 80;        // ×10: 90 for Hopper
+  int compute_capability = 80;        // ×10, the least of the GPUs': 90 for Hopper
+  int max_compute_capability = 80;    // the greatest
   double gpu_bandwidth = 0.0;   // GB/s, a GPU's achievable intra-node bandwidth (0: none, one GPU per node)
   double port_bandwidth = 0.0;  // GB/s, a NIC port's achievable bandwidth (unused on one node)
 
-  int generation() const;  // 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell: the row of NCCL's tables
+  int generation() const;  // 0 Volta (and older), 1 Ampere, 2 Hopper, 3 Blackwell: the row of NCCL's tables
   bool ll128_enabled() const;
 };
 

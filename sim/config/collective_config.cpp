@@ -21,8 +21,8 @@ HopClass hop_class_of(FabricProtocol protocol) {
   return HopClass::Network;
 }
 
-CollectiveOptions CollectiveConfig::options(const FabricSpec& fabric, const ClusterConfig& layout,
-                                            double compute_capability) const {
+CollectiveOptions CollectiveConfig::options(const FabricSpec& fabric, const ClusterConfig& layout, double least,
+                                            double greatest) const {
   CollectiveOptions o;
   o.pipeline_chunk_bytes = pipeline_chunk_bytes;
   o.max_pipeline_chunks = max_pipeline_chunks;
@@ -34,7 +34,9 @@ CollectiveOptions CollectiveConfig::options(const FabricSpec& fabric, const Clus
   o.inter_node_hops = hop_class_of(fabric.protocol);
   o.intra_node_hops = layout.has_intra_node_fabric ? hop_class_of(layout.intra_node_fabric.protocol) : o.inter_node_hops;
   o.tuner = tuner;
-  o.compute_capability = compute_capability > 0 ? static_cast<int>(std::lround(compute_capability * 10)) : 80;
+  const bool known = least > 0 && greatest > 0;
+  o.compute_capability = known ? static_cast<int>(std::lround(least * 10)) : 80;
+  o.max_compute_capability = known ? static_cast<int>(std::lround(greatest * 10)) : 80;
   o.nic_bandwidth = fabric.bandwidth * fabric.efficiency;
   o.intra_node_bandwidth =
       layout.has_intra_node_fabric ? layout.intra_node_fabric.bandwidth * layout.intra_node_fabric.efficiency : 0.0;

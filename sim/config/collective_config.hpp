@@ -23,8 +23,9 @@ struct CollectiveConfig {
 
   // The options make_collective takes on a cluster joined by `fabric`, its nodes' GPUs by `layout`'s
   // intra-node fabric (the protocols' hop classes come from the two fabrics' kinds), its GPUs of compute
-  // capability `compute_capability` (the least of them; 0 = not known, taken as 8.0).
-  CollectiveOptions options(const FabricSpec& fabric, const ClusterConfig& layout, double compute_capability) const;
+  // capabilities `least` to `greatest` (0 = not known, both taken as 8.0).
+  CollectiveOptions options(const FabricSpec& fabric, const ClusterConfig& layout, double least,
+                            double greatest) const;
 };
 
 // What a hop over a fabric of this kind is, for the protocols' latencies: NVLink, PCIe, or the network.

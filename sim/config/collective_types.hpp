@@ -86,6 +86,7 @@ struct CollectiveOptions {
   // (0: no intra-node fabric) and of one NIC, in B/s.
   CollectiveTuner tuner = CollectiveTuner::Nccl;
   int compute_capability = 80;
+  int max_compute_capability = 80;  // the greatest: NCCL runs LL128 across generations from Hopper on only
   double intra_node_bandwidth = 0.0;
   double nic_bandwidth = 0.0;
 };

@@ -133,6 +133,10 @@ GpuSpec make_gpu_spec(const Scenario& s) {
   g.memory_bandwidth = s.quantity("gpu.memory_bandwidth");
   g.launch_overhead = s.quantity("gpu.launch_overhead");
   g.compute_capability = s.real("gpu.compute_capability");
+  // CUDA's capabilities start at 1.0; below it a value can only be a slip (0 itself means not known).
+  if (g.compute_capability > 0 && g.compute_capability < 1)
+    s.fail("gpu.compute_capability", "must be 0 (not known) or a CUDA compute capability, 1.0 or more",
+           "write e.g. 8.0 for an A100 or 9.0 for an H100");
   g.power_idle = s.quantity("gpu.power_idle");
   g.power_busy = s.quantity("gpu.power_busy");
   g.price_low = s.real("gpu.price_low");

@@ -45,12 +45,13 @@ std::vector<const GpuSpec*> gpus_in_use(const RunConfig& c) {
 }
 
 CollectiveOptions collective_options(const RunConfig& c) {
-  double least = 0.0;
+  double least = 0.0, greatest = 0.0;
   for (const GpuSpec* g : gpus_in_use(c)) {
-    if (g->compute_capability <= 0) return c.collectives.options(c.fabric, c.layout, 0.0);
+    if (g->compute_capability <= 0) return c.collectives.options(c.fabric, c.layout, 0.0, 0.0);
     least = least == 0.0 ? g->compute_capability : std::min(least, g->compute_capability);
+    greatest = std::max(greatest, g->compute_capability);
   }
-  return c.collectives.options(c.fabric, c.layout, least);
+  return c.collectives.options(c.fabric, c.layout, least, greatest);
 }
 
 bool averages_models_only(const RunConfig& c) {

@@ -101,8 +101,8 @@ struct RunConfig {
 // The GPUs the run's nodes hold, each kind once: the [gpu] section's, or under cluster.groups each group's.
 std::vector<const GpuSpec*> gpus_in_use(const RunConfig& config);
 
-// The options make_collective takes for this run's collectives (CollectiveConfig::options, with the least
-// compute capability among the GPUs in use, as NCCL takes it; an unknown one counts as unknown for all).
+// The options make_collective takes for this run's collectives (CollectiveConfig::options, with the least and
+// the greatest compute capability among the GPUs in use, as NCCL takes them; an unknown one makes both unknown).
 CollectiveOptions collective_options(const RunConfig& config);
 
 // Local SGD with H > 1 and no synchronous start: every averaging is of models, no gradient is averaged (so

@@ -158,6 +158,8 @@ TEST(CollectiveCommand, BadFlagsAreOneLineErrorsWithExitTwo) {
       {"--sizes 8B,,16B", "'8B,,16B' has an empty item"},
       {"--sizes 8B:32B,16B", "gives 16 B twice"},
       {"--sizes 8B,6B", "use a multiple of 4 B"},
+      {"--set gpu.compute_capability=0.5", "gpu.compute_capability: must be 0 (not known) or a CUDA compute capability"},
+      {"--tuner best", "--tuner"},
       {"--algorithm tree --op broadcast", "--algorithm"},
       {"--profile no-such-fabric", "fabric.profile"},
       {"--set collective.nope=1", "collective.nope"},

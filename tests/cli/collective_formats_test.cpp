@@ -59,6 +59,7 @@ TEST(CollectiveFormats, CsvAndJsonHoldTheTablesRows) {
   EXPECT_EQ(settings["channels"], "auto");
   EXPECT_EQ(settings["tuner"], "nccl");
   EXPECT_DOUBLE_EQ(settings["compute_capability"].get<double>(), 8.0) << "the default GPU, an A100";
+  EXPECT_EQ(settings["gpus"], nlohmann::json::array({"A100-SXM4-40GB"}));
   EXPECT_EQ(settings["topology"], "star");
   EXPECT_EQ(settings["gpus_per_node"], 1);
   EXPECT_EQ(settings["intra_node_fabric"], nullptr);
@@ -206,6 +207,30 @@ TEST(CollectiveFormats, TunerAndGpuWithoutAChoiceAreNamed) {
   const Outcome nccl = run_dtsim("collective --sizes 1MiB --ranks 4 --format csv --algorithm auto --gpu h100-80gb");
   EXPECT_EQ(nccl.exit_code, 0) << nccl.err;
   EXPECT_TRUE(nccl.err.empty()) << nccl.err;
+  // With a protocol, the GPU shapes NCCL's prediction in the nccl(us) column even where nothing is chosen.
+  const auto nccl_us = [](const std::string& gpu) {
+    const Outcome o = run_dtsim("collective --sizes 1MiB --ranks 4 --format json --algorithm tree --protocol simple "
+                                "--gpu " + gpu);
+    EXPECT_TRUE(o.err.empty()) << o.err;
+    return nlohmann::json::parse(o.out)["rows"][0]["nccl_us"].get<double>();
+  };
+  EXPECT_NE(nccl_us("v100-32gb"), nccl_us("h100-80gb"));
+}
+
+// Nodes of different GPU generations: NCCL's tuner reads the least one's tables and, below Hopper, runs no LL128
+// across generations; the settings name every GPU and the compute capability the tuner read.
+TEST(CollectiveFormats, MixedGenerationsTakeTheLeastAndNoLl128) {
+  const std::string run = "collective --ranks 16 --set \"cluster.groups=a:8:h100-80gb; b:8:a100-80gb\" "
+                          "--algorithm auto --protocol auto --fidelity analytic --format json --sizes 64KiB:1MiB";
+  const Outcome o = run_dtsim(run);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json doc = nlohmann::json::parse(o.out);
+  EXPECT_EQ(doc["settings"]["gpus"], nlohmann::json::array({"H100-SXM5-80GB", "A100-SXM4-80GB"}));
+  EXPECT_DOUBLE_EQ(doc["settings"]["compute_capability"].get<double>(), 8.0);
+  EXPECT_NE(doc["collective"].get<std::string>().find("Ampere to Hopper (Ampere's tables)"), std::string::npos)
+      << doc["collective"];
+  for (const auto& row : doc["rows"])
+    EXPECT_EQ(row["variant"].get<std::string>().find("ll128"), std::string::npos) << row["variant"];
 }
 
 // One HGX node: the ring's hops are NVLink, at NVLink's efficiency (0.78), not the network's (0.96); the

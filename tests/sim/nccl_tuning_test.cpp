@@ -174,12 +174,20 @@ TEST(NcclTuner, SearchOutcomeOnTheShippedProfiles) {
   EXPECT_DOUBLE_EQ(g.bandwidth, 24.0);
 }
 
-// LL128 runs only between NVLink-connected GPUs: NCCL disables it on PCIe nodes. One rank exchanges nothing.
+// LL128 runs only between NVLink-connected GPUs of one generation (or Hopper and later): NCCL disables it on
+// PCIe nodes and across older generations. One rank exchanges nothing.
 TEST(NcclTuner, Ll128IsOffOnPcieNodesAndOneRankHasNoPrediction) {
   NcclTopology t = hgx(1, 8, 80, 25.0);
   t.intra = HopClass::PCIe;
   EXPECT_FALSE(nccl_estimate(CollectiveKind::Allreduce, Algorithm::Ring, Protocol::LL128, 1 << 20, t));
   EXPECT_NE(pick(64ull << 20, t), "ring/ll128");
+  // Across generations NCCL runs LL128 only when the least GPU is a Hopper or later.
+  NcclTopology mixed = hgx(2, 8, 80, kNvlink3);
+  mixed.max_compute_capability = 90;
+  EXPECT_FALSE(mixed.ll128_enabled());
+  mixed.compute_capability = 90;
+  mixed.max_compute_capability = 100;
+  EXPECT_TRUE(mixed.ll128_enabled());
   EXPECT_FALSE(nccl_tunes(CollectiveKind::AllToAll, Algorithm::Direct));
   EXPECT_FALSE(nccl_estimate(CollectiveKind::Allreduce, Algorithm::Ring, Protocol::LL, 8, hgx(1, 1, 80, 0.0)));
   EXPECT_FALSE(nccl_tunes(CollectiveKind::Allreduce, Algorithm::HalvingDoubling));
