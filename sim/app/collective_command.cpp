@@ -425,11 +425,9 @@ int command_collective(int argc, char** argv) {
   // is timed. Of the GPU's keys, NCCL's tuner reads the compute capability.
   static const std::vector<std::string> kSectionsRead = {"cluster", "fabric", "network", "collective"};
   static const std::vector<std::string> kGpuKeysRead = {"gpu.profile", "gpu.compute_capability"};
-  // NCCL predicts ring and tree variants with a protocol (not all-to-all's point-to-point sends).
-  const Algorithm algorithm = cfg.collectives.algorithm;
-  const bool nccl_column = cfg.collectives.protocol != Protocol::None && flags.op != CollectiveKind::AllToAll &&
-                           (algorithm == Algorithm::Ring || algorithm == Algorithm::Auto ||
-                            (algorithm == Algorithm::DoubleBinaryTree && flags.op == CollectiveKind::Allreduce));
+  // NCCL predicts the variants it has (ring, its tree) when they run a protocol.
+  const bool nccl_column =
+      cfg.collectives.protocol != Protocol::None && nccl_tuner_applies(flags.op, cfg.collectives.algorithm);
   std::vector<std::string> bracketed;
   for (const std::string& s : kSectionsRead) bracketed.push_back("[" + s + "]");
   const std::string elsewhere =
@@ -439,12 +437,12 @@ int command_collective(int argc, char** argv) {
     const Origin& where = scenario.origin(spec.name);
     if (!where.command_line) continue;
     const std::string section = spec.name.substr(0, spec.name.find('.'));
-    const bool read_here = std::find(kSectionsRead.begin(), kSectionsRead.end(), section) != kSectionsRead.end() ||
-                           std::find(kGpuKeysRead.begin(), kGpuKeysRead.end(), spec.name) != kGpuKeysRead.end();
     // The GPU's profile is read for its compute capability alone, which shapes the nccl(us) column wherever
     // a variant NCCL predicts runs, and otherwise acts through NCCL's tuner's choices.
-    const bool gpu_key = spec.name == "gpu.profile" || spec.name == "gpu.compute_capability";
+    const bool gpu_key = std::find(kGpuKeysRead.begin(), kGpuKeysRead.end(), spec.name) != kGpuKeysRead.end();
     if (gpu_key && nccl_column) continue;
+    const bool read_here =
+        gpu_key || std::find(kSectionsRead.begin(), kSectionsRead.end(), section) != kSectionsRead.end();
     const std::string asked = gpu_key ? "gpu.compute_capability" : spec.name;
     const std::string why = read_here ? why_ignored_by_collective(asked, cfg, flags.op) : elsewhere;
     if (!why.empty())

@@ -132,11 +132,6 @@ NcclGraph nccl_graph(const NcclTopology& t) {
   return best;
 }
 
-bool nccl_tunes(CollectiveKind kind, Algorithm algorithm) {
-  if (kind == CollectiveKind::AllToAll) return false;
-  return algorithm == Algorithm::Ring || (algorithm == Algorithm::DoubleBinaryTree && kind == CollectiveKind::Allreduce);
-}
-
 std::optional<NcclEstimate> nccl_estimate(CollectiveKind kind, Algorithm algorithm, Protocol protocol, uint64_t bytes,
                                           const NcclTopology& topology) {
   const NcclTopology& t = topology;

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/config/collective_algorithms.hpp"
 #include "sim/config/collective_types.hpp"
 
 namespace dtsim::sim {
@@ -66,9 +67,7 @@ struct NcclEstimate {
 std::optional<NcclEstimate> nccl_estimate(CollectiveKind kind, Algorithm algorithm, Protocol protocol,
                                           uint64_t bytes, const NcclTopology& topology);
 
-// Whether NCCL's tuner chooses for `algorithm` (ring and NCCL's tree, for every kind but all-to-all, whose
-// point-to-point sends NCCL does not tune this way).
-bool nccl_tunes(CollectiveKind kind, Algorithm algorithm);
+// Which algorithms NCCL's tuner predicts is the algorithm registry's (nccl_tunes, collective_algorithms.hpp).
 
 // NCCL's choice among `algorithms` × `protocols` for a call of `bytes`: the least predicted time, a tie going
 // to the pair NCCL tries first (the tree before the ring, then LL, LL128, Simple). nullopt when NCCL runs none

@@ -20,19 +20,31 @@ const std::vector<AlgorithmDescriptor>& algorithm_registry() {
       // Allreduce, reduce-scatter and all-gather around the ring (NCCL's channel rings across multi-NIC nodes);
       // broadcast and reduce as a pipelined chain.
       {Algorithm::Ring, "ring", {K::Allreduce, K::ReduceScatter, K::AllGather, K::Broadcast, K::Reduce}, true,
-       {kChannels}, {kPipelineChunk, kPipelineChunksMax}},
-      {Algorithm::DoubleBinaryTree, "tree", {K::Allreduce}, true, {kPipelineChunk, kPipelineChunksMax, kChannels}},
+       {kChannels}, {kPipelineChunk, kPipelineChunksMax}, true},
+      {Algorithm::DoubleBinaryTree, "tree", {K::Allreduce}, true, {kPipelineChunk, kPipelineChunksMax, kChannels}, {},
+       true},
       {Algorithm::HalvingDoubling, "halving-doubling", {K::Allreduce}, true, {}},
       {Algorithm::Hierarchical, "hierarchical", {K::Allreduce}, false, {kInterNode}},
       // All-to-all: every rank's blocks to every other at once, as NCCL's grouped sends and receives.
       {Algorithm::Direct, "direct", {K::AllToAll}, true, {}},
-      // NCCL's choice per call size: ring or tree for an allreduce, whichever is predicted faster (with
-      // collective.protocol, over both algorithms' protocols), the ring for the other kinds, direct for
-      // all-to-all. It reads what its candidates read.
+      // NCCL's choice per call size: ring or tree for an allreduce, as NCCL's tuner picks them (or the faster
+      // prediction, collective.tuner = fastest), the ring for the other kinds, direct for all-to-all. It reads
+      // what its candidates read.
       {Algorithm::Auto, "auto", {K::Allreduce, K::ReduceScatter, K::AllGather, K::Broadcast, K::Reduce, K::AllToAll},
        false, {kPipelineChunk, kPipelineChunksMax, kChannels}, {kPipelineChunk, kPipelineChunksMax}},
   };
   return registry;
+}
+
+bool nccl_tunes(CollectiveKind kind, Algorithm algorithm) {
+  const AlgorithmDescriptor& d = algorithm_descriptor(algorithm);
+  return d.nccl_tuned && d.implements(kind);
+}
+
+bool nccl_tuner_applies(CollectiveKind kind, Algorithm configured) {
+  if (configured != Algorithm::Auto) return nccl_tunes(kind, configured);
+  const std::vector<Algorithm> able = algorithms_implementing(kind);
+  return std::any_of(able.begin(), able.end(), [&](Algorithm a) { return nccl_tunes(kind, a); });
 }
 
 const AlgorithmDescriptor& algorithm_descriptor(Algorithm algorithm) {

@@ -29,6 +29,9 @@ struct AlgorithmDescriptor {
   std::vector<std::string> keys;
   // Keys read for broadcast and reduce only (the ring runs them as a pipelined chain); training runs neither.
   std::vector<std::string> chain_keys = {};
+  // NCCL has it (the ring, NCCL's tree): NCCL's tuner predicts it and picks its protocol
+  // (sim/collectives/nccl_tuning.hpp), which collective.tuner and gpu.compute_capability shape.
+  bool nccl_tuned = false;
 
   bool implements(CollectiveKind kind) const;
 };
@@ -47,6 +50,12 @@ std::vector<std::string> inter_node_algorithm_names();
 // with the inter-node algorithm's keys added when `algorithm` is not flat.
 std::vector<std::string> collective_keys_read(Algorithm algorithm, Algorithm inter_node,
                                               const std::vector<CollectiveKind>& kinds);
+// Whether NCCL's tuner predicts `algorithm` running `kind` (nccl_tuned, for a kind it implements).
+bool nccl_tunes(CollectiveKind kind, Algorithm algorithm);
+// Whether NCCL's tuner has a say for `kind` under collective.algorithm = `configured`: it predicts that
+// algorithm, or, for auto, one of the algorithms auto may pick.
+bool nccl_tuner_applies(CollectiveKind kind, Algorithm configured);
+
 // What a training run's strategies call: allreduce, all-gather and reduce-scatter.
 const std::vector<CollectiveKind>& training_collective_kinds();
 // The algorithm a training run uses for a collective of `kind`: collective.algorithm for an allreduce, the ring

@@ -131,7 +131,7 @@ std::string collective_settings(const std::string& key, const RunConfig& c,
 
 // collective.tuner, and the compute capability NCCL's tuner reads, act where auto chooses for the ring or NCCL's
 // tree: collective.algorithm = auto for an allreduce (ring or tree), collective.protocol = auto for those two
-// (sim/collectives/nccl_tuning.hpp: nccl_tunes). `training`: the kinds are a training run's, whose all-gathers
+// (nccl_tuner_applies, collective_algorithms.hpp). `training`: the kinds are a training run's, whose all-gathers
 // and reduce-scatters (ZeRO's, a gathering compressor's) run as rings whatever collective.algorithm says.
 std::string tuner_settings(const std::string& key, const RunConfig& c, const std::vector<CollectiveKind>& kinds,
                            bool training) {
@@ -148,14 +148,11 @@ std::string tuner_settings(const std::string& key, const RunConfig& c, const std
   // A training run's all-gathers and reduce-scatters come from ZeRO and from compressors that gather.
   const bool gathers = c.sync.zero_stage > 0 || c.compression.settings.kind != models::CompressorKind::None;
   for (const CollectiveKind kind : kinds) {
-    if (kind == CollectiveKind::AllToAll) continue;
     if (training && kind == CollectiveKind::Allreduce && zero_leaves_no_allreduce(c)) continue;
     if (training && kind != CollectiveKind::Allreduce && !gathers) continue;
     const Algorithm a = training ? training_algorithm(kind, k.algorithm) : k.algorithm;
-    if (a == Algorithm::Auto && kind == CollectiveKind::Allreduce) return "";
-    const bool tuned = a == Algorithm::Ring || a == Algorithm::Auto ||
-                       (a == Algorithm::DoubleBinaryTree && kind == CollectiveKind::Allreduce);
-    if (k.protocol == Protocol::Auto && tuned) return "";
+    if (a == Algorithm::Auto && kind == CollectiveKind::Allreduce) return "";  // ring or tree
+    if (k.protocol == Protocol::Auto && nccl_tuner_applies(kind, a)) return "";
   }
   if (k.algorithm != Algorithm::Auto && k.protocol != Protocol::Auto)
     return "has no effect: neither collective.algorithm nor collective.protocol is auto, so nothing is chosen";
