@@ -226,7 +226,8 @@ struct Header {
   int ranks = 0;
   double factor = 1.0;  // busbw = algbw x factor
   int warmup = 0, iters = 1;
-  nlohmann::json settings;  // the same, as fields (JSON; the table reads the protocol): what was asked for and the platform's values
+  nlohmann::json settings;  // the same, as fields (JSON only): what was asked for and the platform's values
+  bool no_protocol = false;  // collective.protocol = none: the table notes that small sizes are lower bounds
 };
 
 // The settings a script needs without parsing the header's sentences: the algorithm, fidelity, protocol and
@@ -264,7 +265,7 @@ void print_header(Format format, const Header& h) {
       std::printf("# busbw = algbw x %.6g; sizes run one after another in one simulation, %d untimed + %d timed per size\n",
                   h.factor, h.warmup, h.iters);
       // Without the protocol model a call pays the fabric's latency only: small sizes are lower bounds.
-      if (h.settings.value("protocol", "") == "none")
+      if (h.no_protocol)
         std::printf("# protocol none: NCCL's latencies per call and per hop are not charged, so small sizes read as "
                     "lower bounds (--protocol auto adds them)\n");
       std::printf("#\n");
@@ -464,6 +465,7 @@ int command_collective(int argc, char** argv) {
   header.warmup = flags.warmup;
   header.iters = flags.iters;
   header.settings = settings_json(cfg);
+  header.no_protocol = cfg.collectives.protocol == Protocol::None;
   print_header(flags.format, header);
 
   std::vector<Row> rows(flags.sizes.size());
