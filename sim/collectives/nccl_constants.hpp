@@ -5,7 +5,23 @@
 // Latencies in µs, bandwidths in GB/s; protocols in NCCL's order LL, LL128, Simple.
 #pragma once
 
+#include <stdexcept>
+
+#include "sim/config/collective_types.hpp"
+
 namespace dtsim::sim::nccl {
+
+// The column of a protocol in NCCL's tables: LL, LL128, Simple (std::invalid_argument for None and Auto).
+inline int protocol_column(Protocol p) {
+  switch (p) {
+    case Protocol::LL: return 0;
+    case Protocol::LL128: return 1;
+    case Protocol::Simple: return 2;
+    case Protocol::None:
+    case Protocol::Auto: break;
+  }
+  throw std::invalid_argument("NCCL's tables have no column for this protocol");
+}
 
 struct AlgorithmLatencies {
   double base[3];     // baseLatencies: once per call

@@ -11,8 +11,6 @@
 namespace dtsim::sim {
 namespace {
 
-int protocol_index(Protocol p) { return p == Protocol::LL ? 0 : p == Protocol::LL128 ? 1 : 2; }
-
 // Column of NCCL's tables by scale: one node, two, more.
 int scale_index(int nodes) { return nodes <= 1 ? 0 : nodes == 2 ? 1 : 2; }
 
@@ -138,7 +136,7 @@ std::optional<NcclEstimate> nccl_estimate(CollectiveKind kind, Algorithm algorit
   if (!nccl_tunes(kind, algorithm) || topology.ranks < 2) return std::nullopt;  // one rank exchanges nothing
   if (protocol != Protocol::LL && protocol != Protocol::LL128 && protocol != Protocol::Simple) return std::nullopt;
   if (protocol == Protocol::LL128 && !t.ll128_enabled()) return std::nullopt;
-  const int p = protocol_index(protocol);
+  const int p = nccl::protocol_column(protocol);
   const int gen = t.generation();
   const int scale = scale_index(t.nodes);
   const double ll_max = nccl::kLlMaxBw[t.nodes == 1 ? gen : 0][scale];  // several nodes: an Intel host's row

@@ -11,23 +11,12 @@ namespace {
 
 constexpr double kMicro = 1e-6;
 
-int index_of(Protocol p) {
-  switch (p) {
-    case Protocol::LL: return 0;
-    case Protocol::LL128: return 1;
-    case Protocol::Simple: return 2;
-    case Protocol::None:
-    case Protocol::Auto: break;
-  }
-  throw std::invalid_argument("protocol_costs: no constants for this protocol");
-}
-
 }  // namespace
 
 ProtocolCosts protocol_costs(Protocol protocol, Algorithm algorithm, CollectiveKind kind, const HopContext& where) {
   ProtocolCosts c;
   if (protocol == Protocol::None) return c;
-  const int p = index_of(protocol);
+  const int p = nccl::protocol_column(protocol);
   const bool tree = algorithm == Algorithm::DoubleBinaryTree;
   const nccl::AlgorithmLatencies& k = tree ? nccl::kTree : nccl::kRing;
 
