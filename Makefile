@@ -1,7 +1,11 @@
 # The two commands of the README, plus a few conveniences. Everything goes through CMake in $(BUILD_DIR).
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release -DDTSIM_WERROR=ON
+# The portable default computes the same bits on every x86-64-v3 CPU; DTSIM_NATIVE=ON builds for this machine's
+# CPU only (faster, results specific to it; docs/compute.md). Passed every time, so a build folder follows it.
+DTSIM_NATIVE ?= OFF
+DTSIM_ISA_LEVEL ?= x86-64-v3
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release -DDTSIM_WERROR=ON -DDTSIM_NATIVE=$(DTSIM_NATIVE) -DDTSIM_ISA_LEVEL=$(DTSIM_ISA_LEVEL)
 SCENARIO ?= scenarios/quickstart.ini
 OUT ?= out/quickstart
 

@@ -8,6 +8,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "gpu/numerics_environment.hpp"
+#include "gpu/portable_math.hpp"
+
 namespace dtsim::gpu {
 namespace {
 
@@ -22,6 +25,17 @@ Eigen::Map<const RowMajor<T>> as_eigen(ConstMatrixView<T> m) {
 template <class T>
 Eigen::Map<RowMajor<T>> as_eigen(MatrixView<T> m) {
   return Eigen::Map<RowMajor<T>>(m.data, m.rows, m.cols);
+}
+
+// Eigen derives its GEMM blocking from the cache sizes it reads off the CPU, and the blocking of the inner
+// dimension decides the order in which each output's sum is accumulated. dtsim gives it fixed sizes before the
+// first product, so that every CPU accumulates in the same order (gpu/numerics_environment.hpp).
+void pin_gemm_blocking_once() {
+  static const bool pinned = [] {
+    Eigen::setCpuCacheSizes(kPinnedGemmBlocking.l1_bytes, kPinnedGemmBlocking.l2_bytes, kPinnedGemmBlocking.l3_bytes);
+    return true;
+  }();
+  (void)pinned;
 }
 
 void require(bool ok, const char* what) {
@@ -67,6 +81,7 @@ void CpuOps<T>::gemm(Transpose ta, Transpose tb, T alpha, ConstMatrixView<T> a, 
   const bool at = ta == Transpose::Yes;
   const bool bt = tb == Transpose::Yes;
   require(gemm_sizes(ta, tb, a, b, c).matches, "gemm: shapes do not match");
+  pin_gemm_blocking_once();
 
   auto C = as_eigen(c);
   if (beta == T(0)) {
@@ -152,7 +167,7 @@ template <class T>
 void CpuOps<T>::gelu_forward(const T* x, T* y, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     const double v = static_cast<double>(x[i]);
-    y[i] = static_cast<T>(0.5 * v * (1.0 + std::erf(v * M_SQRT1_2)));
+    y[i] = static_cast<T>(0.5 * v * (1.0 + portable::erf(v * M_SQRT1_2)));
   }
 }
 
@@ -161,15 +176,15 @@ void CpuOps<T>::gelu_backward(const T* x, const T* dy, T* dx, size_t count) {
   constexpr double inv_sqrt_2pi = 0.3989422804014327;  // 1/√(2π)
   for (size_t i = 0; i < count; ++i) {
     const double v = static_cast<double>(x[i]);
-    const double cdf = 0.5 * (1.0 + std::erf(v * M_SQRT1_2));
-    const double pdf = inv_sqrt_2pi * std::exp(-0.5 * v * v);
+    const double cdf = 0.5 * (1.0 + portable::erf(v * M_SQRT1_2));
+    const double pdf = inv_sqrt_2pi * portable::exp(-0.5 * v * v);
     dx[i] = static_cast<T>(static_cast<double>(dy[i]) * (cdf + v * pdf));
   }
 }
 
 template <class T>
 void CpuOps<T>::tanh_forward(const T* x, T* y, size_t count) {
-  for (size_t i = 0; i < count; ++i) y[i] = std::tanh(x[i]);
+  for (size_t i = 0; i < count; ++i) y[i] = portable::tanh(x[i]);
 }
 
 template <class T>
@@ -192,14 +207,14 @@ LossSums CpuOps<T>::softmax_cross_entropy(ConstMatrixView<T> logits, const int32
       if (z[j] > z[argmax]) argmax = j;
     const T zmax = z[argmax];
     double denom = 0.0;
-    for (int j = 0; j < classes; ++j) denom += std::exp(static_cast<double>(z[j] - zmax));
-    const double log_denom = std::log(denom);
+    for (int j = 0; j < classes; ++j) denom += portable::exp(static_cast<double>(z[j] - zmax));
+    const double log_denom = portable::log(denom);
     sums.loss += log_denom - static_cast<double>(z[label] - zmax);
     sums.correct += argmax == label ? 1 : 0;
     if (dlogits) {
       T* d = dlogits + static_cast<size_t>(r) * classes;
       for (int j = 0; j < classes; ++j) {
-        const double p = std::exp(static_cast<double>(z[j] - zmax) - log_denom);
+        const double p = portable::exp(static_cast<double>(z[j] - zmax) - log_denom);
         d[j] = static_cast<T>(grad_scale * (p - (j == label ? 1.0 : 0.0)));
       }
     }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpu/cpu_ops.hpp"
+#include "gpu/portable_math.hpp"
 
 namespace dtsim::gpu {
 namespace {
@@ -73,7 +74,7 @@ void CpuOps<T>::attention_forward(const AttentionShape& shape, const T* q, const
         }
         T sum = T(0);
         for (int j = 0; j < visible; ++j) {
-          p[j] = std::exp(p[j] - max_score);
+          p[j] = portable::exp(p[j] - max_score);
           sum += p[j];
         }
         for (int j = 0; j < visible; ++j) p[j] /= sum;
@@ -138,9 +139,9 @@ void CpuOps<T>::rotary_embedding(const AttentionShape& shape, T* x, double base,
   std::vector<double> cosines(static_cast<size_t>(shape.seq) * pairs), sines(cosines.size());
   for (int t = 0; t < shape.seq; ++t)
     for (int m = 0; m < pairs; ++m) {
-      const double angle = (inverse ? -t : t) * std::pow(base, -2.0 * m / hd);
-      cosines[static_cast<size_t>(t) * pairs + m] = std::cos(angle);
-      sines[static_cast<size_t>(t) * pairs + m] = std::sin(angle);
+      const double angle = (inverse ? -t : t) * portable::pow(base, -2.0 * m / hd);
+      cosines[static_cast<size_t>(t) * pairs + m] = portable::cos(angle);
+      sines[static_cast<size_t>(t) * pairs + m] = portable::sin(angle);
     }
   for (int b = 0; b < shape.batch; ++b)
     for (int t = 0; t < shape.seq; ++t)

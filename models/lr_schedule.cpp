@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "gpu/portable_math.hpp"
+
 namespace dtsim::models {
 namespace {
 
@@ -94,12 +96,12 @@ double LrSchedule::lr(int64_t step) const {
   const int64_t since_warmup = step - s.warmup_steps;
   switch (s.decay) {
     case LrDecay::Constant: return peak_lr_;
-    case LrDecay::Step: return peak_lr_ * std::pow(s.step_gamma, static_cast<double>(since_warmup / s.step_every));
+    case LrDecay::Step: return peak_lr_ * portable::pow(s.step_gamma, static_cast<double>(since_warmup / s.step_every));
     case LrDecay::Cosine: {
       const int64_t span = s.total_steps - s.warmup_steps;
       if (since_warmup >= span) return s.min_lr;
       const double progress = static_cast<double>(since_warmup) / static_cast<double>(span);
-      return s.min_lr + (peak_lr_ - s.min_lr) * 0.5 * (1.0 + std::cos(M_PI * progress));
+      return s.min_lr + (peak_lr_ - s.min_lr) * 0.5 * (1.0 + portable::cos(M_PI * progress));
     }
   }
   return peak_lr_;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "gpu/buffer.hpp"
+#include "gpu/portable_math.hpp"
 
 namespace dtsim::models {
 namespace {
@@ -65,7 +66,7 @@ double l2_norm(gpu::Ops<T>& ops, const T* x, size_t count) {
 
 // Adam's bias corrections 1 − β^t for the step being taken (t starts at 1).
 double bias_correction(double beta, int64_t step_number) {
-  return 1.0 - std::pow(beta, static_cast<double>(step_number));
+  return 1.0 - portable::pow(beta, static_cast<double>(step_number));
 }
 
 // SGD with heavy-ball momentum, optional Nesterov and L2 weight decay, exactly torch.optim.SGD with

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "gpu/portable_math.hpp"
+
 namespace dtsim::models {
 
 uint64_t derive_seed(uint64_t seed, std::string_view purpose, uint64_t id) {
@@ -63,11 +65,11 @@ double Rng::normal() {
   double u1 = uniform();
   while (u1 <= 0.0) u1 = uniform();  // log(0) is not allowed
   const double u2 = uniform();
-  const double r = std::sqrt(-2.0 * std::log(u1));
+  const double r = std::sqrt(-2.0 * portable::log(u1));
   const double theta = 2.0 * M_PI * u2;
-  spare_ = r * std::sin(theta);
+  spare_ = r * portable::sin(theta);
   has_spare_ = true;
-  return r * std::cos(theta);
+  return r * portable::cos(theta);
 }
 
 }  // namespace dtsim::models
@@ -88,7 +90,7 @@ double marsaglia_tsang(Rng& rng, double shape) {
     v = v * v * v;
     const double u = rng.uniform();
     if (u < 1.0 - 0.0331 * (z * z) * (z * z)) return d * v;
-    if (u > 0.0 && std::log(u) < 0.5 * z * z + d * (1.0 - v + std::log(v))) return d * v;
+    if (u > 0.0 && portable::log(u) < 0.5 * z * z + d * (1.0 - v + portable::log(v))) return d * v;
   }
 }
 
@@ -102,13 +104,13 @@ void require_positive_shape(double shape) {
 
 }  // namespace
 
-double Rng::lognormal(double log_mean, double log_sd) { return std::exp(log_mean + log_sd * normal()); }
+double Rng::lognormal(double log_mean, double log_sd) { return portable::exp(log_mean + log_sd * normal()); }
 
 double Rng::gamma(double shape) {
   require_positive_shape(shape);
   if (shape >= 1.0) return marsaglia_tsang(*this, shape);
   const double boosted = marsaglia_tsang(*this, shape + 1.0);
-  return boosted * std::pow(uniform_open_at_zero(*this), 1.0 / shape);
+  return boosted * portable::pow(uniform_open_at_zero(*this), 1.0 / shape);
 }
 
 std::vector<double> Rng::dirichlet(const std::vector<double>& concentration) {
@@ -119,16 +121,16 @@ std::vector<double> Rng::dirichlet(const std::vector<double>& concentration) {
     const double shape = concentration[i];
     require_positive_shape(shape);
     if (shape >= 1.0) {
-      log_draw[i] = std::log(marsaglia_tsang(*this, shape));
+      log_draw[i] = portable::log(marsaglia_tsang(*this, shape));
     } else {
       const double boosted = marsaglia_tsang(*this, shape + 1.0);
-      log_draw[i] = std::log(boosted) + std::log(uniform_open_at_zero(*this)) / shape;
+      log_draw[i] = portable::log(boosted) + portable::log(uniform_open_at_zero(*this)) / shape;
     }
   }
   const double largest = *std::max_element(log_draw.begin(), log_draw.end());
   double total = 0.0;
   for (double& x : log_draw) {
-    x = std::exp(x - largest);  // the largest becomes 1, so the total is in [1, n] and never 0
+    x = portable::exp(x - largest);  // the largest becomes 1, so the total is in [1, n] and never 0
     total += x;
   }
   for (double& x : log_draw) x /= total;

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "gpu/portable_math.hpp"
+
 namespace dtsim::models {
 
 const NameTable<StalenessRule>& staleness_rule_table() {
@@ -28,7 +30,7 @@ double staleness_lr_factor(StalenessRule rule, int64_t staleness, double exponen
   switch (rule) {
     case StalenessRule::None: return 1.0;
     case StalenessRule::Inverse: return staleness == 0 ? 1.0 : 1.0 / s;
-    case StalenessRule::Polynomial: return std::pow(1.0 + s, -exponent);
+    case StalenessRule::Polynomial: return portable::pow(1.0 + s, -exponent);
     case StalenessRule::Hinge: return s <= threshold ? 1.0 : 1.0 / (exponent * (s - threshold) + 1.0);
   }
   return 1.0;

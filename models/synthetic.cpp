@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "gpu/portable_math.hpp"
 #include "models/random.hpp"
 
 namespace dtsim::models {
@@ -77,7 +78,7 @@ std::string dataset_name(const SyntheticSettings& s, const char* split) {
 
 std::vector<double> synthetic_input_variances(int features) {
   std::vector<double> variances(features);
-  for (int j = 0; j < features; ++j) variances[j] = std::pow(static_cast<double>(j + 1), -1.2);
+  for (int j = 0; j < features; ++j) variances[j] = portable::pow(static_cast<double>(j + 1), -1.2);
   return variances;
 }
 

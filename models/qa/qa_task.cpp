@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/portable_math.hpp"
 #include "models/random.hpp"
 
 namespace dtsim::models {
@@ -109,7 +110,7 @@ class ContextDraw {
         rng_(rng),
         used_(static_cast<size_t>(entities_) * attributes_, 0),
         attribute_weights_(attributes_) {
-    for (int a = 0; a < attributes_; ++a) attribute_weights_[a] = std::pow(a + 1.0, -d.attribute_zipf);
+    for (int a = 0; a < attributes_; ++a) attribute_weights_[a] = portable::pow(a + 1.0, -d.attribute_zipf);
   }
 
   void add(int e, int a) {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "gpu/portable_math.hpp"
 #include "models/transformer/span_transformer.hpp"
 
 namespace dtsim::models {
@@ -269,13 +270,13 @@ SpanLoss SpanTransformer<T>::span_loss(gpu::Ops<T>& ops, TransformerWorkspace<T>
       const T* z = which == 0 ? starts : ends;
       const double m = *std::max_element(z, z + len);
       double sum = 0.0;
-      for (int i = 0; i < len; ++i) sum += std::exp(static_cast<double>(z[i]) - m);
-      result.loss += 0.5 * (m + std::log(sum) - z[gold[which]]);
+      for (int i = 0; i < len; ++i) sum += portable::exp(static_cast<double>(z[i]) - m);
+      result.loss += 0.5 * (m + portable::log(sum) - z[gold[which]]);
       if (!with_gradient) continue;
       // d(½·CE)/dz_i = ½·(softmax_i − [i = gold]), averaged over the batch.
       const double factor = 0.5 * static_cast<double>(grad_scale) / batch.batch;
       for (int i = 0; i < len; ++i) {
-        const double p = std::exp(static_cast<double>(z[i]) - m) / sum;
+        const double p = portable::exp(static_cast<double>(z[i]) - m) / sum;
         dlogits[(static_cast<size_t>(b) * S + i) * 2 + which] =
             static_cast<T>(factor * (p - (i == gold[which] ? 1.0 : 0.0)));
       }

@@ -261,6 +261,9 @@ int command_run(const CommandLine& cl) {
   if (!cl.quiet) {
     std::printf("dtsim %s  %s\nbackend: %s\n", dtsim_version(), describe_setup(inputs).c_str(),
                 backend.description.c_str());
+    // A native build's results hold for its kind of CPU only: said before anything is read as a result.
+    const gpu::NumericsFingerprint numerics = gpu::numerics_fingerprint(backend.ops->name());
+    if (numerics.native()) std::printf("numerics: %s\n", describe_numerics(numerics).c_str());
     std::fflush(stdout);
   }
   const char* step_word = strategy_descriptor(inputs.config.strategy).row_step;
@@ -313,7 +316,7 @@ int dtsim_main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "validate") return command_validate(argc - 1, argv + 1);
     const CommandLine cl = parse_command_line(argc, argv);
     if (cl.version) {
-      std::printf("dtsim %s\n", dtsim_version());
+      std::printf("dtsim %s\nnumerics: %s\n", dtsim_version(), describe_numerics(gpu::numerics_fingerprint("cpu")).c_str());
       return kExitOk;
     }
     if (cl.help || cl.command.empty()) {

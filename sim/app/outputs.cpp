@@ -13,6 +13,7 @@
 
 #include <zlib.h>
 
+#include "gpu/numerics_environment.hpp"
 #include "models/name_table.hpp"
 #include "sim/app/cost.hpp"
 #include "sim/config/strategy.hpp"
@@ -151,6 +152,39 @@ static std::string completed_reason(const RunResult& r, const RunConfig& c) {
          completed_notes(r);
 }
 
+gpu::NumericsFingerprint numerics_fingerprint_of(const RunResult& r) {
+  // The CPU backend's bits depend on the build alone; a GPU's also on which device computed them.
+  return gpu::numerics_fingerprint(r.backend == "cpu" ? r.backend : r.backend_description);
+}
+
+std::string describe_numerics(const gpu::NumericsFingerprint& f) {
+  if (f.native())
+    return "NATIVE build (-march=native): results are specific to CPUs like its build machine's; fingerprint " + f.id();
+  return f.isa_level + " (portable: the same bits on every " + f.isa_level + " CPU), fingerprint " + f.id();
+}
+
+nlohmann::json numerics_json(const gpu::NumericsFingerprint& f) {
+  const gpu::FloatingPointEnvironment found = gpu::floating_point_environment_at_start();
+  nlohmann::json j = {{"fingerprint", f.id()},
+                      {"isa_level", f.isa_level},
+                      {"cpu_features", f.cpu_features},
+                      {"compiler", f.compiler},
+                      {"eigen", f.eigen_version},
+                      {"gemm_blocking", {{"l1_bytes", f.gemm_blocking.l1_bytes},
+                                         {"l2_bytes", f.gemm_blocking.l2_bytes},
+                                         {"l3_bytes", f.gemm_blocking.l3_bytes}}},
+                      {"elementary_functions", f.elementary_functions},
+                      {"floating_point", f.floating_point},
+                      {"backend", f.backend},
+                      {"ran_on_cpu", gpu::running_cpu_model()}};
+  if (!found.is_ieee_default())
+    j["floating_point_at_start"] = gpu::describe(found) + ", set before dtsim started; dtsim reset it";
+  if (f.native())
+    j["note"] = "built with -march=native: results are specific to CPUs with these features, and differ from the "
+                "portable build's";
+  return j;
+}
+
 nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double wall_time_s) {
   const RunConfig& c = inputs.config;
   const WorkerTime mean = r.mean_time();
@@ -196,6 +230,7 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
   s["dtsim_version"] = dtsim_version();
   s["backend"] = r.backend;
   s["backend_description"] = r.backend_description;
+  s["numerics"] = numerics_json(numerics_fingerprint_of(r));
   s["workers"] = c.workers;
   s["platform"] = r.platform_description;
   s["global_batch"] = c.global_batch();
@@ -343,6 +378,7 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
     o << "  status                completed: " << completed_reason(r, in.config) << "\n";
   o << "  platform              " << r.platform_description << "\n";
   o << "  backend               " << r.backend_description << "\n";
+  o << "  numerics              " << describe_numerics(numerics_fingerprint_of(r)) << "\n";
   // A run that ended early has no final evaluation: its last row may be far behind where it stopped.
   if (r.status == RunStatus::Completed || r.points.empty())
     o << "  final test accuracy   " << percent(r.final_accuracy()) << "   (best " << percent(r.best_accuracy()) << ")\n";

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "gpu/numerics_environment.hpp"
 #include "sim/app/run.hpp"
 
 namespace dtsim::sim {
@@ -13,6 +14,12 @@ const char* dtsim_version();
 // summary.json's busiest_link: the link with the highest mean utilisation (links.csv has them all).
 nlohmann::json link_json(const LinkTraffic::LinkRow& link);
 nlohmann::json make_summary(const RunInputs& inputs, const RunResult& result, double wall_time_s);
+
+// What decides the rounding of a run's numerics (gpu/numerics_environment.hpp): its fingerprint, summary.json's
+// "numerics" object, and the one line the console shows.
+gpu::NumericsFingerprint numerics_fingerprint_of(const RunResult& r);
+nlohmann::json numerics_json(const gpu::NumericsFingerprint& f);
+std::string describe_numerics(const gpu::NumericsFingerprint& f);
 
 // Writes `content` to dir/name through a temporary file and a rename, so a reader never sees half a file.
 void write_file_atomically(const std::string& dir, const std::string& name, const std::string& content);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "gpu/portable_math.hpp"
 #include "sim/world/link_traffic.hpp"
 
 namespace dtsim::sim {
@@ -84,7 +85,7 @@ void FederatedLearning::server() {
 
 LocalSgdSettings FederatedLearning::local_settings(int64_t round) const {
   LocalSgdSettings s = local_;
-  s.lr = local_.lr * std::pow(fl_.lr_decay, static_cast<double>(round));
+  s.lr = local_.lr * portable::pow(fl_.lr_decay, static_cast<double>(round));
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "gpu/portable_math.hpp"
 #include "models/random.hpp"
 
 namespace dtsim::sim {
@@ -106,7 +107,7 @@ std::vector<int> RoundPlanner::sample(const std::vector<int>& candidates, int co
       const double w = samples_.at(c);
       const double u = rng.uniform();
       // log(1 − u) rather than log(u): uniform() can return 0 but never 1.
-      keyed.push_back({w > 0 ? std::log1p(-u) / w : -std::numeric_limits<double>::infinity(), c});
+      keyed.push_back({w > 0 ? portable::log1p(-u) / w : -std::numeric_limits<double>::infinity(), c});
     }
     std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     for (int i = 0; i < count; ++i) chosen.push_back(keyed[i].second);
