@@ -42,8 +42,15 @@ test-slurm: build
 	@bash scripts/slurm-localhost.sh start
 	@cd $(BUILD_DIR) && ctest --output-on-failure -R SweepSlurm; status=$$?; cd $(CURDIR) && bash scripts/slurm-localhost.sh stop; exit $$status
 
-# Benchmarks: ratios to plain Eigen measured side by side (see tests/bench/).
+# Benchmarks: ratios to plain Eigen measured side by side (see tests/bench/), and the portable default build
+# against a native build of the same tree (built in $(NATIVE_BUILD_DIR) first, dtsim and the compute bench only).
+NATIVE_BUILD_DIR ?= build-native
 bench: build
+	@mkdir -p $(NATIVE_BUILD_DIR)
+	@cmake -S . -B $(NATIVE_BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DDTSIM_NATIVE=ON -DDTSIM_CUDA=OFF \
+	  > $(NATIVE_BUILD_DIR)/configure.log 2>&1 || { cat $(NATIVE_BUILD_DIR)/configure.log; exit 1; }
+	@cmake --build $(NATIVE_BUILD_DIR) -j $(JOBS) --target dtsim dtsim_compute_bench
+	/usr/bin/python3 tests/bench/portable_vs_native.py $(BUILD_DIR) $(NATIVE_BUILD_DIR)
 	./$(BUILD_DIR)/tests/dtsim_compute_bench
 	bash tests/bench/collective_bench.sh $(BUILD_DIR)/dtsim
 	bash tests/bench/scale_bench.sh $(BUILD_DIR)/dtsim

@@ -554,6 +554,10 @@ int command_compare(int argc, char** argv) {
   else
     std::printf("%zu run folder%s\n\n", rows.size(), rows.size() == 1 ? "" : "s");
   std::fputs(table.c_str(), stdout);
+  if (const std::string warning = numerics_mismatch_warning(rows); !warning.empty()) {
+    std::fflush(stdout);  // after the table, also where both go to one terminal or file
+    std::fprintf(stderr, "dtsim: warning: %s\n", warning.c_str());
+  }
   return 0;
 }
 

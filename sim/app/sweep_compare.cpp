@@ -168,4 +168,30 @@ std::string comparison_table(const SweepPlan& plan, const std::vector<RunRow>& r
   return out;
 }
 
+std::string numerics_mismatch_warning(const std::vector<RunRow>& rows) {
+  std::map<std::string, std::pair<std::string, int>> fingerprints;  // fingerprint -> (build, runs)
+  int trained_without = 0;
+  for (const RunRow& r : rows) {
+    if (!status_is_result(r.status)) continue;
+    if (!r.numerics_fingerprint.empty()) {
+      auto& entry = fingerprints[r.numerics_fingerprint];
+      entry.first = r.numerics_build;
+      ++entry.second;
+    } else if (r.numbers.count("final_test_accuracy")) {
+      ++trained_without;  // trained, by a dtsim that did not record its numerics
+    }
+  }
+  if (fingerprints.size() + (trained_without > 0 ? 1 : 0) < 2) return "";
+  std::string groups;
+  for (const auto& [id, entry] : fingerprints)
+    groups += (groups.empty() ? "" : "; ") + std::to_string(entry.second) + " with fingerprint " + id + " (" +
+              (entry.first.empty() ? "unknown build" : entry.first) + ")";
+  if (trained_without > 0)
+    groups += (groups.empty() ? "" : "; ") + std::to_string(trained_without) + " with none recorded (a dtsim older "
+              "than its numerics fingerprint, built with -march=native)";
+  return "these runs were computed with different numerics (" + groups + "): their accuracies and losses can "
+         "differ by rounding alone, not only by what the runs vary; rerun them with one build to compare them "
+         "(summary.json's numerics, docs/compute.md)";
+}
+
 }  // namespace dtsim::sim

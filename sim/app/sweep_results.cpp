@@ -164,6 +164,15 @@ RunRow read_run_row(const std::string& sweep_dir, const SweepRun& run) {
       else continue;
       break;
     }
+  if (summary.contains("numerics") && summary["numerics"].is_object()) {
+    const nlohmann::json& numerics = summary["numerics"];
+    if (numerics.contains("fingerprint") && numerics["fingerprint"].is_string())
+      row.numerics_fingerprint = numerics["fingerprint"].get<std::string>();
+    if (numerics.contains("isa_level") && numerics["isa_level"].is_string())
+      row.numerics_build = numerics["isa_level"].get<std::string>();
+    if (numerics.contains("backend") && numerics["backend"].is_string() && numerics["backend"].get<std::string>() != "cpu")
+      row.numerics_build += ", " + numerics["backend"].get<std::string>();
+  }
   for (const char* pointer : {"/cost/currency", "/simulation/currency"}) {
     const nlohmann::json::json_pointer p(pointer);
     if (summary.contains(p) && summary.at(p).is_string()) {

@@ -19,6 +19,10 @@ struct RunRow {
   std::string status_reason;              // the summary's, in its words ("" without one)
   std::map<std::string, double> numbers;  // column name -> value, only those the summary has
   std::string currency;                   // of its costs ("" when the run has no price)
+  // What computed its numbers (summary.json's numerics): the fingerprint, and how the fingerprint's build is
+  // described ("x86-64-v3", "native"); both "" for a timing-only run or one made before dtsim recorded them.
+  std::string numerics_fingerprint;
+  std::string numerics_build;
 };
 
 // A run counts as done, and a rerun of the sweep skips it, when its summary says completed, diverged or

@@ -14,11 +14,13 @@
 #                                            runs CASE once and checks that the comparison fails when one bit of its
 #                                            metrics.csv sum or of its model.bin sum is changed, and passes unchanged
 #   golden.sh sums DTSIM CASE                run CASE and print its two digest lines (regenerate.sh uses it)
+# GOLDEN_EXTRA_ARGS, if set, is added to every dtsim run (the GPU machine's check gives the bundled dataset's
+# folder with it: --set data.path=DIR, which changes no result).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 scenarios=$(cd "$here/../../scenarios" && pwd)
 
-usage() { sed -n '2,21p' "$0" >&2; exit 2; }
+usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d' >&2; exit 2; }
 
 # The case's scenario and arguments, from cases.txt.
 case_line() {
@@ -35,8 +37,9 @@ run_case() {
   scenario=$(awk -F'|' '{gsub(/^[ \t]+|[ \t]+$/, "", $2); print $2}' <<< "$line")
   args=$(awk -F'|' '{gsub(/^[ \t]+|[ \t]+$/, "", $3); print $3}' <<< "$line")
   rm -rf "$dir"
-  # shellcheck disable=SC2086  # the arguments are words of cases.txt
+  # shellcheck disable=SC2086  # the arguments are words of cases.txt (and of GOLDEN_EXTRA_ARGS)
   if ! env "$@" "$dtsim" run "$scenarios/$scenario" --out "$dir" --quiet --set output.save_model=true $args \
+       ${GOLDEN_EXTRA_ARGS:-} \
        > "$dir.log" 2>&1; then
     echo "golden: case $name: dtsim run failed:" >&2
     cat "$dir.log" >&2

@@ -2,11 +2,11 @@
 # The whole GPU check, in one call on the rented GPU machine (its image has the CUDA toolkit, a driver and
 # Python but none of our Debian libraries; nothing is built there). Prepare here, then run there:
 #
-#   cmake -S . -B build-portable -DDTSIM_CUDA=ON -DDTSIM_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3
+#   cmake -S . -B build-portable -DDTSIM_CUDA=ON            # the portable default: x86-64-v3
 #   make -C build-portable -j2 dtsim dtsim_cuda_tests dtsim_cuda_model_tests dtsim_gpu_tests dtsim_cuda_bench
 #   scripts/device-bundle.sh build-portable build-device       # binaries, libraries, dataset: about 44 MiB
 #   (device) bash tests/gpu/device_check.sh build-device       # carry build-device; results under $OUT
-# The device's CPU is not this machine's, so the build is for x86-64-v3 (AVX2, FMA), not -march=native, whose
+# The device's CPU is not this machine's: the default build is for x86-64-v3 (AVX2, FMA), not -march=native, whose
 # instructions the other CPU may lack. The step limits below add up to 9 minutes (540 s); give the device call a
 # little more, and expect far less.
 #
@@ -16,7 +16,8 @@
 #   2. dtsim_cuda_bench: training-step FLOP rates against cuBLAS SGEMM and BF16 GEMM, measured in the same run;
 #   3. real runs with compute.device = cuda: the centralised MLP twice (same scenario and seed must give the same
 #      metrics.csv), the 8-worker quickstart and the centralised LeNet; last, the MLP on the device's CPU, for
-#      its time beside the GPU's (this machine's CPU results are in docs/compute.md).
+#      its time beside the GPU's (this machine's CPU results are in docs/compute.md);
+#   4. golden digests of six CPU cases on the device's CPU, another CPU model for docs/testing.md.
 # Everything lands in OUT_DIR (default $OUT): logs, GoogleTest XML, the benchmark's JSON, each run's folder, and
 # summary.txt, which is also printed. Exit status 0 only when every step passed.
 set -u
@@ -102,6 +103,18 @@ fi
 run quickstart_cuda 60 scenarios/quickstart.ini --set compute.device=cuda
 run lenet_cuda 90 scenarios/centralized_lenet.ini --set compute.device=cuda
 run mlp_cpu 60 scenarios/centralized_mlp.ini --set compute.device=cpu
+
+# ---- 4. golden digests on the device's CPU ---------------------------------------------------------------------
+# Another CPU model than the development machine's: the portable build must compute the same bits here
+# (docs/compute.md, "Pinned numerics"; docs/testing.md lists the CPU models seen to pass).
+note "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+for case_name in sync-mlp fedavg bf16 zero-3 qa-lora async-ps; do
+  GOLDEN_EXTRA_ARGS="--set data.path=$data" timeout 120 bash tests/golden/golden.sh check "$work/dtsim" "$case_name" \
+    > "$out/golden_$case_name.log" 2>&1
+  rc=$?
+  note "golden $case_name: exit $rc ($(tail -n 1 "$out/golden_$case_name.log"))"
+  [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && status=1
+done
 
 note "device_check: exit $status"
 exit "$status"
