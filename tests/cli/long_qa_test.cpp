@@ -2,8 +2,8 @@
 // fine-tune it with scenarios/qa_lora.ini. About seven minutes on two cores (label: long; make test-all).
 //
 // The floors sit well below what docs/qa.md measured (a base at 69.45 % exact match, still climbing steeply when
-// pre-training ends; fine-tuning above it), so that another CPU's rounding, which can move the step at which the
-// model leaves its plateau, does not fail them; yet far above what a model that does not read the facts reaches:
+// pre-training ends; fine-tuning above it), so that a change of the numerics' rounding (another compiler, a native
+// build), which can move the step at which the model leaves its plateau, does not fail them; yet far above what a model that does not read the facts reaches:
 // one that answers with a context's facts at random scores about 25 %, where the base stayed with learned
 // positions (20.95 %).
 #include <gtest/gtest.h>
