@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Where one dtsim run's time and bytes went: a figure of six panels.
 
-    analysis/plot_run.py out/quickstart -o run.png
+    analysis/plot_run.py out/quickstart                 # writes out/quickstart/run.png
+    analysis/plot_run.py out/quickstart -o figure.png
 
 - time per worker: compute, communication and idle seconds, stacked (summary.json worker_time_s);
 - bytes sent against simulated time (metrics.csv);
@@ -156,8 +157,10 @@ def draw(folder, output):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run", help="a run's output folder (summary.json, metrics.csv, links.csv)")
-    parser.add_argument("-o", "--output", default="run.png", help="image to write (default run.png)")
+    parser.add_argument("-o", "--output", help="image to write (default RUN/run.png, as plot_sweep.py and report.py "
+                        "write into the folder they read)")
     args = parser.parse_args(argv)
+    args.output = args.output or os.path.join(args.run, "run.png")
     # The image's folder is checked first, so that an error there is not blamed on the run.
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):

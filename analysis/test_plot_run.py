@@ -61,6 +61,23 @@ class PlotRunTest(unittest.TestCase):
         self.write("metrics.partial.csv", HEADER + "0,0,0,0.1,,2.3,0.1,0,,,,,,\n")
         self.draw()
 
+    def test_the_image_goes_into_the_run_folder_by_default(self):
+        self.write("summary.json", json.dumps({"status": "completed",
+                                               "time_breakdown_s": {"compute": 1, "communication": 1, "idle": 0}}))
+        self.write("metrics.csv", HEADER + "0,0,0,0.1,,2.3,0.1,0,,,,,,\n")
+        elsewhere = os.path.join(self.tmp.name, "elsewhere")
+        os.makedirs(elsewhere)
+        before = os.getcwd()
+        os.chdir(elsewhere)  # the image must not land in the current folder (it did until issue 57)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(plot_run.main([self.run]), 0)
+        finally:
+            os.chdir(before)
+        self.assertEqual(os.listdir(elsewhere), [])
+        with open(os.path.join(self.run, "run.png"), "rb") as f:
+            self.assertEqual(f.read(8), PNG)
+
     def test_without_summary_is_an_error(self):
         self.write("metrics.csv", HEADER)
         self.assertEqual(plot_run.main([self.run, "-o", os.path.join(self.tmp.name, "x.png")]), 2)

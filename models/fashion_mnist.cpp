@@ -1,6 +1,6 @@
 // Reader for the IDX format of (Fashion-)MNIST: the .gz files are decompressed through zlib, then parsed in
 // memory, so that the parser can be tested (and fuzzed) on bytes without files.
-#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cerrno>
@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "dataset.hpp"
+#include "models/input_file.hpp"
 
 namespace dtsim::models {
 namespace {
@@ -34,16 +35,17 @@ uint32_t big_endian(const uint8_t* p) {
 // The whole decompressed content of a gzip file (a file that is not gzip'ed is read as it is). Stops with a
 // DatasetError once it exceeds what an IDX file may hold, so that a small file cannot fill the memory.
 std::string read_gzip(const std::string& path) {
-  // Checked before opening: a FIFO or a device would block gzopen or read forever.
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT)
-      throw DatasetError(path, "no such file (the folder must hold the four .gz files of dataset-fashion-mnist)");
-    throw DatasetError(path, std::string("cannot read: ") + std::strerror(errno));
+  // A FIFO or a device would block gzopen or read for ever: only a regular file is opened (input_file.hpp).
+  InputFileProblem problem;
+  const int fd = open_input_file(path, problem);
+  if (problem.kind == InputFileProblem::Kind::Missing)
+    throw DatasetError(path, "no such file (the folder must hold the four .gz files of dataset-fashion-mnist)");
+  if (fd < 0) throw DatasetError(path, problem.reason);
+  GzFile f(gzdopen(fd, "rb"));
+  if (!f) {
+    ::close(fd);
+    throw DatasetError(path, std::string("cannot read: ") + std::strerror(errno ? errno : EIO));
   }
-  if (!S_ISREG(st.st_mode)) throw DatasetError(path, "is not a regular file (a folder, a FIFO or a device)");
-  GzFile f(gzopen(path.c_str(), "rb"));
-  if (!f) throw DatasetError(path, std::string("cannot read: ") + std::strerror(errno ? errno : EIO));
   constexpr size_t kMaxFileBytes = kMaxIdxBytes + 4 + 4 * 255;  // the payload, the magic and 255 dimensions
   std::string content;
   std::array<char, 1 << 16> chunk{};
@@ -56,8 +58,12 @@ std::string read_gzip(const std::string& path) {
   }
   int errnum = Z_OK;
   const char* msg = gzerror(f.get(), &errnum);
-  if (errnum != Z_OK && errnum != Z_STREAM_END)
-    throw DatasetError(path, std::string("truncated or corrupt gzip data") + (msg && *msg ? std::string(" (") + msg + ")" : ""));
+  if (errnum != Z_OK && errnum != Z_STREAM_END) {
+    // zlib names a file opened by descriptor "<fd:N>": its message names the path instead.
+    std::string why = msg ? msg : "";
+    if (why.rfind("<fd:", 0) == 0 && why.find(">: ") != std::string::npos) why = path + why.substr(why.find(">: ") + 1);
+    throw DatasetError(path, std::string("truncated or corrupt gzip data") + (why.empty() ? "" : " (" + why + ")"));
+  }
   return content;
 }
 

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "models/input_file.hpp"
 #include "models/json_errors.hpp"
 #include "models/name_table.hpp"
 #include "models/workload/resnet.hpp"
@@ -66,6 +67,13 @@ class Reader {
     throw WorkloadFileError(file_, line_of(leaf.substr(0, leaf.find('['))), path, reason, hint);
   }
 
+  // A field given twice in one object, reported at its second appearance.
+  [[noreturn]] void fail_at_repeat(const std::string& path) const {
+    const std::string leaf = path.substr(path.find_last_of('.') + 1);
+    throw WorkloadFileError(file_, line_of(leaf.substr(0, leaf.find('[')), 2), path,
+                            "is given twice (JSON readers keep one of the two without a word)", "keep one of the two");
+  }
+
   // Every key of `object` must be among `allowed`.
   void only(const Json& object, const std::string& path, const std::vector<std::string>& allowed) const {
     if (!object.is_object()) fail(path, "must be an object { ... }");
@@ -80,39 +88,62 @@ class Reader {
     return object.at(key);
   }
 
-  // A whole number from 0 to `most` (limits that keep every product of shapes far from overflow and the
-  // layer table small enough to build).
+  // A whole number from `least` to `most` (limits that keep every product of shapes far from overflow and the
+  // layer table small enough to build; `least` is what the generator accepts, so that the range said is the
+  // range meant).
   int whole(const Json& object, const std::string& path, const std::string& key, std::optional<int> fallback,
-            int most) const {
+            int least, int most) const {
     if (!object.contains(key)) {
       if (!fallback) fail(join(path, key), "is missing", "give a whole number");
       return *fallback;
     }
     const Json& v = object.at(key);
-    if (!v.is_number_integer()) fail(join(path, key), "must be a whole number, not " + v.dump(-1, ' ', true));
-    const bool negative = v.is_number_unsigned() ? false : v.get<long long>() < 0;
-    if (negative || (v.is_number_unsigned() ? v.get<unsigned long long>() > static_cast<unsigned long long>(most)
-                                            : v.get<long long>() > most))
-      fail(join(path, key), "must be between 0 and " + std::to_string(most) + ", not " + v.dump());
+    if (!v.is_number_integer()) fail(join(path, key), "must be a whole number, not " + short_dump(v));
+    // (nlohmann reads a number without a sign as unsigned: 0 is one, and is below a least of 1 too.)
+    const bool below = v.is_number_unsigned() ? v.get<unsigned long long>() < static_cast<unsigned long long>(least)
+                                              : v.get<long long>() < least;
+    if (below || (v.is_number_unsigned() ? v.get<unsigned long long>() > static_cast<unsigned long long>(most)
+                                         : v.get<long long>() > most))
+      fail(join(path, key), "must be between " + std::to_string(least) + " and " + std::to_string(most) + ", not " + v.dump());
     return static_cast<int>(v.get<long long>());
   }
 
   bool flag(const Json& object, const std::string& path, const std::string& key, bool fallback) const {
     if (!object.contains(key)) return fallback;
     const Json& v = object.at(key);
-    if (!v.is_boolean()) fail(join(path, key), "must be true or false, not " + v.dump(-1, ' ', true));
+    if (!v.is_boolean()) fail(join(path, key), "must be true or false, not " + short_dump(v));
     return v.get<bool>();
   }
 
+  // A string of at most kMaxText bytes, one line of printable text: `dtsim workload` prints it to a terminal.
   std::string text(const Json& object, const std::string& path, const std::string& key, bool required) const {
     if (!object.contains(key)) {
       if (required) fail(join(path, key), "is missing");
       return "";
     }
     const Json& v = object.at(key);
-    if (!v.is_string()) fail(join(path, key), "must be a string, not " + v.dump(-1, ' ', true));
-    return v.get<std::string>();
+    if (!v.is_string()) fail(join(path, key), "must be a string, not " + short_dump(v));
+    return checked_text(v.get<std::string>(), join(path, key));
   }
+
+  std::string checked_text(const std::string& text, const std::string& path) const {
+    if (text.size() > kMaxText)
+      fail(path, "is " + std::to_string(text.size()) + " bytes long, more than the " + std::to_string(kMaxText) +
+                     " a line of text may be", "shorten it");
+    for (const unsigned char c : text)
+      if (c < 0x20 || c == 0x7f)
+        fail(path, "holds a control character (" + json_quoted(std::string(1, static_cast<char>(c))) + ")",
+             "write it as one line of plain text");
+    return text;
+  }
+
+  // A value for a message: at most 80 characters of its JSON.
+  static std::string short_dump(const Json& v) {
+    const std::string all = v.dump(-1, ' ', true);
+    return all.size() <= 80 ? all : all.substr(0, 60) + "... (" + std::to_string(all.size()) + " characters)";
+  }
+
+  static constexpr std::size_t kMaxText = 1000;
 
   template <class Enum>
   Enum choice(const Json& object, const std::string& path, const std::string& key, const NameTable<Enum>& table,
@@ -129,9 +160,10 @@ class Reader {
   }
 
  private:
-  // The line of the first "key" in the file (1-based), or 0.
-  int line_of(const std::string& key) const {
-    const auto at = text_.find("\"" + key + "\"");
+  // The line of the nth "key" in the file (1-based), or 0.
+  int line_of(const std::string& key, int nth = 1) const {
+    auto at = text_.find("\"" + key + "\"");
+    while (at != std::string::npos && --nth > 0) at = text_.find("\"" + key + "\"", at + 1);
     if (at == std::string::npos) return 0;
     return 1 + static_cast<int>(std::count(text_.begin(), text_.begin() + static_cast<long>(at), '\n'));
   }
@@ -167,15 +199,15 @@ TransformerSpec read_transformer(const Reader& r, const Json& t) {
                 "tied_embeddings", "head_transform", "head_bias", "pooler", "pooler_classes", "dropout",
                 "flash_attention", "lora"});
   TransformerSpec s;
-  s.layers = r.whole(t, p, "layers", std::nullopt, kMaxLayers);
-  s.hidden = r.whole(t, p, "hidden", std::nullopt, kMaxWidth);
-  s.heads = r.whole(t, p, "heads", std::nullopt, kMaxWidth);
-  s.kv_heads = r.whole(t, p, "kv_heads", 0, kMaxWidth);
-  s.ffn = r.whole(t, p, "ffn", std::nullopt, kMaxWidth);
-  s.vocab = r.whole(t, p, "vocab", std::nullopt, kMaxVocab);
-  s.sequence = r.whole(t, p, "sequence", std::nullopt, kMaxSequence);
-  s.max_positions = r.whole(t, p, "max_positions", 0, kMaxSequence);
-  s.token_types = r.whole(t, p, "token_types", 0, kMaxWidth);
+  s.layers = r.whole(t, p, "layers", std::nullopt, 1, kMaxLayers);
+  s.hidden = r.whole(t, p, "hidden", std::nullopt, 1, kMaxWidth);
+  s.heads = r.whole(t, p, "heads", std::nullopt, 1, kMaxWidth);
+  s.kv_heads = r.whole(t, p, "kv_heads", 0, 0, kMaxWidth);
+  s.ffn = r.whole(t, p, "ffn", std::nullopt, 1, kMaxWidth);
+  s.vocab = r.whole(t, p, "vocab", std::nullopt, 1, kMaxVocab);
+  s.sequence = r.whole(t, p, "sequence", std::nullopt, 1, kMaxSequence);
+  s.max_positions = r.whole(t, p, "max_positions", 0, 0, kMaxSequence);
+  s.token_types = r.whole(t, p, "token_types", 0, 0, kMaxWidth);
   s.feed_forward = r.choice(t, p, "feed_forward", feed_forwards(), std::optional<FeedForward>{});
   s.norm = r.choice(t, p, "norm", norms(), std::optional<NormKind>{});
   s.bias = r.flag(t, p, "bias", false);
@@ -187,14 +219,14 @@ TransformerSpec read_transformer(const Reader& r, const Json& t) {
   s.head_transform = r.flag(t, p, "head_transform", false);
   s.head_bias = r.flag(t, p, "head_bias", false);
   s.pooler = r.flag(t, p, "pooler", false);
-  s.pooler_classes = r.whole(t, p, "pooler_classes", 0, kMaxVocab);
+  s.pooler_classes = r.whole(t, p, "pooler_classes", 0, 0, kMaxVocab);
   s.dropout = r.flag(t, p, "dropout", false);
   s.flash_attention = r.flag(t, p, "flash_attention", false);
   if (t.contains("lora")) {
     const Json& l = t.at("lora");
     const std::string lp = p + ".lora";
     r.only(l, lp, {"rank", "alpha", "targets"});
-    s.lora.rank = r.whole(l, lp, "rank", std::nullopt, kMaxWidth);
+    s.lora.rank = r.whole(l, lp, "rank", std::nullopt, 0, kMaxWidth);
     // Rank 0 adds no adapter: the file would declare LoRA and train every weight.
     if (s.lora.rank < 1) r.fail(lp + ".rank", "must be at least 1", "leave \"lora\" out to train every weight");
     const Json& alpha = r.need(l, lp, "alpha");
@@ -203,7 +235,7 @@ TransformerSpec read_transformer(const Reader& r, const Json& t) {
     const Json& targets = r.need(l, lp, "targets");
     if (!targets.is_array()) r.fail(lp + ".targets", "must be a list of projection names, e.g. [\"q\", \"v\"]");
     for (const auto& target : targets) {
-      if (!target.is_string()) r.fail(lp + ".targets", "must hold names, not " + target.dump(-1, ' ', true));
+      if (!target.is_string()) r.fail(lp + ".targets", "must hold names, not " + Reader::short_dump(target));
       if (std::find(s.lora.targets.begin(), s.lora.targets.end(), target.get<std::string>()) != s.lora.targets.end())
         r.fail(lp + ".targets", "names " + target.dump() + " twice", "list each projection once");
       s.lora.targets.push_back(target.get<std::string>());
@@ -217,18 +249,18 @@ ResNetSpec read_resnet(const Reader& r, const Json& n) {
   const std::string p = "resnet";
   r.only(n, p, {"image", "channels", "stem_width", "expansion", "stages", "classes"});
   ResNetSpec s;
-  s.image = r.whole(n, p, "image", std::nullopt, kMaxImage);
-  s.channels = r.whole(n, p, "channels", 3, kMaxWidth);
-  s.stem_width = r.whole(n, p, "stem_width", 64, kMaxWidth);
-  s.expansion = r.whole(n, p, "expansion", 4, kMaxWidth);
-  s.classes = r.whole(n, p, "classes", std::nullopt, kMaxVocab);
+  s.image = r.whole(n, p, "image", std::nullopt, 1, kMaxImage);
+  s.channels = r.whole(n, p, "channels", 3, 1, kMaxWidth);
+  s.stem_width = r.whole(n, p, "stem_width", 64, 1, kMaxWidth);
+  s.expansion = r.whole(n, p, "expansion", 4, 1, 64);
+  s.classes = r.whole(n, p, "classes", std::nullopt, 1, kMaxVocab);
   const Json& stages = r.need(n, p, "stages");
   if (!stages.is_array()) r.fail(p + ".stages", "must be a list of {\"blocks\", \"width\", \"stride\"}");
   for (std::size_t i = 0; i < stages.size(); ++i) {
     const std::string sp = p + ".stages[" + std::to_string(i) + "]";
     r.only(stages[i], sp, {"blocks", "width", "stride"});
-    s.stages.push_back({r.whole(stages[i], sp, "blocks", std::nullopt, kMaxLayers), r.whole(stages[i], sp, "width", std::nullopt, kMaxWidth),
-                        r.whole(stages[i], sp, "stride", 1, kMaxWidth)});
+    s.stages.push_back({r.whole(stages[i], sp, "blocks", std::nullopt, 1, kMaxLayers), r.whole(stages[i], sp, "width", std::nullopt, 1, kMaxWidth),
+                        r.whole(stages[i], sp, "stride", 1, 1, 2)});
   }
   checked_by_generator(r, p, s);
   return s;
@@ -242,8 +274,9 @@ WorkloadFileError::WorkloadFileError(const std::string& file, int line, const st
 
 Workload parse_workload(const std::string& text, const std::string& file) {
   Json doc;
+  std::string twice;  // a field given twice: nlohmann keeps the last without a word
   try {
-    doc = Json::parse(text);
+    doc = parse_json_noting_repeats(text, twice);
   } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number beyond a double
     const std::string what = json_error_reason(e);
     // The line of the byte where parsing stopped, for the usual file:line prefix.
@@ -255,6 +288,7 @@ Workload parse_workload(const std::string& text, const std::string& file) {
     throw WorkloadFileError(file, line, "", "is not valid JSON (" + what + ")");
   }
   const Reader r(text, file);
+  if (!twice.empty()) r.fail_at_repeat(twice);
   r.only(doc, "", {"name", "title", "architecture", "sources", "published_parameters", "transformer", "resnet"});
   Workload w;
   w.name = r.text(doc, "", "name", true);
@@ -264,8 +298,8 @@ Workload parse_workload(const std::string& text, const std::string& file) {
   const Json& sources = r.need(doc, "", "sources");
   if (!sources.is_array() || sources.empty()) r.fail("sources", "must list at least one source (URL, paper or arXiv)");
   for (const auto& source : sources) {
-    if (!source.is_string()) r.fail("sources", "must hold strings, not " + source.dump(-1, ' ', true));
-    w.sources.push_back(source.get<std::string>());
+    if (!source.is_string()) r.fail("sources", "must hold strings, not " + Reader::short_dump(source));
+    w.sources.push_back(r.checked_text(source.get<std::string>(), "sources"));
   }
   if (doc.contains("published_parameters")) {
     const Json& pub = doc.at("published_parameters");
@@ -294,14 +328,18 @@ Workload parse_workload(const std::string& text, const std::string& file) {
 }
 
 Workload load_workload(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw WorkloadFileError(path, 0, "", "is a folder, not a workload file", "give a .json file or a catalog name");
-  std::ifstream in(path);
-  if (!in) throw WorkloadFileError(path, 0, "", "cannot be read", "check the path");
-  std::ostringstream read;
-  read << in.rdbuf();
-  const std::string text = read.str();
+  // A FIFO or a device would block or never end: refused before reading, as every input file is (input_file.hpp).
+  InputFileProblem problem;
+  const std::optional<std::string> content = read_input_file(path, kMaxTextInputBytes, problem);
+  if (!content) {
+    using Kind = InputFileProblem::Kind;
+    throw WorkloadFileError(path, 0, "", problem.reason,
+                            problem.kind == Kind::Missing      ? "check the path, or name a catalog workload"
+                            : problem.kind == Kind::TooLarge   ? "is it the right file?"
+                            : problem.kind == Kind::Unreadable ? "check the path and its permissions"
+                                                               : "give a .json file or a catalog name");
+  }
+  const std::string& text = *content;
   Workload w = parse_workload(text, path);
   // The catalog finds a workload by its file name: the two must agree.
   const std::string stem = std::filesystem::path(path).stem().string();
@@ -343,11 +381,16 @@ std::vector<std::string> catalog_names(const std::string& dir) {
   return names;
 }
 
+bool is_catalog_miss(const std::string& name_or_path, const std::string& dir) {
+  std::error_code ec;
+  return !is_workload_path(name_or_path) &&
+         std::filesystem::symlink_status(workload_file(name_or_path, dir), ec).type() ==
+             std::filesystem::file_type::not_found;
+}
+
 Workload find_workload(const std::string& name_or_path, const std::string& dir) {
   const std::string path = workload_file(name_or_path, dir);
-  if (std::filesystem::exists(path)) return load_workload(path);
-  if (is_workload_path(name_or_path))
-    throw WorkloadFileError(path, 0, "", "does not exist", "check the path, or name a catalog workload");
+  if (!is_catalog_miss(name_or_path, dir)) return load_workload(path);  // a path is read, or refused, as it is
   throw WorkloadFileError(name_or_path, 0, "", "is not a catalog workload or a .json file",
                           "known: " + join_names(catalog_names(dir), ", ", ", "));
 }

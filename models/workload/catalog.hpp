@@ -33,6 +33,9 @@ std::vector<std::string> catalog_files(const std::string& dir);
 std::vector<std::string> catalog_names(const std::string& dir);
 // Where a workload named by catalog name or by .json path lives (it may not exist).
 std::string workload_file(const std::string& name_or_path, const std::string& dir);
+// Whether `name_or_path` is a catalog name (not a path) that no file in `dir` answers to: the one case in which a
+// reader lists the catalog instead of reading (or refusing) a file.
+bool is_catalog_miss(const std::string& name_or_path, const std::string& dir);
 // A workload by catalog name (the file `<dir>/<name>.json`) or by path to a .json file. Throws WorkloadFileError
 // naming the known workloads when there is no such file.
 Workload find_workload(const std::string& name_or_path, const std::string& dir);

@@ -8,11 +8,13 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "models/name_table.hpp"
+#include "sim/app/cli_help.hpp"
 #include "sim/app/flags.hpp"
 #include "sim/app/collective_command.hpp"
 #include "sim/app/keys_command.hpp"
@@ -42,41 +44,6 @@ constexpr int kExitOk = 0;
 constexpr int kExitInternal = 1;
 constexpr int kExitBadInput = 2;
 
-const char* const kUsage =
-    "usage: dtsim run SCENARIO.ini [--out DIR] [--set section.key=value]... [--strict] [--quiet]\n"
-    "       dtsim check SCENARIO.ini [--set section.key=value]... [--strict]\n"
-    "       dtsim sweep SCENARIO.ini --vary section.key=v1,v2,... [--seeds N] [--jobs N] [--out DIR] [--set ...]\n"
-    "       dtsim collect DIR\n"
-    "       dtsim compare DIR [--columns name,...]\n"
-    "       dtsim validate [--quick] [--seeds N] [--only NAME,...]\n"
-    "       dtsim keys [--format text|markdown]\n"
-    "       dtsim profiles [DIR]\n"
-    "       dtsim collective [--profile P] [--topology T] [--ranks N] [--algorithm A] [--sizes MIN:MAX] [--op OP]\n"
-    "                        [--fidelity F] [--gpus-per-node G] [--warmup W] [--iters N] [--set section.key=value]...\n"
-    "       dtsim workload [NAME] [--gpus N] [--zero S] [--micro-batch B] [--checkpointing] [--gpu P] [--layers]\n"
-    "       dtsim --version | --help\n"
-    "\n"
-    "  run     simulate the scenario and write metrics.csv and summary.json to DIR (default out/<run.name>)\n"
-    "  check   validate the scenario, its profiles and its dataset without running it\n"
-    "  sweep   run the scenario over every combination of the --vary values and seeds (see dtsim sweep --help)\n"
-    "  collect rebuild a sweep's results.csv and summary.csv from its run folders\n"
-    "  compare print a sweep's groups side by side (mean ± std over seeds)\n"
-    "  validate  check the article's claims over seeds and print PASS or FAIL per claim (see dtsim validate --help)\n"
-    "  keys    list every scenario key with its type, unit, default and meaning\n"
-    "  profiles  list the GPU and fabric profiles in DIR (default: the profile folder) with their main numbers\n"
-    "  collective  time one collective at doubling sizes, printed like nccl-tests (see dtsim collective --help)\n"
-    "  workload  the workload catalog, or one workload's FLOPs and memory per GPU (see dtsim workload --help)\n"
-    "\n"
-    "options:\n"
-    "  --out DIR               output folder of 'run'\n"
-    "  --set section.key=value override a scenario key (repeatable)\n"
-    "  --strict                a key that has no effect in this run is an error, not a warning\n"
-    "  --quiet                 print nothing but errors and warnings\n"
-    "  --format F              output of 'keys': text (default) or markdown (the page docs/keys.md)\n"
-    "\n"
-    "exit status: 0 success (a run that diverged too), 2 bad input, 1 a run whose job failed or an internal\n"
-    "error, 130 / 143 stopped by SIGINT / SIGTERM\n";
-
 struct CommandLine {
   std::string command;
   std::string scenario;
@@ -88,6 +55,8 @@ struct CommandLine {
   bool help = false;
   bool version = false;
   std::vector<std::string> given;  // the named flags on the command line, for the command to check
+  bool empty_scenario = false;     // given, as ''
+  std::optional<std::string> extra;  // the first argument after the scenario (none is expected)
 };
 
 CommandLine parse_command_line(int argc, char** argv) {
@@ -103,14 +72,9 @@ CommandLine parse_command_line(int argc, char** argv) {
   po::positional_options_description positional;
   positional.add("command", 1).add("scenario", 1).add("extra", -1);
 
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError("command line", "", e.what(), "run 'dtsim --help'");
-  }
-  refuse_flags_as_values(vm, vm.count("command") ? vm["command"].as<std::string>() : std::string());
+  // The command's own help in the hints, once the command is known to be one that this parser reads.
+  const std::string command = argc > 1 && command_help(argv[1]) ? argv[1] : "";
+  const po::variables_map vm = parse_flags_in_full(argc, argv, all, positional, command);
   CommandLine cl;
   if (vm.count("command")) cl.command = vm["command"].as<std::string>();
   if (vm.count("scenario")) cl.scenario = vm["scenario"].as<std::string>();
@@ -127,12 +91,8 @@ CommandLine parse_command_line(int argc, char** argv) {
     if (vm[flag].as<bool>()) cl.given.emplace_back(flag);
   if (vm.count("out") && cl.out.empty())
     throw InputError("command line", "--out", "is empty", "name the run's folder, or leave --out out for out/<run.name>");
-  if (vm.count("scenario") && cl.scenario.empty())
-    throw InputError("command line", "", "an empty " + std::string(cl.command == "profiles" ? "folder" : "scenario") + " name",
-                     "run 'dtsim --help'");
-  if (vm.count("extra"))
-    throw InputError("command line", "", "unexpected argument '" + vm["extra"].as<std::vector<std::string>>().front() + "'",
-                     "run 'dtsim --help'");
+  cl.empty_scenario = vm.count("scenario") && cl.scenario.empty();
+  if (vm.count("extra")) cl.extra = vm["extra"].as<std::vector<std::string>>().front();
   return cl;
 }
 
@@ -160,16 +120,17 @@ void require_scenario(const CommandLine& cl) {
 }
 
 // Keys the user set that this run does not read: one warning line each on stderr (even with --quiet, like
-// errors), or with --strict an error at the first of them.
-void report_ignored_keys(const CommandLine& cl, const std::vector<IgnoredKey>& ignored) {
-  if (ignored.empty()) return;
-  if (cl.strict) {
+// errors), or with --strict an error at the first of them. Then the keys that act, but likely not as meant:
+// warnings, --strict or not.
+void report_keys(const CommandLine& cl, const std::vector<IgnoredKey>& ignored, const std::vector<IgnoredKey>& warnings) {
+  if (cl.strict && !ignored.empty()) {
     const IgnoredKey& first = ignored.front();
     const std::string more =
         ignored.size() > 1 ? " (and " + std::to_string(ignored.size() - 1) + " more such keys)" : std::string();
     throw InputError(first.where, first.key, first.reason + more, "remove it, or run without --strict");
   }
-  for (const IgnoredKey& k : ignored) std::fprintf(stderr, "dtsim: warning: %s\n", k.describe().c_str());
+  for (const auto* keys : {&ignored, &warnings})
+    for (const IgnoredKey& k : *keys) std::fprintf(stderr, "dtsim: warning: %s\n", k.describe().c_str());
 }
 
 void warn_does_not_fit(const WorkloadRun& run) {
@@ -196,13 +157,13 @@ int command_check(const CommandLine& cl) {
   const Scenario scenario = load_scenario(cl.scenario, cl.sets);
   if (is_timing_only(scenario)) {
     const WorkloadRun run = prepare_workload_run(scenario);
-    report_ignored_keys(cl, run.ignored_keys);
+    report_keys(cl, run.ignored_keys, run.warnings);
     if (!cl.quiet) std::printf("%s: ok (%s)\n", cl.scenario.c_str(), describe_workload_run(run).c_str());
     if (!run.fits) warn_does_not_fit(run);
     return kExitOk;
   }
   const RunInputs inputs = prepare_run(scenario);
-  report_ignored_keys(cl, inputs.ignored_keys);
+  report_keys(cl, inputs.ignored_keys, inputs.warnings);
   if (!cl.quiet) std::printf("%s: ok (%s)\n", cl.scenario.c_str(), describe_setup(inputs).c_str());
   warn_if_proxy_does_not_fit(inputs);
   return kExitOk;
@@ -222,13 +183,26 @@ void finish_run(RunFolder& folder, const RunInputs& inputs, const RunResult& res
   folder.publish();
 }
 
+// What prepares a run in its claimed folder: bad input (or anything else) found there leaves the folder as it was.
+template <class Prepare>
+auto before_the_run(RunFolder& folder, Prepare&& prepare) {
+  try {
+    return prepare();
+  } catch (...) {
+    folder.abandon();
+    throw;
+  }
+}
+
 // A timing-only run of a catalog workload: no data, no numerics, no backend.
-int command_run_workload(const CommandLine& cl, const Scenario& scenario, const std::function<double()>& wall) {
-  const WorkloadRun run = prepare_workload_run(scenario);
-  report_ignored_keys(cl, run.ignored_keys);
+int command_run_workload(const CommandLine& cl, const Scenario& scenario, RunFolder& folder,
+                         const std::function<double()>& wall) {
+  const WorkloadRun run = before_the_run(folder, [&] {
+    WorkloadRun prepared = prepare_workload_run(scenario);
+    report_keys(cl, prepared.ignored_keys, prepared.warnings);
+    return prepared;
+  });
   if (!run.fits) warn_does_not_fit(run);
-  RunFolder folder(cl.out.empty() ? "out/" + run.config.name : cl.out, cl.scenario);
-  remove_on_early_stop(folder.staging(), "");  // it writes its files at the end: a stop before leaves nothing
   if (!cl.quiet) {
     std::printf("dtsim %s  %s\n", dtsim_version(), describe_workload_run(run).c_str());
     std::fflush(stdout);
@@ -247,15 +221,23 @@ int command_run(const CommandLine& cl) {
   const auto wall_start = std::chrono::steady_clock::now();
   const auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(); };
   const Scenario scenario = load_scenario(cl.scenario, cl.sets);
-  if (is_timing_only(scenario)) return command_run_workload(cl, scenario, wall);
-  const RunInputs inputs = prepare_run(scenario);
-  report_ignored_keys(cl, inputs.ignored_keys);
+  // The folder is claimed before anything is loaded, so that a second run into it is refused at once (the lock
+  // used to be taken once the data was loaded: two runs started 0.3 s apart both ran, the later replacing the
+  // other). Until the run starts, a stop signal or bad input leaves it as it was.
+  RunFolder folder(cl.out.empty() ? "out/" + run_name(scenario) : cl.out, cl.scenario);
+  remove_on_early_stop(folder.abandon_paths());
+  if (is_timing_only(scenario)) return command_run_workload(cl, scenario, folder, wall);
+  const RunInputs inputs = before_the_run(folder, [&] {
+    RunInputs prepared = prepare_run(scenario);
+    report_keys(cl, prepared.ignored_keys, prepared.warnings);
+    return prepared;
+  });
   warn_if_proxy_does_not_fit(inputs);
   if (stop_signal() != 0) {
+    folder.abandon();
     std::fprintf(stderr, "dtsim: interrupted before the simulation started; no output written\n");
     return exit_status_of_signal(stop_signal());
   }
-  RunFolder folder(cl.out.empty() ? "out/" + inputs.config.name : cl.out, cl.scenario);
 
   gpu::BackendChoice backend = gpu::make_backend(inputs.config.device);
   if (!cl.quiet) {
@@ -276,7 +258,7 @@ int command_run(const CommandLine& cl) {
     }
   });
   metrics.observe_steps([&live](int64_t step, int64_t total, double sim_time_s) { live.step(step, total, sim_time_s); });
-  remove_on_early_stop(folder.staging(), folder.staged("metrics.csv"));
+  remove_on_early_stop(folder.abandon_paths(folder.staged("metrics.csv")));
   RunResult result;
   try {
     result = run_training(inputs, metrics, backend);
@@ -290,17 +272,18 @@ int command_run(const CommandLine& cl) {
   }
   live.clear();
   finish_run(folder, inputs, result, wall());
-  // Under --strict a key found without effect once the run ended is an error too, found late: the outputs stay
-  // (they are the run's), and the exit status is 2.
+  // A key found without effect only once the run ended (a failure planned after its end) is a warning, under
+  // --strict too: --strict refuses before anything runs, as 'dtsim check --strict' does, or not at all (it used
+  // to exit 2 after the run had replaced the previous outputs).
   for (const IgnoredKey& k : result.ignored_after_run)
-    std::fprintf(stderr, "dtsim: %s: %s\n", cl.strict ? "error" : "warning", k.describe().c_str());
+    std::fprintf(stderr, "dtsim: warning: %s%s\n", k.describe().c_str(),
+                 cl.strict ? " (found once the run ended, so --strict could not refuse it)" : "");
   if (result.status != RunStatus::Completed)
     std::fprintf(stderr, "dtsim: run %s: %s\n", to_string(result.status), result.status_reason.c_str());
   if (!cl.quiet) std::printf("%s", human_summary(inputs, result, wall(), folder.out()).c_str());
   if (result.status == RunStatus::Interrupted) return exit_status_of_signal(stop_signal());
   // A simulated job that failed (every worker lost) is not a result to build on: exit 1, as for a crash.
   if (result.status == RunStatus::Failed) return kExitInternal;
-  if (cl.strict && !result.ignored_after_run.empty()) return kExitBadInput;
   return kExitOk;
 }
 
@@ -316,26 +299,44 @@ int dtsim_main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "validate") return command_validate(argc - 1, argv + 1);
     const CommandLine cl = parse_command_line(argc, argv);
     if (cl.version) {
+      // --version takes nothing else: an argument or flag beside it would be dropped without a word.
+      if (!cl.command.empty() || !cl.given.empty() || cl.help) {
+        const std::string other = !cl.command.empty() ? cl.command : !cl.given.empty() ? "--" + cl.given.front() : "--help";
+        throw InputError("command line", "--version", "takes no argument or other flag (got '" + other + "')",
+                         "run 'dtsim --version' alone");
+      }
       std::printf("dtsim %s\nnumerics: %s\n", dtsim_version(), describe_numerics(gpu::numerics_fingerprint("cpu")).c_str());
       return kExitOk;
     }
-    if (cl.help || cl.command.empty()) {
-      std::fputs(kUsage, cl.help ? stdout : stderr);
-      return cl.help ? kExitOk : kExitBadInput;
+    // An unknown command is bad input whatever follows it, --help too.
+    if (!cl.command.empty() && !command_help(cl.command)) {
+      const std::string near = suggest_among(cl.command, {"run", "check", "keys", "profiles", "collective", "workload", "sweep", "collect", "compare", "validate"});
+      throw InputError("command line", "", "unknown command '" + cl.command + "'",
+                       near.empty() ? "run 'dtsim --help'" : "did you mean '" + near + "'?");
+    }
+    if (cl.help) {
+      std::fputs(cl.command.empty() ? general_usage() : command_help(cl.command), stdout);
+      return kExitOk;
+    }
+    // Refused once the command is known to exist, so that an unknown command is named as such first.
+    const std::string help = "run 'dtsim " + cl.command + " --help'";
+    if (cl.empty_scenario)
+      throw InputError("command line", "", "an empty " + std::string(cl.command == "profiles" ? "folder" : "scenario") + " name", help);
+    if (cl.extra) throw InputError("command line", "", "unexpected argument '" + *cl.extra + "'", help);
+    if (cl.command.empty()) {
+      std::fputs(general_usage(), stderr);
+      return kExitBadInput;
     }
     refuse_flags_not_read(cl);
     if (cl.command == "run") return command_run(cl);
     if (cl.command == "check") return command_check(cl);
     if (cl.command == "keys") return command_keys(parse_keys_format(cl.format));
-    if (cl.command == "profiles") return command_profiles(cl.scenario.empty() ? default_profile_dir() : cl.scenario);
-    const std::string near = suggest_among(cl.command, {"run", "check", "keys", "profiles", "collective", "workload", "sweep", "collect", "compare", "validate"});
-    throw InputError("command line", "", "unknown command '" + cl.command + "'",
-                     near.empty() ? "run 'dtsim --help'" : "did you mean '" + near + "'?");
+    return command_profiles(cl.scenario.empty() ? default_profile_dir() : cl.scenario);
   } catch (const InputError& e) {
     std::fprintf(stderr, "dtsim: error: %s\n", printable(e.what()).c_str());
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "dtsim: internal error: %s\n", printable(e.what()).c_str());
+    std::fprintf(stderr, "dtsim: internal error: %s\n", elide_middle(printable(e.what()), 2000).c_str());
     return kExitInternal;
   } catch (...) {
     std::fprintf(stderr, "dtsim: internal error: unknown exception\n");

@@ -144,18 +144,8 @@ Flags parse_flags(int argc, char** argv) {
       "op", po::value<std::string>())("fidelity", po::value<std::string>())("protocol", po::value<std::string>())("gpus-per-node", po::value<std::string>())(
       "gpu", po::value<std::string>())("tuner", po::value<std::string>())(
       "set", po::value<std::vector<std::string>>()->composing())("help,h", po::bool_switch())(
-      "warmup", po::value<std::string>())("iters", po::value<std::string>())("format", po::value<std::string>())(
-      "extra", po::value<std::vector<std::string>>());
-  po::positional_options_description positional;
-  positional.add("extra", -1);
-  po::variables_map vm;
-  try {  // argv[0] is "collective", which the parser skips
-    po::store(po::command_line_parser(argc, argv).options(opts).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError("command line", "", e.what(), "run 'dtsim collective --help'");
-  }
-  refuse_flags_as_values(vm, "collective");
+      "warmup", po::value<std::string>())("iters", po::value<std::string>())("format", po::value<std::string>());
+  const po::variables_map vm = parse_command_flags(argc, argv, opts, "extra", "collective");  // argv[0] is "collective"
   if (vm.count("extra"))
     throw InputError("command line", "", "unexpected argument '" + vm["extra"].as<std::vector<std::string>>().front() + "'",
                      "run 'dtsim collective --help'");

@@ -7,6 +7,14 @@
 
 namespace dtsim::sim {
 
+// argv (argv[0] the command's name) parsed with `options` and `positional`, each flag written in full (Boost
+// would take --r for --ranks); an unknown flag is an InputError that names the flags it may have meant, any other
+// bad flag one that points at 'dtsim <command> --help' ('dtsim --help' when `command` is empty).
+boost::program_options::variables_map parse_flags_in_full(int argc, char** argv,
+                                                          const boost::program_options::options_description& options,
+                                                          const boost::program_options::positional_options_description& positional,
+                                                          const std::string& command);
+
 // argv (argv[0] the command's name) parsed with `named`, every positional argument collected under
 // `positional_name`; a bad flag is an InputError that points at 'dtsim <command> --help'.
 boost::program_options::variables_map parse_command_flags(int argc, char** argv,

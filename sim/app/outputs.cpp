@@ -11,9 +11,13 @@
 #include <stdexcept>
 #include <vector>
 
+#include <unistd.h>
 #include <zlib.h>
 
+#include <cerrno>
+
 #include "gpu/numerics_environment.hpp"
+#include "models/input_file.hpp"
 #include "models/name_table.hpp"
 #include "sim/app/cost.hpp"
 #include "sim/config/strategy.hpp"
@@ -116,6 +120,29 @@ static std::string fell_back_note(const RunResult& r) {
          " points below its best (" + percent(best->test_accuracy) + " at step " + std::to_string(best->step) + ")";
 }
 
+// Federated rounds whose selected clients were all dropped (a deadline no client can meet, stragglers under the
+// drop policy, clients lost): they ran and trained nothing, which "completed" alone would not tell.
+static std::string rounds_without_update_note(const RunResult& r) {
+  const nlohmann::json& d = r.strategy_details;
+  if (!d.contains("rounds_without_update") || !d["rounds_without_update"].is_number()) return "";
+  const int64_t rounds = d["rounds_without_update"].get<int64_t>();
+  if (rounds <= 0) return "";
+  std::vector<std::string> why;
+  if (d.contains("dropped") && d["dropped"].is_object())
+    for (const auto& [key, what] : std::vector<std::pair<std::string, std::string>>{
+             {"deadline", " at fl.deadline"}, {"straggler", " as stragglers"}, {"overcommit", " as over-committed"},
+             {"lost", " lost"}})
+      if (const nlohmann::json& n = d["dropped"].value(key, nlohmann::json(0)); n.is_number() && n.get<int64_t>() > 0)
+        why.push_back(std::to_string(n.get<int64_t>()) + what);
+  std::string note = "; " + std::to_string(rounds) + " of " + std::to_string(r.steps) +
+                     (r.steps == 1 ? " round" : " rounds") + " aggregated no client's work (every selected client was dropped";
+  if (!why.empty()) note += ": " + models::join_names(why, ", ", " and ") + " in all";
+  note += ") and trained nothing";
+  const int64_t empty = d.value("empty_rounds", nlohmann::json(0)).is_number() ? d["empty_rounds"].get<int64_t>() : 0;
+  if (rounds + empty >= r.steps) note += "; the model never trained";
+  return note;
+}
+
 // What a completed run ran through, to follow "every planned step ran": failures, federated rounds that had
 // no client and trained nothing, and an accuracy that ended far below its best; empty when none.
 static std::string completed_notes(const RunResult& r) {
@@ -144,6 +171,7 @@ static std::string completed_notes(const RunResult& r) {
     notes += "; " + std::to_string(empty) + " of " + std::to_string(r.steps) + (r.steps == 1 ? " round" : " rounds") +
              " had no client online and trained nothing";
   }
+  notes += rounds_without_update_note(r);
   return notes + fell_back_note(r);
 }
 
@@ -451,18 +479,33 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
 }
 
 std::string file_crc32(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "unreadable";
+  // Opened as every input file is: a FIFO in the scenario's place would block a plain read for ever.
+  models::InputFileProblem problem;
+  const int fd = models::open_input_file(path, problem);
+  if (fd < 0) return "unreadable";
   uLong crc = crc32(0L, Z_NULL, 0);
   std::vector<char> buffer(1 << 20);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    const std::streamsize n = in.gcount();
-    if (n > 0) crc = crc32_z(crc, reinterpret_cast<const Bytef*>(buffer.data()), static_cast<z_size_t>(n));
+  for (ssize_t n; (n = ::read(fd, buffer.data(), buffer.size())) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      return "unreadable";
+    }
+    crc = crc32_z(crc, reinterpret_cast<const Bytef*>(buffer.data()), static_cast<z_size_t>(n));
   }
+  ::close(fd);
   char hex[16];
   std::snprintf(hex, sizeof hex, "%08lx", static_cast<unsigned long>(crc));
   return std::string("crc32:") + hex;
+}
+
+std::optional<nlohmann::json> read_json_file(const std::string& path) {
+  models::InputFileProblem problem;
+  const std::optional<std::string> text = models::read_input_file(path, models::kMaxTextInputBytes, problem);
+  if (!text) return std::nullopt;
+  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
+  if (doc.is_discarded()) return std::nullopt;
+  return doc;
 }
 
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "gpu/numerics_environment.hpp"
@@ -27,6 +28,10 @@ void write_file_atomically(const std::string& dir, const std::string& name, cons
 // crc32 of a file's bytes ("crc32:xxxxxxxx"), or "unreadable": what validate --resume and a sweep's manifest
 // compare to tell whether a scenario file changed.
 std::string file_crc32(const std::string& path);
+
+// A JSON file dtsim wrote (a run's summary.json, validate-run.json), read as every input file is (a FIFO or a
+// device in its place is not read: input_file.hpp); nullopt when it is missing, not a regular file or not JSON.
+std::optional<nlohmann::json> read_json_file(const std::string& path);
 
 // The final parameters as little-endian float32, in the network's flat order.
 void write_model(const std::string& dir, const std::vector<float>& params);

@@ -142,9 +142,9 @@ bool g_stop_on_signals = false;
 // (which SimGrid may take minutes over for a large fat-tree), where nothing would poll a stop request. A
 // timing-only workload run never sets it: it keeps nothing until its simulation ends.
 volatile std::sig_atomic_t g_simulating = 0;
-// What an early stop removes: the staged metrics file and its folder (set before the platform is built; only
-// read from the handler).
-std::string g_early_file, g_early_folder;
+// What an early stop removes: the staged metrics file, its folder, and the --out folder this run made (set
+// before the data is loaded; only read from the handler).
+std::vector<std::string> g_early_paths;
 
 // SIGINT and SIGTERM ask the simulation to stop. A second signal is not caught: it ends the process at once.
 // Before the simulation runs, the first one ends the process at once, with nothing written (only
@@ -153,8 +153,8 @@ void stop_on_signal(int signal) {
   if (g_simulating == 0) {
     static const char message[] = "dtsim: interrupted before the run had a result to keep; no output written\n";
     [[maybe_unused]] const ssize_t written = ::write(2, message, sizeof message - 1);
-    if (!g_early_file.empty()) ::unlink(g_early_file.c_str());
-    if (!g_early_folder.empty()) ::rmdir(g_early_folder.c_str());
+    for (const std::string& path : g_early_paths)
+      if (::unlink(path.c_str()) != 0) ::rmdir(path.c_str());
     ::_exit(128 + signal);
   }
   request_stop(signal);
@@ -174,10 +174,7 @@ void stop_on_signals() {
   reclaim_stop_signals();
 }
 
-void remove_on_early_stop(const std::string& folder, const std::string& file) {
-  g_early_file = file;
-  g_early_folder = folder;
-}
+void remove_on_early_stop(std::vector<std::string> paths) { g_early_paths = std::move(paths); }
 
 RunResult run_training(const RunInputs& inputs, MetricsLog& metrics) {
   gpu::BackendChoice backend = gpu::make_backend(inputs.config.device);

@@ -75,8 +75,9 @@ void stop_on_signals();
 // status 1 and its actors' status), if stop_on_signals was called; otherwise nothing.
 void reclaim_stop_signals();
 // Until the simulation runs, a stop signal ends the process at once (there is nothing to keep yet): it removes
-// `file` and then the `folder` holding it (the run's staging folder and its metrics file).
-void remove_on_early_stop(const std::string& folder, const std::string& file);
+// `paths` in order, each a file or an empty folder (the run's metrics file, its staging folder, and the --out
+// folder with its lock file when this run made them).
+void remove_on_early_stop(std::vector<std::string> paths);
 
 // Runs the simulation on the compute backend `backend` (see gpu/backend.hpp), or on the one compute.device
 // selects. Evaluation points go to `metrics` as they happen. One per process: SimGrid does not support a

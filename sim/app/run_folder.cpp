@@ -38,9 +38,10 @@ std::string describe_holder(int fd) {
   const ssize_t n = pread(fd, content.data(), content.size(), 0);
   content.resize(n > 0 ? static_cast<size_t>(n) : 0);
   while (!content.empty() && (content.back() == '\n' || content.back() == '\0')) content.pop_back();
-  for (char& c : content)
-    if (c == '\n') c = ',';
-  return content.empty() ? std::string("a run that has not yet said who it is") : content;
+  // Its lines ("pid 123", "started ...", "scenario ...") as one phrase: "pid 123, started ..., scenario ...".
+  std::string phrase;
+  for (const char c : content) phrase += c == '\n' ? std::string(", ") : std::string(1, c);
+  return phrase.empty() ? std::string("a run that has not yet said who it is") : phrase;
 }
 
 }  // namespace
@@ -52,7 +53,7 @@ const std::vector<std::string>& RunFolder::output_names() {
 }
 
 const std::vector<std::string>& RunFolder::derived_names() {
-  static const std::vector<std::string> names = {"report.html"};
+  static const std::vector<std::string> names = {"report.html", "run.png"};
   return names;
 }
 
@@ -62,6 +63,12 @@ RunFolder::RunFolder(const std::string& out, const std::string& scenario) : out_
   // A sweep's folder holds run folders, not a run: a run written there would read as a sweep and a run at once.
   if (fs::exists(fs::path(out_) / "sweep.json", ec))
     fail_out("'" + out_ + "' is a sweep's folder (it holds sweep.json)", "choose another --out for this run");
+  // The folders this run makes (--out and the parents it lacks: out/ for the default out/<run.name>), so that
+  // abandon() can take them back.
+  for (fs::path p = fs::absolute(out_, ec).lexically_normal(); !p.empty() && p != p.parent_path(); p = p.parent_path()) {
+    if (fs::exists(p, ec) || ec) break;
+    made_.push_back(p.string());
+  }
   fs::create_directories(out_, ec);
   if (ec) fail_out("cannot create folder '" + out_ + "': " + ec.message());
 
@@ -94,6 +101,23 @@ RunFolder::~RunFolder() {
     ::flock(lock_fd_, LOCK_UN);
     ::close(lock_fd_);
   }
+}
+
+std::vector<std::string> RunFolder::abandon_paths(const std::string& first) const {
+  std::vector<std::string> paths;
+  if (!first.empty()) paths.push_back(first);
+  paths.push_back(staging_);
+  if (!made_.empty()) paths.push_back((fs::path(out_) / kLockName).string());
+  paths.insert(paths.end(), made_.begin(), made_.end());  // deepest first; an rmdir only removes an empty one
+  return paths;
+}
+
+void RunFolder::abandon() {
+  std::error_code ec;
+  fs::remove_all(staging_, ec);
+  if (made_.empty()) return;
+  fs::remove(fs::path(out_) / kLockName, ec);
+  for (const std::string& folder : made_) fs::remove(folder, ec);  // only if empty: nothing else was written there
 }
 
 std::string RunFolder::staged(const std::string& name) const { return (fs::path(staging_) / name).string(); }

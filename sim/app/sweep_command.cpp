@@ -1,17 +1,16 @@
 #include "sim/app/sweep_command.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -33,7 +32,9 @@
 #include "sim/config/workload_config.hpp"
 #include "sim/scenario/errors.hpp"
 #include "sim/scenario/ini_file.hpp"
+#include "sim/scenario/keys.hpp"
 #include "sim/scenario/text.hpp"
+#include "sim/scenario/units.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -131,51 +132,94 @@ SweepFlags parse_sweep_flags(int argc, char** argv) {
   return f;
 }
 
-const VariedKey* varied_key(const SweepPlan& plan, const std::string& key) {
+// Keys that only seed random streams: they take part in no rule across keys, so runs that differ only in them
+// are checked once, and each of their values once against its key alone.
+bool is_seed_key(const std::string& key) { return key.rfind("run.", 0) == 0 && key.find("seed") != std::string::npos; }
+
+void check_seed_values(const VariedKey& v) {
+  const KeySpec* spec = find_key(v.key);
+  if (spec == nullptr) return;  // an unknown key: parse_scenario names it
+  for (const std::string& value : v.values) {
+    try {
+      validate_value(*spec, value);
+    } catch (const ValueError& e) {
+      throw InputError(Origin::from_command_line(v.flag), v.key, e.what(), e.hint());
+    }
+  }
+}
+
+// The runs that share one combination of the varied values other than the seeds.
+size_t seed_runs_per_combination(const SweepPlan& plan) {
+  size_t n = 1;
   for (const VariedKey& v : plan.varied)
-    if (v.key == key) return &v;
-  return nullptr;
+    if (is_seed_key(v.key)) n *= v.values.size();
+  return n;
 }
 
 // Every run still to do is checked before any of them starts, so that a bad value fails the sweep at once,
 // naming the --vary that gave it: fully, as `dtsim check` does (its dataset read and split, the model built,
 // so that a batch larger than the data or a compressor that would never compress is found), once for each
 // combination of the varied values other than the seeds; the runs that differ from a checked one only in
-// their seeds on their configuration. A varied key that has no effect in some run is an error: the runs
-// would differ in name only.
-void check_runs(const SweepPlan& plan, const std::vector<RunRow>& rows, bool strict) {
+// their seeds are not checked again (a sweep of 100,000 seeds took 200 s here, 2 ms a run). A varied key that
+// has no effect in some run is an error: the runs would differ in name only.
+void check_runs(const SweepPlan& plan, const std::vector<RunRow>& rows, bool strict, bool quiet) {
+  // The sweep names each run's folder after its values; run.name would only relabel the runs' summaries.
+  if (const VariedKey* v = plan.find_varied("run.name"))
+    throw InputError("command line (" + v->flag + ")", v->key,
+                     "is varied but has no effect in a sweep: each run's folder is named after its varied values, "
+                     "so the runs would differ in name only",
+                     "drop it from the sweep");
   load_scenario(plan.scenario, plan.sets);  // the file's own errors and the --set ones, named as 'dtsim run' names them
   const std::string content = read_text_file(plan.scenario, "scenario file");
-  std::set<std::string> checked_fully;  // the varied values, seeds left out, of the runs checked fully
+  for (const VariedKey& v : plan.varied)
+    if (is_seed_key(v.key)) check_seed_values(v);
+  std::set<std::string> checked;  // the varied values, seeds left out, of the runs checked
   std::set<std::string> warned;
+  // Each check loads the data: many combinations take a while, which a line every few seconds says.
+  const size_t combinations = plan.runs.size() / std::max<size_t>(1, seed_runs_per_combination(plan));
+  const auto started = std::chrono::steady_clock::now();
+  auto last_said = started;
   for (size_t i = 0; i < plan.runs.size(); ++i) {
     if (run_is_done(rows[i])) continue;
     const SweepRun& run = plan.runs[i];
+    std::string values;
+    for (const auto& [key, value] : run.values)
+      if (!is_seed_key(key)) values += key + "=" + value + "\n";
+    if (!checked.insert(values).second) continue;
+    if (const auto now = std::chrono::steady_clock::now();
+        !quiet && now - started > std::chrono::seconds(2) && now - last_said > std::chrono::seconds(5)) {
+      std::printf("dtsim sweep: checking the runs before any starts: %zu of %zu combinations checked\n",
+                  checked.size() - 1, combinations);
+      std::fflush(stdout);
+      last_said = now;
+    }
     std::vector<std::string> overrides = plan.sets;
     std::vector<std::string> flags(plan.sets.size(), "--set");
     for (const auto& [key, value] : run.values) {
       overrides.push_back(key + "=" + value);
-      flags.push_back(varied_key(plan, key)->flag);
+      flags.push_back(plan.find_varied(key)->flag);
     }
     const Scenario scenario = parse_scenario(plan.scenario, content, overrides, default_profile_dir(), flags);
-    std::string values;
-    for (const auto& [key, value] : run.values)
-      if (key.rfind("run.", 0) != 0 || key.find("seed") == std::string::npos) values += key + "=" + value + "\n";
-    std::vector<IgnoredKey> ignored;
-    if (is_timing_only(scenario))
-      ignored = prepare_workload_run(scenario).ignored_keys;
-    else if (checked_fully.insert(values).second)
-      ignored = prepare_run(scenario).ignored_keys;
-    else
-      ignored = find_ignored_keys(make_run_config(scenario), scenario.origins());
+    std::vector<IgnoredKey> ignored, warnings;
+    if (is_timing_only(scenario)) {
+      WorkloadRun prepared = prepare_workload_run(scenario);
+      ignored = std::move(prepared.ignored_keys);
+      warnings = std::move(prepared.warnings);
+    } else {
+      RunInputs prepared = prepare_run(scenario);
+      ignored = std::move(prepared.ignored_keys);
+      warnings = std::move(prepared.warnings);
+    }
     for (const IgnoredKey& k : ignored) {
-      if (const VariedKey* v = varied_key(plan, k.key))
+      if (const VariedKey* v = plan.find_varied(k.key))
         throw InputError("command line (" + v->flag + ")", k.key, "is varied but " + k.reason + " (in run " + run.name + ")",
                          "drop it from the sweep, or also set what makes it matter");
       if (strict)
         throw InputError(k.where, k.key, k.reason + " (in run " + run.name + ")", "remove it, or run without --strict");
-      if (warned.insert(k.describe()).second) std::fprintf(stderr, "dtsim: warning: %s\n", k.describe().c_str());
     }
+    for (const auto* keys : {&ignored, &warnings})
+      for (const IgnoredKey& k : *keys)
+        if (warned.insert(k.describe()).second) std::fprintf(stderr, "dtsim: warning: %s\n", k.describe().c_str());
   }
 }
 
@@ -212,11 +256,11 @@ void refuse_run_folder(const std::string& dir) {
 void claim_folder(const std::string& dir, const SweepPlan& plan) {
   const fs::path path = fs::path(dir) / "sweep.json";
   refuse_run_folder(dir);
-  if (fs::exists(path)) {
+  std::error_code ec;
+  if (fs::symlink_status(path, ec).type() != fs::file_type::not_found) {
     nlohmann::json recorded;
-    std::ifstream in(path);
     try {
-      recorded = nlohmann::json::parse(in);
+      recorded = nlohmann::json::parse(read_text_file(path.string(), "sweep manifest"));
     } catch (const nlohmann::json::exception&) {
       throw InputError(path.string(), "", "not a sweep manifest that dtsim can read", "choose another --out, or remove the folder");
     }
@@ -310,55 +354,15 @@ PoolTask run_task_of(const SweepFlags& f, const SweepPlan& plan, const SweepRun&
   return task;
 }
 
-// The script replaces only a script this command wrote: never the scenario, a folder or another file. Checked
-// before the sweep's folder is made, so that a refusal leaves nothing behind.
-void check_slurm_target(const SweepFlags& f, const SweepPlan& plan) {
-  const fs::path path = fs::absolute(f.slurm);
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw InputError("command line", "--slurm", "'" + f.slurm + "' is a folder",
-                     "give the script's file name, e.g. " + (fs::path(f.slurm) / "sweep.sh").string());
-  if (path.lexically_normal() == fs::absolute(f.out).lexically_normal())
-    throw InputError("command line", "--slurm", "'" + f.slurm + "' is the sweep's --out folder",
-                     "give the script a file name, e.g. " + (fs::path(f.out) / "sweep.sh").string());
-  // The script's folder is made now, so that one that cannot be leaves nothing of the sweep behind.
-  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  if (ec || !fs::is_directory(path.parent_path()))
-    throw InputError("command line", "--slurm", "cannot make the folder '" + path.parent_path().string() + "'" +
-                                                    (ec ? ": " + ec.message() : ""),
-                     "choose a folder you can write");
-  if (fs::exists(path, ec)) {
-    if (fs::equivalent(path, plan.scenario, ec))
-      throw InputError("command line", "--slurm", "'" + f.slurm + "' is the sweep's scenario file",
-                       "give the script another file name, e.g. sweep.sh");
-    std::ifstream in(path);
-    const std::string existing((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (existing.find(kSlurmScriptMark) == std::string::npos)
-      throw InputError("command line", "--slurm", "'" + f.slurm + "' exists and is not a script 'dtsim sweep --slurm' wrote",
-                       "give the script another file name, or remove that file first");
-  }
-}
-
-void write_slurm_script(const SweepFlags& f, const SweepPlan& plan) {
-  const std::string text = slurm_array_script(plan, f.out, fs::current_path().string(), own_executable(), f.strict);
-  const fs::path path = fs::absolute(f.slurm);
-  try {
-    write_file_atomically(path.parent_path().string(), path.filename().string(), text);
-  } catch (const std::exception& e) {
-    throw InputError("command line (--slurm)", "", e.what(), "choose a folder you can write");
-  }
-  ::chmod(path.c_str(), 0755);
-  if (!f.quiet)
-    std::printf("dtsim sweep: wrote %s, a Slurm job array of %zu tasks into %s; submit it with: sbatch %s\n",
-                f.slurm.c_str(), plan.runs.size(), f.out.c_str(), f.slurm.c_str());
-}
-
 // One run of the sweep, as a Slurm array task runs it: no sweep lock (the other tasks run at the same time; each
 // run folder has its own), the run unless it already has a result, then the tables from every folder.
 int run_task(const SweepFlags& f, const SweepPlan& plan) {
   if (f.task >= static_cast<long>(plan.runs.size()))
     throw InputError("command line", "--task",
                      std::to_string(f.task) + " is not a run of this sweep (it has " + std::to_string(plan.runs.size()) + ", from 0)");
+  // The scenario and the --set flags are read before anything is written, as a sweep reads them (the run itself
+  // checks the rest): a scenario that cannot be read is bad input here, not a run without a result.
+  load_scenario(plan.scenario, plan.sets);
   std::error_code ec;
   fs::create_directories(f.out, ec);
   if (ec) throw InputError("command line (--out)", "", "cannot create folder '" + f.out + "': " + ec.message(), "choose another --out");
@@ -391,8 +395,8 @@ int command_sweep(int argc, char** argv) {
 
   if (f.task >= 0) return run_task(f, plan);
   // Checked before the folder is made: a refused sweep leaves nothing behind.
-  check_runs(plan, read_run_rows(f.out, plan), f.strict);
-  if (!f.slurm.empty()) check_slurm_target(f, plan);
+  check_runs(plan, read_run_rows(f.out, plan), f.strict, f.quiet);
+  if (!f.slurm.empty()) check_slurm_script_path(f.slurm, f.out, plan.scenario);
   std::error_code ec;
   fs::create_directories(f.out, ec);
   if (ec) throw InputError("command line (--out)", "", "cannot create folder '" + f.out + "': " + ec.message(), "choose another --out");
@@ -401,7 +405,7 @@ int command_sweep(int argc, char** argv) {
   claim_folder(f.out, plan);
   std::vector<RunRow> rows = read_run_rows(f.out, plan);  // again, now that no other sweep can change them
   if (!f.slurm.empty()) {
-    write_slurm_script(f, plan);
+    write_slurm_script(f.slurm, plan, f.out, f.strict, f.quiet);
     return 0;
   }
 
@@ -413,8 +417,13 @@ int command_sweep(int argc, char** argv) {
   for (const size_t i : todo) tasks.push_back(run_task_of(f, plan, plan.runs[i], exe));
   const int jobs = static_cast<int>(std::min<long>(f.jobs, std::max<size_t>(1, tasks.size())));
   if (!f.quiet) {
-    std::printf("dtsim sweep: %zu runs of %s into %s: %zu with a result already, %zu to run, %d at a time\n",
-                plan.runs.size(), plan.scenario.c_str(), f.out.c_str(), plan.runs.size() - todo.size(), todo.size(), jobs);
+    if (todo.empty())
+      std::printf("dtsim sweep: %zu runs of %s into %s: every run has a result already; nothing to run\n",
+                  plan.runs.size(), plan.scenario.c_str(), f.out.c_str());
+    else
+      std::printf("dtsim sweep: %zu runs of %s into %s: %zu with a result already, %zu to run, %d at a time\n",
+                  plan.runs.size(), plan.scenario.c_str(), f.out.c_str(), plan.runs.size() - todo.size(), todo.size(),
+                  jobs);
     std::fflush(stdout);
   }
 
@@ -452,113 +461,6 @@ int command_sweep(int argc, char** argv) {
   return without_result.empty() ? 0 : 1;
 }
 
-// The sweep that `dir` holds, from its sweep.json.
-SweepPlan read_sweep(const std::string& dir) {
-  const fs::path manifest = fs::path(dir) / "sweep.json";
-  std::ifstream in(manifest);
-  if (!in)
-    throw InputError(dir, "", "no sweep.json: not a folder 'dtsim sweep' wrote", "give the --out folder of a sweep");
-  nlohmann::json m;
-  try {
-    m = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception&) {
-    throw InputError(manifest.string(), "", "not a sweep manifest that dtsim can read", "rerun the sweep into a new folder");
-  }
-  return SweepPlan::from_manifest(m, manifest.string());
-}
-
-int command_collect(int argc, char** argv) {
-  if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
-    std::fputs(kSweepHelp, stdout);
-    return 0;
-  }
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]).rfind("--", 0) == 0)
-      throw InputError("command line", argv[i], "'dtsim collect' takes no flags", "e.g. dtsim collect out/sweep-quickstart");
-  if (argc != 2)
-    throw InputError("command line", "", "'dtsim collect' takes one sweep folder", "e.g. dtsim collect out/sweep-quickstart");
-  const std::string dir = argv[1];
-  const SweepPlan plan = read_sweep(dir);
-  const std::vector<RunRow> rows = collect_sweep_tables(dir, plan);
-  size_t done = 0;
-  for (const RunRow& r : rows) done += run_is_done(r) ? 1 : 0;
-  std::printf("%s: %zu runs, %zu with a result; wrote results.csv and summary.csv\n", dir.c_str(), rows.size(), done);
-  return 0;
-}
-
-// Separate run folders as a plan of their own: one run per folder, told apart by its path (the "run" column).
-static SweepPlan plan_of_run_folders(const std::vector<std::string>& dirs) {
-  SweepPlan plan;
-  plan.scenario = "(run folders)";
-  plan.varied.push_back({"run", dirs, "folder"});
-  for (size_t i = 0; i < dirs.size(); ++i) {
-    const std::string& dir = dirs[i];
-    std::error_code ec;
-    for (size_t j = 0; j < i; ++j)
-      if (fs::equivalent(dirs[j], dir, ec))
-        throw InputError("command line", "", "'" + dir + "' is given twice" + (dirs[j] == dir ? "" : " (as '" + dirs[j] + "')"),
-                         "give each run folder once: a run counted twice would read as two runs");
-    if (fs::exists(fs::path(dir) / "sweep.json"))
-      throw InputError(dir, "", "is a sweep folder; compare it on its own", "dtsim compare " + dir);
-    if (!fs::exists(fs::path(dir) / "summary.json")) {
-      if (dirs.size() == 1)
-        throw InputError(dir, "", "holds neither sweep.json nor summary.json: not a folder that dtsim sweep or dtsim run wrote",
-                         "give a sweep's --out folder, or the --out folders of runs");
-      throw InputError(dir, "", "holds no summary.json (not a dtsim run folder, or a run that has not finished)",
-                       "give folders that dtsim run --out wrote");
-    }
-    plan.runs.push_back({dir, {{"run", dir}}});
-  }
-  return plan;
-}
-
-int command_compare(int argc, char** argv) {
-  po::options_description opts;
-  opts.add_options()("columns", po::value<std::string>())("help,h", po::bool_switch());
-  const po::variables_map vm = parse_command_flags(argc, argv, opts, "dir", "sweep");
-  if (vm["help"].as<bool>()) {
-    std::fputs(kSweepHelp, stdout);
-    return 0;
-  }
-  const std::vector<std::string> dirs = vm.count("dir") ? vm["dir"].as<std::vector<std::string>>() : std::vector<std::string>{};
-  if (dirs.empty())
-    throw InputError("command line", "", "'dtsim compare' needs a sweep folder or run folders",
-                     "e.g. dtsim compare out/sweep-quickstart, or dtsim compare out/run-a out/run-b");
-  // One sweep folder, or run folders made by separate `dtsim run`s (each its own row).
-  const bool one_sweep = dirs.size() == 1 && fs::exists(fs::path(dirs.front()) / "sweep.json");
-  const SweepPlan plan = one_sweep ? read_sweep(dirs.front()) : plan_of_run_folders(dirs);
-  const std::vector<RunRow> rows = read_run_rows(one_sweep ? dirs.front() : "", plan);
-  std::vector<std::string> columns;
-  if (vm.count("columns")) {
-    columns = comma_list(vm["columns"].as<std::string>());
-  } else {
-    columns = default_compare_columns(rows);
-    // Nothing to show: say why (no run folder has a result), not that --columns named nothing.
-    if (columns.empty()) {
-      std::map<std::string, int> statuses;
-      for (const RunRow& r : rows) ++statuses[r.status];
-      std::string described;
-      for (const auto& [status, count] : statuses)
-        described += (described.empty() ? "" : ", ") + std::to_string(count) + " " + status;
-      throw InputError(one_sweep ? dirs.front() : std::string("command line"), "",
-                       "no run has a number to compare (" + described + " summary.json)",
-                       "finish or rerun the runs (dtsim sweep resumes a sweep), or name run folders that hold results");
-    }
-  }
-  const VariedKey* seeds = varied_key(plan, "run.seed");
-  const std::string table = comparison_table(plan, rows, columns);  // checks the columns before printing anything
-  if (one_sweep)
-    std::printf("%s: %zu runs of %s%s\n\n", dirs.front().c_str(), rows.size(), plan.scenario.c_str(),
-                seeds ? (", each number the mean ± sample std over " + std::to_string(seeds->values.size()) + " seeds").c_str()
-                      : "");
-  else
-    std::printf("%zu run folder%s\n\n", rows.size(), rows.size() == 1 ? "" : "s");
-  std::fputs(table.c_str(), stdout);
-  if (const std::string warning = numerics_mismatch_warning(rows); !warning.empty()) {
-    std::fflush(stdout);  // after the table, also where both go to one terminal or file
-    std::fprintf(stderr, "dtsim: warning: %s\n", warning.c_str());
-  }
-  return 0;
-}
+const char* sweep_help() { return kSweepHelp; }
 
 }  // namespace dtsim::sim

@@ -10,4 +10,7 @@ int command_sweep(int argc, char** argv);
 int command_collect(int argc, char** argv);
 int command_compare(int argc, char** argv);
 
+// `dtsim sweep --help`, which collect and compare print too.
+const char* sweep_help();
+
 }  // namespace dtsim::sim

@@ -61,6 +61,12 @@ const std::string* SweepRun::value_of(const std::string& key) const {
   return nullptr;
 }
 
+const VariedKey* SweepPlan::find_varied(const std::string& key) const {
+  for (const VariedKey& v : varied)
+    if (v.key == key) return &v;
+  return nullptr;
+}
+
 std::vector<std::string> SweepPlan::group_keys() const {
   std::vector<std::string> keys;
   for (const VariedKey& v : varied)

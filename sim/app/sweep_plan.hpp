@@ -29,6 +29,8 @@ struct SweepPlan {
   std::vector<VariedKey> varied;
   std::vector<SweepRun> runs;  // the first varied key changes slowest
 
+  // The varied key `key`, or nullptr when it is not varied.
+  const VariedKey* find_varied(const std::string& key) const;
   // The varied keys that group runs in summary.csv: all but run.seed.
   std::vector<std::string> group_keys() const;
   bool varies_seed() const;

@@ -11,9 +11,13 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
+#include "models/input_file.hpp"
+#include "models/json_errors.hpp"
 #include "sim/app/outputs.hpp"
+#include "sim/scenario/text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -122,22 +126,28 @@ RunRow read_run_row(const std::string& sweep_dir, const SweepRun& run) {
   RunRow row;
   row.run = &run;
   const fs::path path = fs::path(sweep_dir) / run.name / "summary.json";
-  std::ifstream in(path);
-  if (!in) {
+  const auto unreadable = [&row](const std::string& because) {
+    row.status = "unreadable";
+    row.unreadable_because = because;
+    return row;
+  };
+  // Read as every input file is: a FIFO left in its place would block the reader (models/input_file.hpp).
+  models::InputFileProblem problem;
+  const std::optional<std::string> text = models::read_input_file(path.string(), models::kMaxTextInputBytes, problem);
+  if (problem.kind == models::InputFileProblem::Kind::Missing) {
     row.status = "missing";
     return row;
   }
+  if (!text) return unreadable(problem.reason);
   nlohmann::json summary;
   try {
-    summary = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception&) {
-    row.status = "unreadable";
-    return row;
+    summary = nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::exception& e) {
+    return unreadable("is not valid JSON (" + models::json_error_reason(e) + ")");
   }
-  row.status = summary.is_object() && summary.contains("status") && summary["status"].is_string()
-                   ? summary["status"].get<std::string>()
-                   : "unreadable";
-  if (row.status == "unreadable") return row;
+  if (!summary.is_object() || !summary.contains("status") || !summary["status"].is_string())
+    return unreadable("has no \"status\" string");
+  row.status = summary["status"].get<std::string>();
   if (summary.contains("status_reason") && summary["status_reason"].is_string())
     row.status_reason = summary["status_reason"].get<std::string>();
   // A run made by hand into this folder is not the planned run: its --set keys must carry the run's values.
@@ -159,9 +169,11 @@ RunRow read_run_row(const std::string& sweep_dir, const SweepRun& run) {
       const nlohmann::json::json_pointer p(pointer);
       if (!summary.contains(p)) continue;
       const nlohmann::json& v = summary.at(p);
-      if (v.is_boolean()) row.numbers[source.column] = v.get<bool>() ? 1.0 : 0.0;
-      else if (v.is_number()) row.numbers[source.column] = v.get<double>();
-      else continue;
+      if (v.is_null()) continue;  // not measured (no target reached, no price)
+      // Any other kind is a damaged summary: counting the run and showing '-' for it would say nothing.
+      if (!v.is_boolean() && !v.is_number())
+        return unreadable(pointer.substr(1) + " is " + elide_middle(v.dump(-1, ' ', true), 60) + ", not a number");
+      row.numbers[source.column] = v.is_boolean() ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>();
       break;
     }
   if (summary.contains("numerics") && summary["numerics"].is_object()) {

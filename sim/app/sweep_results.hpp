@@ -14,9 +14,11 @@ namespace dtsim::sim {
 struct RunRow {
   const SweepRun* run = nullptr;
   // The summary's status (completed, diverged, interrupted, failed); "missing" when the folder holds no
-  // summary.json (never started, or killed before it published), "unreadable" when it does not parse.
+  // summary.json (never started, or killed before it published), "unreadable" when it cannot be read (not a
+  // regular file, not JSON, a headline field that is not a number).
   std::string status;
   std::string status_reason;              // the summary's, in its words ("" without one)
+  std::string unreadable_because;         // why an unreadable summary is, naming the field when one is wrong
   std::map<std::string, double> numbers;  // column name -> value, only those the summary has
   std::string currency;                   // of its costs ("" when the run has no price)
   // What computed its numbers (summary.json's numerics): the fingerprint, and how the fingerprint's build is

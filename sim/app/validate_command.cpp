@@ -98,8 +98,10 @@ ValidateFlags parse_validate_flags(int argc, char** argv) {
   }
   f.out = vm.count("out") ? vm["out"].as<std::string>() : (f.quick ? "out/validate-quick" : "out/validate");
   f.scenarios = vm.count("scenarios") ? vm["scenarios"].as<std::string>() : DTSIM_SOURCE_SCENARIO_DIR;
-  if (!fs::is_directory(f.scenarios))
-    throw InputError("command line", "--scenarios", "no folder '" + f.scenarios + "'",
+  std::error_code ec;  // (a loop of links or a name too long is an error to report, not to throw)
+  if (!fs::is_directory(f.scenarios, ec))
+    throw InputError("command line", "--scenarios",
+                     "no folder '" + f.scenarios + "'" + (ec && ec != std::errc::no_such_file_or_directory ? " (" + ec.message() + ")" : ""),
                      "name the folder that holds dtsim's scenarios/ files");
   return f;
 }
@@ -162,18 +164,23 @@ struct RunOutcome {
   double accuracy = 0, bytes = 0, staleness = 0, time_s = 0;
 };
 
+// A number of a summary, 0 when it is missing or not a number (a damaged summary must not stop validate:
+// nlohmann's value() throws on a field of another type).
+double number_in(const nlohmann::json& object, const char* key) {
+  return object.is_object() && object.contains(key) && object[key].is_number() ? object[key].get<double>() : 0.0;
+}
+
 RunOutcome read_outcome(const fs::path& folder) {
   RunOutcome o;
-  std::ifstream in(folder / "summary.json");
-  if (!in) return o;
-  const nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
-  if (s.is_discarded()) return o;
+  const std::optional<nlohmann::json> read = read_json_file((folder / "summary.json").string());
+  if (!read || !read->is_object()) return o;
+  const nlohmann::json& s = *read;
   o.has_summary = true;
-  o.completed = s.value("status", "") == "completed";
-  o.accuracy = 100.0 * s.value("final_test_accuracy", 0.0);
-  o.bytes = s.value("bytes_sent", 0.0);
-  o.time_s = s.value("simulated_time_s", 0.0);
-  if (s.contains("strategy") && s["strategy"].is_object()) o.staleness = s["strategy"].value("mean_staleness", 0.0);
+  o.completed = s.contains("status") && s["status"] == "completed";
+  o.accuracy = 100.0 * number_in(s, "final_test_accuracy");
+  o.bytes = number_in(s, "bytes_sent");
+  o.time_s = number_in(s, "simulated_time_s");
+  if (s.contains("strategy")) o.staleness = number_in(s["strategy"], "mean_staleness");
   return o;
 }
 
@@ -190,14 +197,13 @@ nlohmann::json run_record(const std::string& executable_crc, const std::string& 
 
 // A finished run that --resume may keep: same record, and a summary whose status is a result.
 bool kept_from_earlier(const fs::path& folder, const nlohmann::json& record) {
-  std::ifstream r(folder / "validate-run.json");
-  if (!r) return false;
-  const nlohmann::json earlier = nlohmann::json::parse(r, nullptr, false);
-  if (earlier.is_discarded() || earlier != record) return false;
-  std::ifstream in(folder / "summary.json");
-  if (!in) return false;
-  const nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
-  return !s.is_discarded() && s.is_object() && status_is_result(s.value("status", ""));
+  const std::optional<nlohmann::json> earlier = read_json_file((folder / "validate-run.json").string());
+  if (!earlier || *earlier != record) return false;
+  const std::optional<nlohmann::json> s = read_json_file((folder / "summary.json").string());
+  // (The accuracy is what validate reads of a kept run: a summary without it as a number is no result.)
+  return s && s->is_object() && s->contains("status") && (*s)["status"].is_string() &&
+         status_is_result((*s)["status"].get<std::string>()) && s->contains("final_test_accuracy") &&
+         (*s)["final_test_accuracy"].is_number();
 }
 
 }  // namespace

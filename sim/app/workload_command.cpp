@@ -15,6 +15,7 @@
 #include "sim/app/flags.hpp"
 #include "sim/app/workload_timing.hpp"
 #include "sim/config/hardware_config.hpp"
+#include "sim/config/ignored_keys.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/config/workload_config.hpp"
 #include "sim/scenario/errors.hpp"
@@ -111,18 +112,8 @@ Flags parse_flags(int argc, char** argv) {
       "precision", po::value<std::string>())("optimizer", po::value<std::string>())("gpu", po::value<std::string>())(
       "layers", po::bool_switch())("format", po::value<std::string>())("help,h", po::bool_switch())(
       "simulate", po::bool_switch())("steps", po::value<std::string>())(
-      "set", po::value<std::vector<std::string>>()->composing())(
-      "name", po::value<std::vector<std::string>>());
-  po::positional_options_description positional;
-  positional.add("name", -1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(opts).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError("command line", "", e.what(), "run 'dtsim workload --help'");
-  }
-  refuse_flags_as_values(vm, "workload");
+      "set", po::value<std::vector<std::string>>()->composing());
+  const po::variables_map vm = parse_command_flags(argc, argv, opts, "name", "workload");
   Flags f;
   f.help = vm["help"].as<bool>();
   if (vm.count("name")) {
@@ -182,9 +173,8 @@ Flags parse_flags(int argc, char** argv) {
   if (f.name.empty()) refuse_setup_flags({"checkpointing", "layers", "simulate"}, "applies to one workload", "name a workload");
   // ZeRO shards over the data-parallel GPUs: on one there is nothing to shard over (a warning, as a run gives
   // for a key without effect; after the refusals above, which come first).
-  if (f.setup.zero_stage > 0 && f.setup.data_parallel == 1)
-    std::fprintf(stderr, "dtsim: warning: command line: --zero: has no effect on one GPU (ZeRO shards the model "
-                         "state over the --gpus data-parallel GPUs)\n");
+  if (const std::string why = zero_sharding_without_effect(f.setup.zero_stage, f.setup.data_parallel); !why.empty())
+    std::fprintf(stderr, "dtsim: warning: command line: --zero: %s (--gpus 1)\n", why.c_str());
   return f;
 }
 

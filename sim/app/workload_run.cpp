@@ -10,6 +10,7 @@
 #include "sim/app/outputs.hpp"
 #include "sim/app/workload_command.hpp"
 #include "sim/app/workload_timing.hpp"
+#include "sim/config/key_warnings.hpp"
 #include "sim/config/numerics_setup.hpp"
 #include "sim/config/workload_config.hpp"
 #include "sim/scenario/errors.hpp"
@@ -24,6 +25,7 @@ WorkloadRun prepare_workload_run(const Scenario& scenario) {
   run.config = make_run_config(scenario);
   const KeyOrigins at = scenario.origins();
   run.ignored_keys = find_ignored_keys(run.config, at);
+  run.warnings = find_key_warnings(run.config, at);
   const WorkloadConfig& wc = run.config.workload;
   run.workload = load_named_workload(wc);
   check_workload_shards(run.config, run.workload, at);

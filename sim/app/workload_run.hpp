@@ -24,6 +24,7 @@ struct WorkloadRun {
   models::MemoryBreakdown memory;  // per GPU
   bool fits = true;                // memory.total() <= gpu.memory (a timing-only run warns, it does not refuse)
   std::vector<IgnoredKey> ignored_keys;
+  std::vector<IgnoredKey> warnings;  // keys that act, but likely not as meant (key_warnings.hpp)
 };
 
 // Reads and checks everything (InputError at the key, a workload file's own errors at its line).

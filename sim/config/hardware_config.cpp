@@ -25,9 +25,14 @@ constexpr ProtocolName kProtocols[] = {{FabricProtocol::Rdma, "rdma"},
 
 // Power and price are optional as pairs: half a pair would make energy or cost silently wrong.
 void check_power(const Scenario& s, const GpuSpec& g) {
-  if ((g.power_idle > 0) != (g.power_busy > 0))
-    s.fail(g.power_busy > 0 ? "gpu.power_idle" : "gpu.power_busy", "is 0 while the other power value is set",
-           "give both gpu.power_idle and gpu.power_busy, or neither");
+  // Blamed where a value was set: the command line, the scenario, else the profile that gave half the pair (it
+  // used to be the scenario file, whatever the profile said).
+  if ((g.power_idle > 0) != (g.power_busy > 0)) {
+    const std::string zero = g.power_busy > 0 ? "gpu.power_idle" : "gpu.power_busy";
+    const std::string set = g.power_busy > 0 ? "gpu.power_busy" : "gpu.power_idle";
+    s.fail_at_set({zero, set}, zero + " is 0 while " + set + " is set",
+                  "give both gpu.power_idle and gpu.power_busy, or neither");
+  }
   // Blamed where a value was set on the command line (a profile's line is not what the user changed).
   if (g.power_idle > g.power_busy)
     s.fail_at_set({"gpu.power_idle", "gpu.power_busy"},

@@ -1,4 +1,5 @@
 #include "sim/config/ignored_keys.hpp"
+#include "sim/config/ignored_keys_rules.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -20,11 +21,12 @@
 namespace dtsim::sim {
 namespace {
 
+using namespace ignored_key_rules;
+
 // Why `key` has no effect in `config`, or "" when it has one. Rules are tried in order; the first that
 // speaks for a key decides (a [fl] key under sync is reported for the strategy, not for the algorithm).
 using Rule = std::function<std::string(const std::string& key, const RunConfig& config)>;
 
-std::string section_of(const std::string& key) { return key.substr(0, key.find('.')); }
 
 template <class Enum>
 std::vector<std::string> names_of(const models::NameTable<Enum>& table, const std::vector<Enum>& values) {
@@ -85,9 +87,6 @@ std::string compression_settings(const std::string& key, const RunConfig& c) {
          models::join_names(names_of(models::compressor_kind_table(), models::compressors_reading(*setting))) + ")";
 }
 
-bool contains(const std::vector<std::string>& list, const std::string& item) {
-  return std::find(list.begin(), list.end(), item) != list.end();
-}
 
 // cluster.torus_dims, the fat-tree and dragonfly shapes, the two-sites keys: read by the topologies whose
 // descriptor lists them (config/topology_registry.cpp), including a two-sites run's site topology.
@@ -98,134 +97,6 @@ std::string topology_settings(const std::string& key, const RunConfig& c) {
   if (readers.empty() || contains(topology_keys(c.layout), key)) return "";
   return std::string("has no effect with cluster.topology = ") + to_string(c.layout.topology) + " (it applies to " +
          models::join_names(readers) + ")";
-}
-
-// ZeRO (synchronous training, sync.zero_stage >= 1) reduce-scatters the gradients and all-gathers the weights,
-// both as rings (strategies/sync/sync_dp.cpp): no allreduce is left for the algorithm keys to choose.
-bool zero_leaves_no_allreduce(const RunConfig& c) { return c.strategy == Strategy::Sync && c.sync.zero_stage >= 1; }
-
-// collective.inter_node and the pipelining keys: read by the algorithms whose descriptor lists them
-// (config/collective_algorithms.cpp), for the collectives training calls (`dtsim collective` passes its own).
-std::string collective_settings(const std::string& key, const RunConfig& c,
-                                const std::vector<CollectiveKind>& kinds) {
-  std::vector<std::string> readers;
-  bool chain_only = false;  // read by some algorithm, but only for broadcast and reduce
-  for (const AlgorithmDescriptor& d : algorithm_registry()) {
-    if (contains(d.keys, key)) readers.push_back(d.name);
-    chain_only = chain_only || contains(d.chain_keys, key);
-  }
-  // Under ZeRO the run's collectives are reduce-scatters and all-gathers, whatever collective.algorithm says.
-  const Algorithm algorithm = zero_leaves_no_allreduce(c)
-                                  ? training_algorithm(CollectiveKind::ReduceScatter, c.collectives.algorithm)
-                                  : c.collectives.algorithm;
-  if (readers.empty() && !chain_only) return "";
-  if (contains(collective_keys_read(algorithm, c.collectives.inter_node, kinds), key)) return "";
-  if (contains(algorithm_descriptor(algorithm).keys, key))  // read, but not by the chain broadcast and reduce run as
-    return std::string("has no effect on broadcast and reduce, which collective.algorithm = ") + to_string(algorithm) +
-           " runs as a pipelined chain (it shapes the other collectives)";
-  std::string why = std::string("has no effect with collective.algorithm = ") + to_string(algorithm);
-  if (contains(algorithm_descriptor(algorithm).chain_keys, key))
-    why += ", which reads it for broadcast and reduce only";
-  return why + (readers.empty() ? "" : " (it applies to " + models::join_names(readers) + ")");
-}
-
-// collective.tuner, and the compute capability NCCL's tuner reads, act where auto chooses for the ring or NCCL's
-// tree: collective.algorithm = auto for an allreduce (ring or tree), collective.protocol = auto for those two
-// (nccl_tuner_applies, collective_algorithms.hpp). `training`: the kinds are a training run's, whose all-gathers
-// and reduce-scatters (ZeRO's, a gathering compressor's) run as rings whatever collective.algorithm says.
-std::string tuner_settings(const std::string& key, const RunConfig& c, const std::vector<CollectiveKind>& kinds,
-                           bool training) {
-  if (key != "collective.tuner" && key != "gpu.compute_capability") return "";
-  const CollectiveConfig& k = c.collectives;
-  const bool collectives = strategy_descriptor(c.strategy).synchronous_group && c.workers > 1;
-  if (key == "gpu.compute_capability" && !collectives)
-    return c.workers > 1 ? std::string("has no effect with training.strategy = ") + to_string(c.strategy) +
-                               " (only NCCL's tuner for collectives reads it)"
-                         : "has no effect: one worker calls no collective (cluster.workers = 1)";
-  if (key == "gpu.compute_capability" && k.tuner != CollectiveTuner::Nccl)
-    return std::string("has no effect with collective.tuner = ") + to_string(k.tuner) +
-           " (only NCCL's tuner reads it)";
-  // A training run's all-gathers and reduce-scatters come from ZeRO and from compressors that gather.
-  const bool gathers = c.sync.zero_stage > 0 || c.compression.settings.kind != models::CompressorKind::None;
-  for (const CollectiveKind kind : kinds) {
-    if (training && kind == CollectiveKind::Allreduce && zero_leaves_no_allreduce(c)) continue;
-    if (training && kind != CollectiveKind::Allreduce && !gathers) continue;
-    const Algorithm a = training ? training_algorithm(kind, k.algorithm) : k.algorithm;
-    if (a == Algorithm::Auto && kind == CollectiveKind::Allreduce) return "";  // ring or tree
-    if (k.protocol == Protocol::Auto && nccl_tuner_applies(kind, a)) return "";
-  }
-  if (k.algorithm != Algorithm::Auto && k.protocol != Protocol::Auto)
-    return "has no effect: neither collective.algorithm nor collective.protocol is auto, so nothing is chosen";
-  return "has no effect: auto chooses nothing for the ring or NCCL's tree here (NCCL's tuner chooses for those "
-         "two only)";
-}
-
-// Under ZeRO the algorithm keys choose nothing (zero_leaves_no_allreduce).
-std::string zero_collective_settings(const std::string& key, const RunConfig& c) {
-  if (!zero_leaves_no_allreduce(c)) return "";
-  if (key != "collective.algorithm" && key != "collective.inter_node" && key != "collective.pipeline_chunk" &&
-      key != "collective.pipeline_chunks_max")
-    return "";
-  return "has no effect with sync.zero_stage = " + std::to_string(c.sync.zero_stage) +
-         ": ZeRO's reduce-scatters and all-gathers run as rings, and no allreduce is left to choose an algorithm for";
-}
-
-// One worker of sync or local SGD has nobody to exchange with: no collective runs.
-std::string single_worker_collectives(const std::string& key, const RunConfig& c) {
-  if (section_of(key) != "collective" || c.workers != 1) return "";
-  if (c.strategy != Strategy::Sync && c.strategy != Strategy::Local) return "";
-  return "has no effect: one worker calls no collective (cluster.workers = 1)";
-}
-
-// [gpu] under cluster.groups: the groups describe every node, each group's GPU from its own profile alone.
-std::string grouped_gpu_settings(const std::string& key, const RunConfig& c) {
-  if (c.layout.groups.empty()) return "";
-  // cluster.gpus_per_node is a group's GPUs per node only where the group gives none of its own.
-  if (key == "cluster.gpus_per_node" &&
-      std::all_of(c.layout.groups.begin(), c.layout.groups.end(), [](const NodeGroup& g) { return g.gpus_per_node > 0; }))
-    return "has no effect: every cluster.groups group gives its own GPUs per node";
-  if (section_of(key) != "gpu") return "";
-  return "has no effect: every node belongs to a cluster.groups group, whose GPU comes from that group's profile "
-         "alone";
-}
-
-// collective.algorithm = hierarchical when no node holds two GPUs: there is no intra-node level, so it is its
-// inter-node allreduce over all ranks.
-std::string hierarchical_without_nodes(const std::string& key, const RunConfig& c) {
-  if (key != "collective.algorithm" || c.collectives.algorithm != Algorithm::Hierarchical) return "";
-  if (c.layout.multi_gpu_nodes()) return "";
-  return std::string("has no effect: every node holds one GPU, so the hierarchical allreduce is its inter-node ") +
-         to_string(c.collectives.inter_node) + " over all ranks (set cluster.gpus_per_node for multi-GPU nodes)";
-}
-
-// cluster.intra_node_fabric when no node holds two GPUs: a lone GPU's traffic all leaves through its NIC
-// (topology/build.cpp builds no port or switch inside such a node).
-std::string intra_node_fabric_without_nodes(const std::string& key, const RunConfig& c) {
-  if (key != "cluster.intra_node_fabric" || c.layout.multi_gpu_nodes()) return "";
-  return "has no effect: every node holds one GPU, so no traffic stays inside a node (set cluster.gpus_per_node "
-         "for multi-GPU nodes)";
-}
-
-// cluster.gpus_per_pcie_switch without a PCIe switch; cluster.pcie_switch when nothing reaches a NIC (one node
-// and no server host).
-std::string pcie_switch_settings(const std::string& key, const RunConfig& c) {
-  if (key == "cluster.gpus_per_pcie_switch" && !c.layout.has_pcie_switch)
-    return "has no effect: cluster.pcie_switch is empty (no PCIe switch between GPUs and NICs)";
-  if (key != "cluster.pcie_switch" || !c.layout.has_pcie_switch) return "";
-  if (node_count(c) <= 1 && server_hosts(c.strategy, c.ps.servers) == 0)
-    return "has no effect: every worker is in one node and there is no server, so no traffic reaches a NIC";
-  return "";
-}
-
-// The network between nodes when there is one node and no server: its NICs and the fabric's own values carry
-// nothing (its price is still billed, and its name labels). collective.channels is not among them: NCCL's tree
-// inside one node runs a chain per channel.
-std::string network_in_one_node(const std::string& key, const RunConfig& c) {
-  const bool fabric_value = section_of(key) == "fabric" && key.rfind("fabric.price_", 0) != 0 && key != "fabric.name";
-  if (!fabric_value && key != "cluster.nics_per_node") return "";
-  if (node_count(c) > 1 || server_hosts(c.strategy, c.ps.servers) > 0) return "";
-  return "has no effect: every worker is in one node and there is no server, so no traffic crosses the network "
-         "between nodes";
 }
 
 // The secure-aggregation cost constants: only with secure aggregation on.
@@ -519,7 +390,7 @@ const std::vector<Rule>& rules() {
                            architecture_settings, qa_model_settings, dataset_settings, topology_settings,
                            hierarchical_without_nodes, intra_node_fabric_without_nodes, pcie_switch_settings,
                            network_in_one_node,
-                           grouped_gpu_settings, single_worker_collectives, zero_collective_settings};
+                           grouped_gpu_settings, single_worker_collectives, single_worker_zero, zero_collective_settings};
     for (Rule& n : numerics_rules()) r.push_back(std::move(n));
     return r;
   }();
@@ -543,6 +414,12 @@ std::string why_ignored(const std::string& key, const RunConfig& config) {
 
 std::string why_ignored_by_collective(const std::string& key, const RunConfig& config, CollectiveKind kind) {
   return why_ignored_in(key, config, {kind}, false);
+}
+
+std::string zero_sharding_without_effect(int zero_stage, int data_parallel_gpus) {
+  if (zero_stage == 0 || data_parallel_gpus > 1) return "";
+  return "has no effect on one GPU: ZeRO shards the model state over the data-parallel GPUs, and one holds it "
+         "all, as without ZeRO";
 }
 
 std::string IgnoredKey::describe() const { return where.describe() + ": " + key + ": " + reason; }

@@ -33,4 +33,9 @@ std::string why_ignored(const std::string& key, const RunConfig& config);
 // all-gather and reduce-scatter only).
 std::string why_ignored_by_collective(const std::string& key, const RunConfig& config, CollectiveKind kind);
 
+// ZeRO at `zero_stage` over `data_parallel_gpus` replicas: "" when it shards something, else why not, as a
+// reason ("has no effect on one GPU: ..."). The one rule behind sync.zero_stage's report and `dtsim workload`'s
+// warning for --zero with --gpus 1.
+std::string zero_sharding_without_effect(int zero_stage, int data_parallel_gpus);
+
 }  // namespace dtsim::sim

@@ -21,7 +21,7 @@ namespace dtsim::sim {
 RunLength run_length(const RunConfig& c, int usable_training_samples) {
   RunLength length;
   // At least one: a federated round can draw more samples than one pass (many clients, small shards).
-  length.steps_per_epoch = std::max(1, usable_training_samples / c.global_batch());
+  length.steps_per_epoch = std::max<int64_t>(1, usable_training_samples / c.global_batch());
   length.total_steps = static_cast<int64_t>(c.epochs) * length.steps_per_epoch;
   if (c.max_steps > 0) length.total_steps = std::min(length.total_steps, c.max_steps);
   return length;
@@ -217,7 +217,10 @@ size_t check_numerics(const RunConfig& c, const RunLength& length, const models:
   try {
     models::validate(optimizer_settings(c));
   } catch (const std::invalid_argument& e) {
-    at.fail("training.optimizer", e.what());
+    // The schema has checked each value alone, so what the optimizer refuses is a rule across its keys
+    // (Nesterov without momentum): blamed where the user set one of them, the command line first.
+    at.fail_at_set({"training.nesterov", "training.momentum", "training.optimizer"}, e.what(),
+                   c.nesterov ? "set training.momentum above 0 (e.g. 0.9), or training.nesterov = false" : "");
   }
   const models::LrScheduleSettings schedule_set = schedule_settings(c, length);
   if (schedule_set.warmup_start_lr) {

@@ -35,17 +35,12 @@ std::vector<std::vector<int32_t>> read_partition_file(const std::string& path) {
   nlohmann::json doc;
   // A member given twice would be kept once, the last, without a word (other members are the file's notes,
   // e.g. analysis/flower_partition.py's source and seed, and are not read).
-  std::set<std::string> members;
   std::string twice;
-  const auto note_member = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    if (event == nlohmann::json::parse_event_t::key && depth == 1 && !members.insert(parsed.get<std::string>()).second)
-      twice = parsed.get<std::string>();
-    return true;
-  };
   try {
-    doc = nlohmann::json::parse(text, note_member);
-  } catch (const nlohmann::json::parse_error& e) {
-    refuse(path, line_of(text, e.byte), "not valid JSON (" + models::json_error_reason(e) + ")");
+    doc = models::parse_json_noting_repeats(text, twice);
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number beyond a double
+    const auto* parse = dynamic_cast<const nlohmann::json::parse_error*>(&e);
+    refuse(path, parse ? line_of(text, parse->byte) : 0, "not valid JSON (" + models::json_error_reason(e) + ")");
   }
   if (!twice.empty()) refuse(path, 0, "the member \"" + twice + "\" appears twice");
   if (!doc.is_object() || !doc.contains("shards")) refuse(path, 0, "no top-level \"shards\" member");

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "models/input_file.hpp"
 #include "sim/config/numerics_setup.hpp"
 #include "sim/config/strategy.hpp"
 #include "sim/scenario/units.hpp"
@@ -34,10 +35,10 @@ void check_qa_run(const RunConfig& c, const QaData& qa, const KeyOrigins& at) {
   const models::SpanTransformer<float> model(qa_transformer_config(c, qa.train), c.qa_model.lora);
   if (!c.qa_model.base_path.empty()) {
     const std::string& path = c.qa_model.base_path;
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec))
-      at.fail("transformer.base", "no file '" + path + "'",
+    if (const models::InputFileProblem problem = models::input_file_problem(path))
+      at.fail("transformer.base", "'" + path + "' " + problem.reason,
               "name the model.bin of a run that trained the whole transformer (output.save_model = true)");
+    std::error_code ec;
     const uintmax_t size = fs::file_size(path, ec);
     const uintmax_t want = model.base_param_count() * sizeof(float);
     if (ec || size != want)

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "models/input_file.hpp"
 #include "models/workload/catalog.hpp"
 #include "sim/scenario/keys.hpp"
 
@@ -292,13 +293,19 @@ void check_timing_only_strategy(const RunConfig& c, const KeyOrigins& at) {
 void check_workload(const RunConfig& c, const KeyOrigins& at) {
   if (!c.workload.active()) return;
   const std::string dir = default_workload_dir();
-  if (!std::filesystem::exists(models::workload_file(c.workload.name, dir))) {
+  if (models::is_catalog_miss(c.workload.name, dir)) {
     const std::vector<std::string> names = models::catalog_names(dir);
     const std::string near = suggest_among(c.workload.name, names);
     at.fail("workload.name", "'" + c.workload.name + "' is not a catalog workload or an existing .json file",
             near.empty() ? "use one of " + models::join_names(names, ", ", " or ") + ", or a path"
                          : "did you mean '" + near + "'?");
   }
+  // A FIFO would block the reader, a folder or a device is no workload: refused here, at the key.
+  const std::string file = models::workload_file(c.workload.name, dir);
+  if (const models::InputFileProblem problem = models::input_file_problem(file))
+    at.fail("workload.name", "'" + file + "' " + problem.reason,
+            problem.kind == models::InputFileProblem::Kind::Missing ? "check the path, or name a catalog workload"
+                                                                     : "name a workload's .json file or a catalog workload");
   // A proxy run keeps the strategy's own actors, so every strategy can charge the workload's costs.
   if (c.workload.timing_only()) check_timing_only_strategy(c, at);
   if (c.workload.timing_only() && !c.layout.groups.empty())

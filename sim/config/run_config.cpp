@@ -18,6 +18,8 @@ bool safe_name_char(char ch) {
          ch == '.';
 }
 
+}  // namespace
+
 // run.name becomes a folder name (out/<run.name>): one plain file name, never a path. A name the user gave is
 // refused when it is not; the default (the scenario file's stem) has its other characters replaced by '_'.
 std::string run_name(const Scenario& s) {
@@ -34,8 +36,6 @@ std::string run_name(const Scenario& s) {
   if (cleaned.empty() || cleaned[0] == '.') cleaned = "run" + cleaned;
   return cleaned;
 }
-
-}  // namespace
 
 std::vector<const GpuSpec*> gpus_in_use(const RunConfig& c) {
   if (c.layout.groups.empty()) return {&c.gpu};

@@ -91,11 +91,11 @@ struct RunConfig {
   std::vector<std::string> command_line_sets;  // "key=value" set on the command line, for summary.json
 
   // Samples behind one optimizer step: every worker's batch, times the accumulated micro-batches.
-  int global_batch() const {
-    // Accumulated micro-batches exist only where a group combines every step (sync.accumulation_steps).
-    const int micro = strategy_descriptor(strategy).synchronous_group ? sync.accumulation_steps : 1;
-    return workers * batch_per_worker * micro;
-  }
+  // In 64 bits: the keys' ranges allow 65,536 workers × 10^6 × 10^5, far past an int; a batch larger than the
+  // training set is refused (prepare_run) before anything divides by it.
+  int64_t global_batch() const { return int64_t{workers} * batch_per_worker * accumulation(); }
+  // Micro-batches accumulated per optimizer step: only where a group combines every step (sync.accumulation_steps).
+  int accumulation() const { return strategy_descriptor(strategy).synchronous_group ? sync.accumulation_steps : 1; }
 };
 
 // The GPUs the run's nodes hold, each kind once: the [gpu] section's, or under cluster.groups each group's.
@@ -119,5 +119,10 @@ enum class ConfigUse { Training, CollectiveCommand };
 // Builds the typed configuration, each section read once by the module that owns it, then checks the rules
 // that span sections (run_checks.hpp). Throws InputError at the key a user would change.
 RunConfig make_run_config(const Scenario& scenario, ConfigUse use = ConfigUse::Training);
+
+// run.name as the run's folder name (RunConfig::name): an InputError at the key when a name the user gave is not
+// one plain file name; the default (the scenario file's stem) made safe. Read alone, before the rest of the
+// configuration, by `dtsim run` to claim its folder first.
+std::string run_name(const Scenario& scenario);
 
 }  // namespace dtsim::sim

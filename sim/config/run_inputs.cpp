@@ -7,6 +7,7 @@
 #include "gpu/number_format.hpp"
 #include "models/random.hpp"
 #include "sim/config/data_setup.hpp"
+#include "sim/config/key_warnings.hpp"
 #include "sim/config/numerics_setup.hpp"
 #include "sim/config/qa_setup.hpp"
 #include "sim/config/strategy.hpp"
@@ -90,25 +91,30 @@ RunInputs prepare_run(const Scenario& scenario) {
   const KeyOrigins at = scenario.origins();
   in.origins = at;
   in.ignored_keys = find_ignored_keys(in.config, at);
+  in.warnings = find_key_warnings(in.config, at);
   const RunConfig& c = in.config;
   TrainingData data = prepare_data(c, at);
   const int usable = usable_training_samples(data);
   // Federated clients each draw batches from their own shard: only one client's batch must fit.
   const bool own_batch = strategy_descriptor(c.strategy).per_worker_batch;
-  const int batch = own_batch ? c.batch_per_worker : c.global_batch();
+  const int64_t batch = own_batch ? c.batch_per_worker : c.global_batch();
   // A client's batch capped at its shard can be any size: a very large one asks for full-batch local steps.
   // (Strategies with one global batch count their steps per epoch from it, so they keep the limit.)
   const bool capped = own_batch && c.cap_batch_at_shard && data.partition.has_value();
-  // Three keys make the rule: blamed at the one the command line set (a --vary of the workers), else the file's.
-  if (batch > usable && !capped)
+  // Four keys make the rule: blamed at the one the command line set (a --vary of the workers), else the file's.
+  if (batch > usable && !capped) {
+    const std::string accumulated =
+        c.accumulation() > 1 ? " × " + std::to_string(c.accumulation()) + " accumulation steps" : std::string();
     at.fail_at_set(own_batch ? std::vector<std::string>{"training.batch_per_worker", "data.train_samples"}
-                             : std::vector<std::string>{"training.batch_per_worker", "cluster.workers", "data.train_samples"},
-                  (own_batch ? "batch " + std::to_string(batch)
-                                              : "global batch " + std::to_string(batch) + " (" +
-                                                    std::to_string(c.workers) + " workers × " +
-                                                    std::to_string(c.batch_per_worker) + ")") +
-                      " exceeds the " + std::to_string(usable) + " training samples",
-                  "lower it, or use fewer workers or more data");
+                             : std::vector<std::string>{"training.batch_per_worker", "cluster.workers",
+                                                        "sync.accumulation_steps", "data.train_samples"},
+                   (own_batch ? "batch " + std::to_string(batch)
+                              : "global batch " + std::to_string(batch) + " (" + std::to_string(c.workers) +
+                                    " workers × " + std::to_string(c.batch_per_worker) + accumulated + ")") +
+                       " exceeds the " + std::to_string(usable) + " training samples",
+                   c.accumulation() > 1 ? "lower it, accumulate fewer steps, or use fewer workers or more data"
+                                        : "lower it, or use fewer workers or more data");
+  }
   in.length = run_length(c, usable);
   report_moot_length_key(c, in.length, at, in.ignored_keys);
   report_moot_warmup(c, in.length, at, in.ignored_keys);

@@ -24,6 +24,7 @@ struct RunInputs {
   std::optional<models::Partition> partition;  // per-worker shards, when data.partition is not none
   RunLength length;
   std::vector<IgnoredKey> ignored_keys;  // keys the user set that this run does not read
+  std::vector<IgnoredKey> warnings;      // keys that act, but likely not as meant (key_warnings.hpp)
   KeyOrigins origins;                    // where each key was set, for what only the run itself can tell
   std::optional<models::Workload> proxy;  // workload.proxy: the workload whose compute and traffic are charged
   std::optional<QaData> qa;  // data.dataset = qa: the examples behind train and test, with their answers

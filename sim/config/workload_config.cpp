@@ -31,8 +31,7 @@ const models::NameTable<WorkloadOptimizer>& workload_optimizer_table() {
 #endif
 
 std::string default_workload_dir() {
-  if (const char* env = std::getenv("DTSIM_WORKLOAD_DIR"); env && *env) return env;
-  return DTSIM_SOURCE_WORKLOAD_DIR;
+  return folder_from_environment("DTSIM_WORKLOAD_DIR", DTSIM_SOURCE_WORKLOAD_DIR, "workload .json files");
 }
 
 models::Workload load_named_workload(const WorkloadConfig& w) {

@@ -8,12 +8,15 @@ namespace {
 
 std::string render(const std::string& where, const std::string& key, const std::string& reason,
                    const std::string& hint) {
+  // Parts may quote a file's bytes: never let them reach a terminal raw, nor a pasted megabyte fill it (each part
+  // keeps its start and end, so that the line still names the place, the key, the reason and the hint).
+  const auto part = [](const std::string& text) { return elide_middle(printable(text), 400); };
   std::string msg;
-  if (!where.empty()) msg += where + ": ";
-  if (!key.empty()) msg += key + ": ";
-  msg += reason;
-  if (!hint.empty()) msg += "; " + hint;
-  return printable(msg);  // parts may quote a file's bytes: never let them reach a terminal raw
+  if (!where.empty()) msg += part(where) + ": ";
+  if (!key.empty()) msg += part(key) + ": ";
+  msg += part(reason);
+  if (!hint.empty()) msg += "; " + part(hint);
+  return msg;
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
+#include "models/input_file.hpp"
 #include "models/name_table.hpp"
 #include "sim/scenario/errors.hpp"
 #include "sim/scenario/keys.hpp"
@@ -83,6 +85,22 @@ void check_line_characters(const Origin& here, const std::string& line, const st
   throw InputError(here, key, "byte " + shown + at + " is not UTF-8", "save the file as UTF-8");
 }
 
+// '#' starts a comment wherever it stands, so "name = base#1" would read as "base" without a word. A '#' glued
+// to the text of a value is refused; one after a space (or right after '=') starts a comment as usual.
+void check_comment_after_value(const Origin& here, const std::string& key, const std::string& raw) {
+  const size_t hash = raw.find('#');
+  const size_t eq = raw.find('=');
+  if (hash == std::string::npos || eq == std::string::npos || hash <= eq + 1) return;
+  const unsigned char before = static_cast<unsigned char>(raw[hash - 1]);
+  if (std::isspace(before) || before == '=') return;
+  const size_t start = raw.find_last_of(" \t=", hash) + 1;
+  const std::string word = raw.substr(start, raw.find_first_of(" \t", hash) - start);
+  throw InputError(here, key,
+                   "'#' starts a comment, so '" + printable(word) + "' would be read as '" +
+                       printable(word.substr(0, hash - start)) + "'",
+                   "a value cannot hold '#'; to end the line with a comment, put a space before it");
+}
+
 // A line-by-line pass that finds what Boost's parser does not report: the line of each key, syntax errors
 // with their line, keys repeated within the file, and characters that do not belong in a text file. It also
 // writes the text Boost is given: the same lines without carriage returns, with section headers spelled
@@ -128,6 +146,7 @@ IniFile scan_lines(const std::string& path, const std::string& content, const st
                                            : "put it under its section: " + models::join_names(homes, ", ", " or "));
     }
     const std::string key = section + "." + field;
+    check_comment_after_value(here, key, raw);
     const auto [it, inserted] = first_line.emplace(key, line_no);
     if (!inserted)
       throw InputError(here, key, "set twice (first at line " + std::to_string(it->second) + ")",
@@ -166,22 +185,14 @@ IniFile parse_ini(const std::string& path, const std::string& content, const std
 }
 
 std::string read_text_file(const std::string& path, const std::string& what, const TextFileLimits& limits) {
-  const std::string& key = limits.key;
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw InputError(path, key, what + " not found", "check the path");
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path, key, what + " is not a regular file");
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (!ec && size > limits.max_bytes)
-    throw InputError(path, key,
-                     what + " is " + std::to_string(size) + " bytes, more than the " +
-                         std::to_string(limits.max_bytes >> 20) + " MiB such a file may hold",
-                     "is it the right file?");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, key, "cannot open " + what, "check its permissions");
-  std::ostringstream content;
-  content << f.rdbuf();
-  if (f.bad()) throw InputError(path, key, "cannot read " + what);
-  return content.str();
+  models::InputFileProblem problem;
+  if (std::optional<std::string> content = models::read_input_file(path, limits.max_bytes, problem)) return *content;
+  using Kind = models::InputFileProblem::Kind;
+  const std::string hint = problem.kind == Kind::Missing       ? "check the path"
+                           : problem.kind == Kind::TooLarge    ? "is it the right file?"
+                           : problem.kind == Kind::Unreadable ? "check the path and its permissions"
+                                                               : "name a regular file";
+  throw InputError(path, limits.key, what + " " + problem.reason, hint);
 }
 
 IniFile read_ini(const std::string& path, const std::string& what, const std::vector<KeySpec>& keys) {

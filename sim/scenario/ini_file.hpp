@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "models/input_file.hpp"
 #include "sim/scenario/keys.hpp"
 
 namespace dtsim::sim {
@@ -39,7 +40,7 @@ IniFile parse_ini(const std::string& path, const std::string& content, const std
 // file is a few KiB; 16 MiB is far past any real one), and errors name `key` when a key named the file.
 struct TextFileLimits {
   std::string key;
-  std::uintmax_t max_bytes = std::uintmax_t(16) << 20;
+  std::uintmax_t max_bytes = models::kMaxTextInputBytes;
 };
 
 // The whole content of a text file; a missing, unreadable, non-regular or implausibly large file is an

@@ -27,6 +27,9 @@ void KeyOrigins::fail_at_set(const std::vector<std::string>& keys, const std::st
     if (of(key).command_line) fail(key, reason, hint);
   for (const std::string& key : keys)
     if (set_by_user(key)) fail(key, reason, hint);
+  // Then a profile's line: the file that gave the value is the one to change.
+  for (const std::string& key : keys)
+    if (!of(key).file.empty()) fail(key, reason, hint);
   fail(keys.front(), reason, hint);
 }
 

@@ -28,7 +28,7 @@ class KeyOrigins {
   // An InputError located where `key` was set; a default points at the scenario file.
   [[noreturn]] void fail(const std::string& key, const std::string& reason, const std::string& hint = "") const;
   // Located at the first of `keys` set on the command line (--set, --vary, a command's flag), else at the first
-  // the scenario file set, else at the first of them.
+  // the scenario file set, else at the first a profile set (its file and line), else at the first of them.
   [[noreturn]] void fail_at_set(const std::vector<std::string>& keys, const std::string& reason,
                                 const std::string& hint = "") const;
 

@@ -222,8 +222,13 @@ void validate_value(const KeySpec& spec, const std::string& text) {
 std::string suggest_among(const std::string& word, const std::vector<std::string>& candidates) {
   std::string best;
   size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+  const std::string lowered = lower(word);
   for (const auto& c : candidates) {
-    const size_t d = edit_distance(lower(word), lower(c));
+    // The distance is at least the difference in length: a long word (a pasted line, a 1 MB key) is compared
+    // with nothing rather than at a cost of its length times each candidate's.
+    const size_t apart = word.size() > c.size() ? word.size() - c.size() : c.size() - word.size();
+    if (apart >= best_distance) continue;
+    const size_t d = edit_distance(lowered, lower(c));
     if (d < best_distance) {
       best_distance = d;
       best = c;
@@ -232,22 +237,25 @@ std::string suggest_among(const std::string& word, const std::vector<std::string
   return best;
 }
 
-std::string KeySchema::suggest(const std::string& name) const {
-  // The right field in the wrong section ("[training] workers" → cluster.workers) is the likeliest slip.
+std::string KeySchema::suggest(const std::string& name, const std::string& only_section) const {
+  const std::string section = name.substr(0, std::min(name.find('.'), name.size()));
   const std::string field = name.substr(name.find('.') + 1);
+  std::vector<const KeySpec*> pool;
   for (const KeySpec& k : keys_)
-    if (k.field() == field) return k.name;
+    if (only_section.empty() || k.section() == only_section) pool.push_back(&k);
+  // The right field in the wrong section ("[training] workers" → cluster.workers) is the likeliest slip.
+  for (const KeySpec* k : pool)
+    if (k->field() == field) return k->name;
   std::vector<std::string> names;
-  for (const KeySpec& k : keys_) names.push_back(k.name);
-  std::string near = suggest_among(name, names);
-  if (!near.empty()) return near;
+  for (const KeySpec* k : pool) names.push_back(k->name);
+  if (std::string near = suggest_among(name, names); !near.empty()) return near;
+  // A misspelt field, among its own section's: a field alike in a section the name did not mean (foo.bar →
+  // transformer.base) is noise.
   std::vector<std::string> fields;
-  for (const KeySpec& k : keys_) fields.push_back(k.field());
-  near = suggest_among(field, fields);
-  if (near.empty()) return "";
-  for (const KeySpec& k : keys_)
-    if (k.field() == near) return k.name;
-  return "";
+  for (const KeySpec* k : pool)
+    if (k->section() == section) fields.push_back(k->field());
+  const std::string near = suggest_among(field, fields);
+  return near.empty() ? "" : section + "." + near;
 }
 
 }  // namespace dtsim::sim

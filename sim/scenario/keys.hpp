@@ -48,8 +48,10 @@ class KeySchema {
   const KeySpec* find(const std::string& name) const;
   std::vector<std::string> sections() const;  // in order of first appearance
   bool has_section(const std::string& section) const;
-  // The closest known key to `name` (the same field in another section, or the nearest by edit distance), or "".
-  std::string suggest(const std::string& name) const;
+  // The closest known key to `name`, or "": the same field in another section, else the nearest name by edit
+  // distance, else the nearest field of name's own section. With `only_section`, among that section's keys only
+  // (a profile holds one section).
+  std::string suggest(const std::string& name, const std::string& only_section = "") const;
 
  private:
   std::vector<KeySpec> keys_;

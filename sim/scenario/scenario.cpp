@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "models/input_file.hpp"
 #include "sim/scenario/ini_file.hpp"
 #include "sim/scenario/text.hpp"
 
@@ -19,9 +20,14 @@ namespace {
 // Sections whose fields can come from a profile file named by "<section>.profile".
 const char* const kProfileSections[] = {"gpu", "fabric"};
 
-std::string unknown_key_hint(const KeySchema& schema, const std::string& key) {
-  const std::string near = schema.suggest(key);
-  return near.empty() ? "run 'dtsim keys' to list the valid keys" : "did you mean '" + near + "'?";
+// The hint of an unknown key: the nearest known one (of `only_section`'s keys, for a profile), else where to look.
+std::string unknown_key_hint(const KeySchema& schema, const std::string& key, const std::string& only_section = "") {
+  if (const std::string near = schema.suggest(key, only_section); !near.empty()) return "did you mean '" + near + "'?";
+  if (!only_section.empty())
+    return "a " + only_section + " profile sets [" + only_section + "] keys; run 'dtsim keys' to list them";
+  const std::string section = key.substr(0, key.find('.'));
+  return (schema.has_section(section) ? "" : "there is no section [" + section + "]; ") +
+         std::string("run 'dtsim keys' to list the valid keys");
 }
 
 void check_value(const KeySpec& spec, const std::string& text, const Origin& where) {
@@ -51,16 +57,15 @@ std::string resolve_profile_path(const std::string& section, const std::string& 
   if (looks_like_path) {
     fs::path p(value);
     if (p.is_relative() && !where.command_line && !scenario_dir.empty()) p = fs::path(scenario_dir) / p;
-    std::error_code ec;
-    if (fs::exists(p, ec) && !fs::is_regular_file(p, ec))
-      throw InputError(where, key, "profile '" + p.string() + "' is not a regular file (a folder, a FIFO or a device)",
-                       "name a profile's .ini file");
-    if (!fs::is_regular_file(p, ec)) throw InputError(where, key, "profile file '" + p.string() + "' not found");
+    if (const models::InputFileProblem problem = models::input_file_problem(p.string()))
+      throw InputError(where, key, "profile file '" + p.string() + "' " + problem.reason,
+                       problem.kind == models::InputFileProblem::Kind::Missing ? "" : "name a profile's .ini file");
     return p.string();
   }
   const std::string folder = (fs::path(profile_dir) / section).string();
   const fs::path p = fs::path(folder) / (value + ".ini");
-  if (fs::is_regular_file(p)) return p.string();
+  std::error_code ec;  // (a name too long for a file is no profile: said below, not thrown)
+  if (fs::is_regular_file(p, ec)) return p.string();
   const auto names = available_profiles(folder);
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
@@ -84,7 +89,7 @@ std::string apply_profile(const KeySchema& schema, std::map<std::string, Value>&
                        "a " + section + " profile holds only a [" + section + "] section");
   for (const IniEntry& e : profile.entries) {
     const Origin at = Origin::at(file, e.line);
-    if (!schema.find(e.key)) throw InputError(at, e.key, "unknown key", unknown_key_hint(schema, e.key));
+    if (!schema.find(e.key)) throw InputError(at, e.key, "unknown key", unknown_key_hint(schema, e.key, section));
     if (e.key == profile_key) throw InputError(at, e.key, "a profile cannot name another profile");
     values[e.key] = {e.value, at};
   }
@@ -105,14 +110,33 @@ std::string missing_value_hint(const KeySpec& k) {
 
 }  // namespace
 
+std::string folder_from_environment(const char* variable, const std::string& fallback, const std::string& holds) {
+  const char* env = std::getenv(variable);
+  if (!env || !*env) return fallback;
+  std::error_code ec;
+  const fs::file_status status = fs::status(env, ec);
+  if (fs::is_directory(status)) return env;
+  const std::string why = status.type() == fs::file_type::not_found ? "not found"
+                          : ec                                     ? "cannot be read (" + ec.message() + ")"
+                                                                   : "is not a folder";
+  throw InputError("environment", variable, "'" + std::string(env) + "' " + why,
+                   "point it at a folder of " + holds + ", or unset it to use " + fallback);
+}
+
 std::string default_profile_dir() {
-  if (const char* env = std::getenv("DTSIM_PROFILE_DIR"); env && *env) return env;
-  return DTSIM_SOURCE_PROFILE_DIR;
+  return folder_from_environment("DTSIM_PROFILE_DIR", DTSIM_SOURCE_PROFILE_DIR, "gpu/ and fabric/ profiles");
 }
 
 Scenario Scenario::load(const KeySchema& schema, const std::string& path, const std::vector<std::string>& overrides,
                         const std::string& profile_dir) {
-  return parse(schema, path, read_text_file(path, "scenario file"), overrides, profile_dir);
+  Scenario sc = parse(schema, path, read_text_file(path, "scenario file"), overrides, profile_dir);
+  // An empty file (or one of comments only) would run every default, which is rarely what was meant: refused,
+  // unless --set says what to run.
+  if (sc.file_keys_ == 0 && overrides.empty())
+    throw InputError(path, "", "the scenario file sets no key (it is empty, or holds only comments and [sections])",
+                     "write the keys to set ('dtsim keys' lists them), or start from scenarios/quickstart.ini; "
+                     "to run every default, set one on the command line, e.g. --set run.name=defaults");
+  return sc;
 }
 
 Scenario Scenario::parse(const KeySchema& schema, const std::string& name, const std::string& content,
@@ -123,6 +147,7 @@ Scenario Scenario::parse(const KeySchema& schema, const std::string& name, const
   sc.path_ = name;
   sc.profile_dir_ = profile_dir;
   const IniFile ini = parse_ini(name, content, schema.keys());
+  sc.file_keys_ = ini.entries.size();
 
   for (const IniSection& s : ini.sections) {
     if (!schema.has_section(s.name)) {

@@ -15,6 +15,10 @@
 
 namespace dtsim::sim {
 
+// The folder an environment variable names, or `fallback` when it is unset or empty. A variable that names no
+// folder is an InputError naming the variable (`holds` says what the folder should hold, for the hint).
+std::string folder_from_environment(const char* variable, const std::string& fallback, const std::string& holds);
+
 // The folder searched for named profiles: $DTSIM_PROFILE_DIR, else the source tree's network_profiles/.
 std::string default_profile_dir();
 
@@ -84,6 +88,7 @@ class Scenario {
   std::string path_;
   std::string profile_dir_;
   std::map<std::string, Value> values_;
+  size_t file_keys_ = 0;  // the keys the scenario text set
   // Keys of a profile section left without a value, with the error that reading one raises: a section may
   // be on no node (under cluster.groups the [gpu] section is), so only reading it is wrong.
   std::map<std::string, InputError> unset_;

@@ -27,4 +27,16 @@ inline std::string lower(std::string s) {
   return s;
 }
 
+// `text` cut to about `most` bytes by leaving out its middle, on UTF-8 character boundaries, saying how much was
+// left out: a message quoting a pasted megabyte stays one readable line, its start and end kept.
+inline std::string elide_middle(const std::string& text, size_t most = 240) {
+  if (text.size() <= most) return text;
+  const auto continuation = [&](size_t at) { return (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80; };
+  size_t head = most * 2 / 3;
+  while (head > 0 && continuation(head)) --head;
+  size_t tail = text.size() - (most - most * 2 / 3);
+  while (tail < text.size() && continuation(tail)) ++tail;
+  return text.substr(0, head) + "[... " + std::to_string(tail - head) + " bytes left out ...]" + text.substr(tail);
+}
+
 }  // namespace dtsim::sim

@@ -213,7 +213,10 @@ bool is_quantity(std::string_view text, Dimension dim) {
   }
 }
 
-double parse_quantity(std::string_view text, Dimension dim) {
+namespace {
+
+// parse_quantity with the largest magnitude `max` that `max_text` states ("the largest ... accepted is ...").
+double parse_quantity_within(std::string_view text, Dimension dim, double max, const std::string& max_text) {
   const std::string s = trim(text);
   if (s.empty()) throw ValueError("empty value", "write a number with a unit: " + example_units(dim));
   const size_t number_length = decimal_prefix(s);
@@ -237,24 +240,33 @@ double parse_quantity(std::string_view text, Dimension dim) {
                      "accepted: " + example_units(dim));
   const double value = number * it->second;
   // strtod sets ERANGE both for overflow (±HUGE_VAL) and for a nonzero number that underflows.
-  if (!std::isfinite(value) || std::fabs(value) > max_quantity(dim) || (out_of_double_range && std::fabs(number) >= 1.0))
-    throw ValueError("'" + s + "' is too " + (value < 0 || number < 0 ? "far below zero" : "large") + "; " +
-                         limit_of(dim).text,
+  if (!std::isfinite(value) || std::fabs(value) > max || (out_of_double_range && std::fabs(number) >= 1.0))
+    throw ValueError("'" + s + "' is too " + (value < 0 || number < 0 ? "far below zero" : "large") + "; " + max_text,
                      "check the number and its unit");
   if ((out_of_double_range && std::fabs(number) < 1.0) || (value != 0.0 && std::fabs(value) < DBL_MIN))
     throw ValueError("'" + s + "' is too close to zero to be represented", "write 0" + unit + " or a larger value");
   return value;
 }
 
+}  // namespace
+
+double parse_quantity(std::string_view text, Dimension dim) {
+  const Limit limit = limit_of(dim);
+  return parse_quantity_within(text, dim, limit.max, limit.text);
+}
+
 uint64_t parse_byte_count(std::string_view text, uint64_t min_bytes, uint64_t max_bytes) {
-  const double v = parse_quantity(text, Dimension::Bytes);
+  // One largest size in every message, the caller's when it is below what a double holds exactly (--sizes 9PB
+  // and 1e30B were refused with two different largest sizes).
+  const double most = std::min(static_cast<double>(max_bytes), limit_of(Dimension::Bytes).max);
+  const double v = parse_quantity_within(
+      text, Dimension::Bytes, most,
+      most < limit_of(Dimension::Bytes).max
+          ? "the largest size accepted is " + format_quantity(most, Dimension::Bytes) + " (" + std::to_string(max_bytes) + " B)"
+          : limit_of(Dimension::Bytes).text);
   const std::string s = trim(text);
   if (v < static_cast<double>(min_bytes))
     throw ValueError("'" + s + "' is below the minimum of " + std::to_string(min_bytes) + " B", "");
-  if (v > static_cast<double>(max_bytes))
-    throw ValueError("'" + s + "' is above the maximum of " + format_quantity(static_cast<double>(max_bytes), Dimension::Bytes) +
-                         " (" + std::to_string(max_bytes) + " B)",
-                     "");
   if (std::floor(v) != v) throw ValueError("'" + s + "' is not a whole number of bytes", "write e.g. 1536B for 1.5KiB");
   return static_cast<uint64_t>(v);
 }

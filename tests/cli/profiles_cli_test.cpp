@@ -97,7 +97,10 @@ TEST_F(ProfilesCli, AMissingFolderIsBadInput) {
 TEST_F(ProfilesCli, HelpMentionsTheCommand) {
   const Outcome r = run_dtsim("--help");
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.output.find("dtsim profiles"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n  profiles [DIR] "), std::string::npos) << r.output;
+  const Outcome own = run_dtsim("profiles --help");  // its own help (it printed the general one until issue 57)
+  EXPECT_EQ(own.exit_code, 0);
+  EXPECT_EQ(own.output.rfind("usage: dtsim profiles [DIR]\n", 0), 0u) << own.output;
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 // metrics.csv never holds nan or inf text; and the inputs that used to crash or hang are refused.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -487,31 +486,6 @@ TEST_F(Robustness, BadInputsThatUsedToCrashOrLieAreRefusedAtTheKey) {
   refused(check + " --set training.strategy=async-ps --set ps.servers=64",
           "dtsim: error: command line (--set): ps.servers: the model has 6 parameter tensors, too few for 64 shards");
   refused("run " + kQuickstart + " --out /proc/dtsim-cannot-write-here", "dtsim: error: command line: --out: ");
-}
-
-// A FIFO where a file is expected used to block for ever; it is refused at once (the command runs under
-// `timeout`, so a hang shows as exit 124, not as a stuck suite).
-TEST_F(Robustness, FifosAreRefusedNotWaitedOn) {
-  const fs::path data = dir_ / "data";
-  fs::create_directories(data);
-  for (const char* name : {"train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"})
-    fs::copy_file(fs::path("/usr/share/datasets/fashion-mnist") / name, data / name);
-  ASSERT_EQ(::mkfifo((data / "train-images-idx3-ubyte.gz").c_str(), 0644), 0);
-  const Outcome o = dtsim::testing::run_dtsim("check " + kQuickstart + " --set data.path=" + data.string());
-  EXPECT_EQ(o.exit_code, 2) << o.output;
-  EXPECT_NE(o.output.find("train-images-idx3-ubyte.gz: is not a regular file"), std::string::npos) << o.output;
-
-  const fs::path scenario = dir_ / "fifo.ini";
-  ASSERT_EQ(::mkfifo(scenario.c_str(), 0644), 0);
-  const Outcome s = dtsim::testing::run_dtsim("check " + scenario.string());
-  EXPECT_EQ(s.exit_code, 2) << s.output;
-  EXPECT_NE(s.output.find("not a regular file"), std::string::npos) << s.output;
-
-  const fs::path profile = dir_ / "gpu.ini";
-  ASSERT_EQ(::mkfifo(profile.c_str(), 0644), 0);
-  const Outcome p = dtsim::testing::run_dtsim("check " + kQuickstart + " --set gpu.profile=" + profile.string());
-  EXPECT_EQ(p.exit_code, 2) << p.output;
-  EXPECT_NE(p.output.find("is not a regular file"), std::string::npos) << p.output;
 }
 
 TEST_F(Robustness, ADefaultRunNameIsMadeSafe) {

@@ -18,12 +18,13 @@ struct DtsimOutcome {
 };
 
 // `dtsim <args>` through the shell (args may quote). With separate_stderr, stderr goes to `err` instead of
-// being mixed into `output`.
-inline DtsimOutcome run_dtsim(const std::string& args, bool separate_stderr = false) {
+// being mixed into `output`. A command still running after `timeout_s` seconds is killed and reads as exit 124:
+// tests of what used to hang give a short one, so that a hang fails the test instead of stalling the suite.
+inline DtsimOutcome run_dtsim(const std::string& args, bool separate_stderr = false, int timeout_s = 3600) {
   DtsimOutcome o;
   const std::string err_file = "/tmp/dtsim_test_stderr_" + std::to_string(::getpid());
-  const std::string command =
-      "timeout 3600 " + std::string(DTSIM_BINARY) + " " + args + (separate_stderr ? " 2>" + err_file : std::string(" 2>&1"));
+  const std::string command = "timeout " + std::to_string(timeout_s) + " " + std::string(DTSIM_BINARY) + " " + args +
+                              (separate_stderr ? " 2>" + err_file : std::string(" 2>&1"));
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return o;
   char buf[4096];

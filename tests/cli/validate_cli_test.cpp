@@ -2,6 +2,7 @@
 // validate.json and the runs' folders), a failing claim's exit status (a scenario folder where the claim
 // cannot show), and bad flags.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -164,6 +165,34 @@ TEST_F(Validate, ResumeKeepsOnlyFinishedRunsOfTheSameConfiguration) {
     EXPECT_EQ(refused.exit_code, 2) << flag;
     EXPECT_TRUE(has(refused.output, "has no effect with --list, which runs nothing")) << refused.output;
   }
+}
+
+// --resume reads back each run folder's validate-run.json and summary.json: a FIFO in their place blocked it for
+// ever, and a summary whose accuracy was a string ended validate with an internal error. Both are runs without a
+// result now, made again (issue 57). Under a timeout, so that a hang fails the test.
+TEST_F(Validate, ResumeRunsAgainWhatItCannotReadBack) {
+  one_step_topk_scenario();
+  const std::string command = "validate --quick --only topk-error-feedback --seeds 1 --jobs 2 --out " +
+                              (out_ / "runs").string() + " --scenarios " + (out_ / "scenarios").string() + " --resume";
+  ASSERT_EQ(dtsim::testing::run_dtsim(command, false, 600).exit_code, 1);
+  const fs::path runs = out_ / "runs" / "topk-error-feedback";
+  fs::remove(runs / "dense-s1" / "validate-run.json");
+  ASSERT_EQ(::mkfifo((runs / "dense-s1" / "validate-run.json").c_str(), 0644), 0);
+  nlohmann::json damaged;
+  {
+    std::ifstream in(runs / "topk-no-ef-s1" / "summary.json");
+    damaged = nlohmann::json::parse(in);
+  }
+  damaged["final_test_accuracy"] = "high";
+  std::ofstream(runs / "topk-no-ef-s1" / "summary.json") << damaged.dump();
+  const auto again = dtsim::testing::run_dtsim(command, false, 600);
+  EXPECT_NE(again.exit_code, 124) << "hung on the FIFO";
+  EXPECT_EQ(again.exit_code, 1) << again.output;
+  EXPECT_FALSE(has(again.output, "internal error")) << again.output;
+  EXPECT_TRUE(has(again.output, "--resume: 1 of them finished earlier with the same executable, scenario file and "
+                                "flags; 2 to run")) << again.output;
+  std::ifstream in(runs / "topk-no-ef-s1" / "summary.json");
+  EXPECT_TRUE(nlohmann::json::parse(in)["final_test_accuracy"].is_number()) << "made again";
 }
 
 // An interrupted validate used to leave the earlier validate's validate.json (PASS or FAIL of other runs)

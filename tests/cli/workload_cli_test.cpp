@@ -233,8 +233,8 @@ TEST(WorkloadCli, TheSeedDrawsTheStragglersOfASimulation) {
 TEST(WorkloadCli, ZeroOnOneGpuIsReportedAsWithoutEffect) {
   const auto one = run_dtsim("workload llama-7b --zero 2 --format json", true);
   ASSERT_EQ(one.exit_code, 0) << one.err;
-  EXPECT_EQ(one.err, "dtsim: warning: command line: --zero: has no effect on one GPU (ZeRO shards the model state "
-                     "over the --gpus data-parallel GPUs)\n");
+  EXPECT_EQ(one.err, "dtsim: warning: command line: --zero: has no effect on one GPU: ZeRO shards the model state "
+                     "over the data-parallel GPUs, and one holds it all, as without ZeRO (--gpus 1)\n");
   const auto plain = run_dtsim("workload llama-7b --format json", true);
   EXPECT_EQ(nlohmann::json::parse(one.output)["memory_per_gpu_bytes"], nlohmann::json::parse(plain.output)["memory_per_gpu_bytes"]);
   EXPECT_EQ(run_dtsim("workload llama-7b --zero 2 --gpus 8 --format json", true).err, "");

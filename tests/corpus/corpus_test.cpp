@@ -7,6 +7,7 @@
 //   file NAME <<                 a file in the case's own folder, its lines up to a line ">>"; C escapes
 //   ...                          (\xNN, \r, \n, \t, \\) give any byte, so CR-only, NUL or UTF-16 files fit
 //   >>
+//   env: NAME=value ...          optional: environment variables for the run (the same substitutions)
 //   args: run {quickstart} ...   dtsim's arguments (a shell word list); {dir} is the case's folder,
 //                                {src} the source tree, {quickstart} scenarios/quickstart.ini
 //   exit: 2                      the expected exit status
@@ -30,6 +31,7 @@ namespace fs = std::filesystem;
 struct CorpusCase {
   std::string name;
   std::vector<std::pair<std::string, std::string>> files;  // name, bytes
+  std::string env;  // NAME=value words, for `env`
   std::string args;
   int exit_code = -1;
   std::string first_stderr_line;
@@ -84,6 +86,8 @@ std::vector<CorpusCase> read_cases(const std::string& path) {
       // A file whose last line ends in "\c" has no final newline (the marker is dropped).
       if (bytes.size() >= 3 && bytes.compare(bytes.size() - 3, 3, "\\c\n") == 0) bytes.resize(bytes.size() - 3);
       cases.back().files.emplace_back(name, bytes);
+    } else if (line.rfind("env: ", 0) == 0 && !cases.empty()) {
+      cases.back().env = line.substr(5);
     } else if (line.rfind("args: ", 0) == 0 && !cases.empty()) {
       cases.back().args = line.substr(6);
     } else if (line.rfind("exit: ", 0) == 0 && !cases.empty()) {
@@ -117,8 +121,9 @@ TEST_P(Corpus, RefusedWithItsExactMessage) {
                                                      {"{src}", DTSIM_SOURCE_DIR},
                                                      {"{quickstart}", std::string(DTSIM_SOURCE_DIR) + "/scenarios/quickstart.ini"}};
   const fs::path err = dir / "stderr.txt";
-  const std::string command = "cd " + dir.string() + " && timeout 120 " + DTSIM_BINARY + " " + substitute(c.args, values) +
-                              " > /dev/null 2> " + err.string();
+  const std::string env = c.env.empty() ? "" : "env " + substitute(c.env, values) + " ";
+  const std::string command = "cd " + dir.string() + " && " + env + "timeout 120 " + DTSIM_BINARY + " " +
+                              substitute(c.args, values) + " > /dev/null 2> " + err.string();
   const int status = std::system(command.c_str());
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   std::ifstream f(err);

@@ -4,7 +4,11 @@ the dtsim binary given gives them today. Run it after a deliberate change of mes
 cases.txt line by line: every expected line must be the message a user should see (file, line, key, reason,
 hint), never just what the code happens to print.
 
-    python3 tests/corpus/record_cases.py build/dtsim > tests/corpus/cases.txt
+    python3 tests/corpus/record_cases.py build/dtsim --rerun tests/corpus/cases.txt > new.txt
+
+reruns every case of cases.txt as written there (some were added by hand, and are not in CASES below), with the
+same files and arguments, and appends the cases of CASES it does not hold yet. Without --rerun, only CASES are
+recorded.
 """
 import os
 import shutil
@@ -12,13 +16,15 @@ import subprocess
 import sys
 import tempfile
 
+from corpus_file import rerun_corpus
+
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 QUICK = "{quickstart}"
 CHECK = "check " + QUICK
 
 
-def case(name, args, files=None):
-    return {"name": name, "args": args, "files": files or {}}
+def case(name, args, files=None, env=None):
+    return {"name": name, "args": args, "files": files or {}, "env": env}
 
 
 def s(name, content, args="check {dir}/s.ini"):
@@ -341,43 +347,125 @@ CASES += [
 ]
 
 
+# ---- issue 57: the second pass (silent acceptances, unclear messages, wrong exit codes) ---------------------
+def workload_json(layers="2", extra="", title="t"):
+    """A small transformer workload file named w; `extra` goes inside "transformer" after "layers"."""
+    return ('{"name": "w", "title": "' + title + '", "architecture": "transformer", "sources": ["s"],\n'
+            ' "transformer": {"layers": ' + layers + ', ' + extra + '"hidden": 64, "heads": 4, "ffn": 256,\n'
+            '  "vocab": 100, "sequence": 8, "feed_forward": "gelu", "norm": "layernorm"}}\n')
+
+
+QA = "model.arch=transformer' --set 'data.dataset=qa' --set '"
+CASES += [
+    s("empty_scenario_file", "\\c"),
+    s("comments_only_scenario", "# only a comment\\n[training]\\n"),
+    case("empty_scenario_file_run", "run {dir}/s.ini --out {dir}/out", {"s.ini": "\\c"}),
+    s("hash_glued_to_a_value", "[run]\\nname = base#1\\n"),
+    setcase("nesterov_without_momentum_on_the_command_line", "training.nesterov=true' --set 'training.momentum=0"),
+    setcase("accumulation_past_the_data", "sync.accumulation_steps=100000"),
+    setcase("global_batch_past_an_int", "cluster.workers=65536' --set 'training.batch_per_worker=32768"),
+    setcase("global_batch_wrapping_to_zero",
+            "cluster.workers=2' --set 'training.batch_per_worker=32768' --set 'sync.accumulation_steps=65536"),
+    case("gpu_profile_lacks_power_busy", CHECK + " --set gpu.profile={dir}/p.ini", {"p.ini": GPU_OK + "power_idle = 50W\\n"}),
+    case("gpu_profile_lacks_price_high", CHECK + " --set gpu.profile={dir}/p.ini",
+         {"p.ini": GPU_OK + "price_low = 1\\nprice_currency = CNY\\n"}),
+    setcase("set_key_of_an_unknown_section", "foo.bar=1"),
+    case("vary_key_of_an_unknown_section", "sweep " + QUICK + " --vary foo.bar=1,2 --out {dir}/sw"),
+    case("fabric_profile_key_of_another_section", CHECK + " --set fabric.profile={dir}/f.ini",
+         {"f.ini": "[fabric]\\nname = F\\nffn = 2\\n"}),
+    case("collective_sizes_just_past_the_limit", "collective --sizes 9PB"),
+    case("collect_missing_folder", "collect {dir}/nope"),
+    case("compare_missing_folder", "compare {dir}/nope"),
+    case("compare_a_file", "compare {quickstart}"),
+    setcase("transformer_base_is_a_device", QA + "transformer.base=/dev/zero"),
+    setcase("transformer_base_is_a_folder", QA + "transformer.base={dir}"),
+    case("unknown_command_with_help", "bogus --help"),
+    case("version_with_an_argument", "--version extra"),
+    case("collective_flag_prefix", "collective --r 4"),
+    case("run_flag_prefix", "run " + QUICK + " --str"),
+    case("sweep_flag_prefix", "sweep " + QUICK + " --se 2 --out {dir}/sw"),
+    case("sweep_vary_run_name", "sweep " + QUICK + " --vary run.name=x,y --out {dir}/sw"),
+    case("sweep_vary_bad_seed", "sweep " + QUICK + " --vary run.seed=1,-2 --out {dir}/sw"),
+    s("zero_on_one_worker_strict", "[cluster]\\nworkers = 1\\n[sync]\\nzero_stage = 3\\n", "check --strict {dir}/s.ini"),
+    case("workload_file_layers_negative", "workload {dir}/w.json", {"w.json": workload_json(layers="-4")}),
+    case("workload_file_layers_zero", "workload {dir}/w.json", {"w.json": workload_json(layers="0")}),
+    case("workload_file_layers_twice", "workload {dir}/w.json", {"w.json": workload_json(extra='"layers": 3, ')}),
+    case("workload_file_title_escape", "workload {dir}/w.json", {"w.json": workload_json(title="a\\\\u001b[2Jb")}),
+    case("workload_file_title_too_long", "workload {dir}/w.json", {"w.json": workload_json(title="T" * 1500)}),
+    case("workload_file_is_a_folder", CHECK + " --set workload.name={dir}/w.json", {"w.json/x": "\\c"}),
+    case("workload_dir_missing", CHECK + " --set workload.name=resnet50", env="DTSIM_WORKLOAD_DIR={dir}/nonexistent"),
+    case("workload_dir_missing_listing", "workload", env="DTSIM_WORKLOAD_DIR={dir}/nonexistent"),
+    case("workload_dir_is_a_file", "workload resnet50", env="DTSIM_WORKLOAD_DIR={quickstart}"),
+    case("profile_dir_missing", CHECK, env="DTSIM_PROFILE_DIR={dir}/nonexistent"),
+    setcase("profile_name_too_long_for_a_file", "gpu.profile=" + "a" * 300),
+    case("validate_scenarios_name_too_long", "validate --quick --only mixed-precision --out {dir}/v --scenarios {dir}/" + "a" * 300),
+    case("unknown_command_with_arguments", "bogus a b"),
+    case("partition_file_number_overflow", CHECK + " --set data.partition=file --set data.partition_file={dir}/p.json",
+         {"p.json": '{"shards": [[1e999]]}\\n'}),
+    case("partition_file_member_twice_deep", CHECK + " --set data.partition=file --set data.partition_file={dir}/p.json",
+         {"p.json": '{"shards": [[0], [1], [2], [3], [4], [5], [6], [7]], "note": {"by": "a", "by": "b"}}\\n'}),
+]
+
+
 def run_case(binary, c, tmp):
     folder = os.path.join(tmp, c["name"])
     os.makedirs(folder)
     for name, text in c["files"].items():
         os.makedirs(os.path.dirname(os.path.join(folder, name)), exist_ok=True)
-        data = text.replace("\\c", "").encode("latin-1").decode("unicode_escape").encode("latin-1")
+        # A case of CASES holds its files as escaped text; a case reread from cases.txt, as bytes.
+        data = text if isinstance(text, bytes) else text.replace("\\c", "").encode("latin-1").decode("unicode_escape").encode("latin-1")
         with open(os.path.join(folder, name), "wb") as f:
             f.write(data)
-    args = c["args"].replace("{dir}", folder).replace("{src}", SRC).replace(
-        "{quickstart}", os.path.join(SRC, "scenarios/quickstart.ini"))
-    p = subprocess.run("timeout 120 " + binary + " " + args, shell=True, cwd=folder, capture_output=True)
+    def substitute(text):
+        return text.replace("{dir}", folder).replace("{src}", SRC).replace(
+            "{quickstart}", os.path.join(SRC, "scenarios/quickstart.ini"))
+    args = substitute(c["args"])
+    env = ("env " + substitute(c["env"]) + " ") if c["env"] else ""
+    p = subprocess.run(env + "timeout 120 " + binary + " " + args, shell=True, cwd=folder, capture_output=True)
     first = p.stderr.decode("utf-8", errors="backslashreplace").split("\n")[0]
     first = first.replace(folder, "{dir}").replace(os.path.join(SRC, "scenarios/quickstart.ini"), "{quickstart}")
     first = first.replace(SRC, "{src}")
     return p.returncode, first
 
 
+def print_case(binary, c, tmp):
+    """Runs a case of CASES and prints it in the format of cases.txt."""
+    code, first = run_case(binary, c, tmp)
+    print()
+    print("== " + c["name"])
+    for name, text in c["files"].items():
+        print("file " + name + " <<")
+        body = text
+        if body.endswith("\\n"):
+            body = body[:-2]
+        print(body.replace("\\n", "\n"))
+        print(">>")
+    if c["env"]:
+        print("env: " + c["env"])
+    print("args: " + c["args"])
+    print("exit: " + str(code))
+    print("stderr: " + first)
+
+
 def main():
     binary = os.path.abspath(sys.argv[1])
+    if len(sys.argv) == 4 and sys.argv[2] == "--rerun":
+        tmp = tempfile.mkdtemp(prefix="dtsim_corpus_rerun_")
+        try:
+            text, names = rerun_corpus(sys.argv[3], lambda case: run_case(binary, case, tmp))
+            print(text)
+            for c in CASES:
+                if c["name"] not in names:
+                    print_case(binary, c, tmp)
+        finally:
+            shutil.rmtree(tmp)
+        return
     tmp = tempfile.mkdtemp(prefix="dtsim_corpus_record_")
     try:
         print("# The bad-input corpus: see tests/corpus/corpus_test.cpp for the format and")
         print("# tests/corpus/record_cases.py for how it is recorded and reviewed.")
         for c in CASES:
-            code, first = run_case(binary, c, tmp)
-            print()
-            print("== " + c["name"])
-            for name, text in c["files"].items():
-                print("file " + name + " <<")
-                body = text
-                if body.endswith("\\n"):
-                    body = body[:-2]
-                print(body.replace("\\n", "\n"))
-                print(">>")
-            print("args: " + c["args"])
-            print("exit: " + str(code))
-            print("stderr: " + first)
+            print_case(binary, c, tmp)
     finally:
         shutil.rmtree(tmp)
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include "sim/scenario/errors.hpp"
 #include "sim/scenario/keys.hpp"
@@ -85,9 +86,15 @@ TEST(UnitsLimits, ByteCountsGiveEachReason) {
   EXPECT_EQ(parse_byte_count("8B", 1, 1000), 8u);
   EXPECT_EQ(parse_byte_count("1GiB", 1, 1000000000000000), 1073741824u);
   EXPECT_EQ(byte_count_reason("1.5B", 1, 1000), "'1.5B' is not a whole number of bytes");
-  EXPECT_EQ(byte_count_reason("2PB", 1, 1000000000000000), "'2PB' is above the maximum of 1000 TB (1000000000000000 B)");
+  // One largest size, the caller's, for a size past it and for one past any byte count (until issue 57 the
+  // second gave 2^53 B, about 9 PB, and the first 1000 TB).
+  EXPECT_EQ(byte_count_reason("2PB", 1, 1000000000000000),
+            "'2PB' is too large; the largest size accepted is 1000 TB (1000000000000000 B)");
+  EXPECT_EQ(byte_count_reason("1e30B", 1, 1000000000000000),
+            "'1e30B' is too large; the largest size accepted is 1000 TB (1000000000000000 B)");
   EXPECT_EQ(byte_count_reason("-8B", 1, 1000), "'-8B' is below the minimum of 1 B");
-  EXPECT_EQ(byte_count_reason("1e30B", 1, 1000), std::string("'1e30B' is too large; ") + kSizeLimit);
+  EXPECT_EQ(byte_count_reason("1e30B", 1, 1000), "'1e30B' is too large; the largest size accepted is 1 kB (1000 B)");
+  EXPECT_EQ(byte_count_reason("1e30B", 1, UINT64_MAX), std::string("'1e30B' is too large; ") + kSizeLimit);
   EXPECT_EQ(byte_count_reason("8", 1, 1000), "'8' has no unit");
 }
 

@@ -1,7 +1,11 @@
 // The setup line names the strategy that will run, and summary.json counts epochs and throughput in samples
 // for every strategy (federated rounds are not steps of one global batch).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "sim/config/run_config.hpp"
@@ -9,6 +13,7 @@
 #include "sim/config/schema.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/sim/topology_support.hpp"
+#include "tests/subprocess.hpp"
 
 namespace dtsim::sim {
 namespace {
@@ -53,6 +58,28 @@ TEST(Summary, EpochsAndThroughputFollowTheStrategy) {
   s = make_summary(in, r, 1.0);
   EXPECT_DOUBLE_EQ(s["epochs"].get<double>(), 3.0);
   EXPECT_DOUBLE_EQ(s["samples_per_simulated_second"].get<double>(), 3.0 * 3200 / 2.0);
+}
+
+// What validate reads back from its run folders, and the scenario's crc32 a sweep's manifest records, read as
+// every input file is (issue 57): a FIFO or a device in their place is not read (it blocked for ever), and a damaged
+// file is no result. In a child under an alarm, so that a read that blocks fails the test.
+TEST(OutputFiles, FifosAndDamagedFilesAreReadAsNoResult) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("dtsim_output_files_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  ASSERT_EQ(::mkfifo((dir / "summary.json").c_str(), 0644), 0);
+  std::ofstream(dir / "damaged.json") << "{\"status\": ";
+  std::ofstream(dir / "good.json") << "{\"status\": \"completed\"}";
+  const std::string seen = dtsim::testing::run_in_child([&] {
+    ::alarm(10);
+    std::string out;
+    for (const char* name : {"summary.json", "damaged.json", "good.json", "absent.json"})
+      out += std::string(name) + "=" + (read_json_file((dir / name).string()) ? "read" : "none") + " ";
+    return out + file_crc32((dir / "summary.json").string()) + " " + file_crc32("/dev/zero");
+  });
+  EXPECT_EQ(seen, "summary.json=none damaged.json=none good.json=read absent.json=none unreadable unreadable");
+  fs::remove_all(dir);
 }
 
 }  // namespace

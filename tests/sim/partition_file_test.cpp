@@ -72,7 +72,7 @@ TEST_F(PartitionFile, EachWayTheFileCanBeWrongNamesTheFileAndTheKey) {
   const std::string missing = (dir_ / "missing.json").string();
   EXPECT_TRUE(has(run_error(missing), missing + ": data.partition_file: partition file not found")) << run_error(missing);
   const std::string folder = dir_.string();
-  EXPECT_TRUE(has(run_error(folder), folder + ": data.partition_file: partition file is not a regular file"))
+  EXPECT_TRUE(has(run_error(folder), folder + ": data.partition_file: partition file is a folder, not a file"))
       << run_error(folder);
 
   const std::string broken = write("broken.json", "{\"shards\": [[1, 2],\n  [3,\n");

@@ -163,7 +163,7 @@ TEST_F(QaBase, ABaseFileMustHoldTheModelsParameters) {
   const models::SpanTransformer<float> model(qa_transformer_config(in.config, in.qa->train), {});
   const size_t count = model.base_param_count();
   const std::string missing = refusal(kQa, {"transformer.base=" + (dir_ / "none.bin").string()});
-  EXPECT_TRUE(has(missing, "transformer.base") && has(missing, "no file")) << missing;
+  EXPECT_TRUE(has(missing, "transformer.base") && has(missing, "' not found")) << missing;
   const fs::path short_file = write_floats("short.bin", count - 1, 0.5f);
   const std::string wrong = refusal(kQa, {"transformer.base=" + short_file.string()});
   EXPECT_TRUE(has(wrong, "holds " + std::to_string(4 * (count - 1)) + " bytes")) << wrong;

@@ -30,6 +30,8 @@ void FederatedReport::begin_round(int available, int selected) {
   available_ += available;
   selected_ += selected;
   if (selected == 0) ++empty_rounds_;
+  round_selected_ = selected;
+  round_aggregated_ = 0;
 }
 
 void FederatedReport::client_selected(int client) { ++selected_by_client_.at(client); }
@@ -38,6 +40,7 @@ void FederatedReport::client_finished(int client, ClientFate fate, int64_t steps
   ++fates_[static_cast<int>(fate)];
   if (fate == ClientFate::Aggregated || fate == ClientFate::Partial) {
     ++aggregated_by_client_.at(client);
+    ++round_aggregated_;
     steps_aggregated_ += steps_done;
     return;
   }
@@ -49,7 +52,10 @@ void FederatedReport::client_finished(int client, ClientFate fate, int64_t steps
   }
 }
 
-void FederatedReport::end_round(double round_seconds) { round_s_ += round_seconds; }
+void FederatedReport::end_round(double round_seconds) {
+  round_s_ += round_seconds;
+  if (round_selected_ > 0 && round_aggregated_ == 0) ++rounds_without_update_;
+}
 
 void FederatedReport::add_download(uint64_t bytes, uint64_t secagg_bytes, double seconds) {
   bytes_down_ += bytes;
@@ -86,6 +92,7 @@ nlohmann::json FederatedReport::to_json(double epochs) const {
   nlohmann::json j;
   j["rounds"] = rounds_;
   j["empty_rounds"] = empty_rounds_;
+  j["rounds_without_update"] = rounds_without_update_;
   j["clients"] = clients_;
   j["epochs"] = epochs;
   j["available_mean"] = mean(static_cast<double>(available_), rounds_);

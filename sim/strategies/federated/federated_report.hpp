@@ -49,6 +49,8 @@ class FederatedReport {
   int clients_;
   int64_t rounds_ = 0;
   int64_t empty_rounds_ = 0;
+  int64_t rounds_without_update_ = 0;  // clients were selected, yet none had its work aggregated
+  int round_selected_ = 0, round_aggregated_ = 0;
   int64_t available_ = 0;
   int64_t selected_ = 0;
   int64_t fates_[7] = {0, 0, 0, 0, 0, 0, 0};
