@@ -318,14 +318,16 @@ TEST_F(Robustness, AFederatedRunWithEmptyRoundsSaysSo) {
                                 "had no client online and trained nothing");
 }
 
-// Goyal et al.'s linear rule at 4 × the batch without its warmup (lr 0.4, momentum 0.9): the MLP reaches
-// 53.66 % after 4 epochs, then collapses towards chance without a non-finite loss. The run completes, and its
-// reason says how far below its best it ended, in summary.json and on the console.
+// Goyal et al.'s linear rule at 4 × the batch without its warmup, here from a base rate of 0.12 (0.48 after
+// scaling, momentum 0.9), seed 2: the MLP reaches 35.93 % at step 116, then collapses to chance without a
+// non-finite loss. The run completes, and its reason says how far below its best it ended, in summary.json and
+// on the console. Which rate and seed sit on this edge is a matter of rounding: the same on every CPU of the
+// build's level, so the case only needs another rate when the numerics change (the golden digests say when).
 TEST_F(Robustness, ACompletedRunFarBelowItsBestSaysSo) {
   const Outcome o = dtsim::testing::run_dtsim(
       "run " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/large_batch_goyal.ini --out " + out().string() +
           " --set training.batch_per_worker=128 --set training.lr_scaling=linear --set training.base_batch=256" +
-          " --set training.epochs=8",
+          " --set training.epochs=8 --set training.lr=0.12 --set run.seed=2",
       true);
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const nlohmann::json s = summary_of(out());
