@@ -1,5 +1,6 @@
 // The QA transformer end to end, as docs/qa.md runs it: pre-train the base with scenarios/qa_pretrain.ini, then
-// fine-tune it with scenarios/qa_lora.ini. About ten minutes on two cores, most of it the 443 s pre-training (label: long; make test-all).
+// fine-tune it with scenarios/qa_lora.ini. About ten minutes on two cores, most of it the 443 s pre-training
+// (label: long; make test-all).
 //
 // The base's floors sit well below what docs/qa.md measured with the portable build (a base at 50.70 % exact
 // match, medical 56.06 %, finance 45.45 %, still climbing when pre-training ends), so that a change of the
