@@ -6,10 +6,21 @@
 namespace dtsim::models {
 namespace {
 
+// The compute side of one pass of a layer: its products one after another, each from its shape, with a matrix
+// unit; else (or for a layer without shapes) its FLOPs at the rate.
+double compute_seconds(double flops, const std::vector<LayerProduct>& products, double samples, double element_bytes,
+                       const DeviceRates& d) {
+  if (!d.matmul.enabled()) return flops / d.matmul_flops;
+  if (products.empty()) return flops / d.matmul.large_product_flops;
+  double seconds = 0;
+  for (const LayerProduct& p : products) seconds += product_time(p.for_samples(samples), element_bytes, d.matmul).seconds;
+  return seconds;
+}
+
 // The roofline of one pass of one layer, launches excluded; adds to the bound it falls under.
-double roofline(double flops, double bytes, const DeviceRates& d, StepCompute* tally) {
+double roofline(double compute, double bytes, const DeviceRates& d, StepCompute* tally) {
   // Without a memory bandwidth (a profile that gives none) only the FLOPs count.
-  const double compute = flops / d.matmul_flops, memory = d.memory_bandwidth > 0 ? bytes / d.memory_bandwidth : 0;
+  const double memory = d.memory_bandwidth > 0 ? bytes / d.memory_bandwidth : 0;
   if (tally) (compute >= memory ? tally->compute_bound : tally->memory_bound) += std::max(compute, memory);
   return std::max(compute, memory);
 }
@@ -18,18 +29,22 @@ void check(const DeviceRates& d) {
   if (!(d.matmul_flops > 0) || !(d.memory_bandwidth >= 0) || !(d.launch_overhead >= 0))
     throw std::invalid_argument(
         "the FLOP rate must be positive, and the memory bandwidth and the launch overhead not negative");
+  if (d.matmul.enabled() && !(d.matmul.large_product_flops > 0))
+    throw std::invalid_argument("a matrix unit needs a positive rate for large products");
 }
 
 double forward(const LayerCost& l, double samples, double e, const DeviceRates& d, StepCompute* tally) {
   const double bytes = e * (static_cast<double>(l.parameters) + samples * l.forward_traffic);
-  return roofline(samples * l.forward_flops, bytes, d, tally) + l.forward_kernels * d.launch_overhead;
+  return roofline(compute_seconds(samples * l.forward_flops, l.forward_products, samples, e, d), bytes, d, tally) +
+         l.forward_kernels * d.launch_overhead;
 }
 
 double backward(const LayerCost& l, double samples, double e, const DeviceRates& d, StepCompute* tally) {
   // Weights read for the input gradient; a trained layer writes its weight gradient too.
   const double weights = static_cast<double>(l.parameters) + static_cast<double>(l.trainable);
   const double bytes = e * (weights + samples * l.backward_traffic);
-  return roofline(samples * l.backward_flops, bytes, d, tally) + l.backward_kernels * d.launch_overhead;
+  return roofline(compute_seconds(samples * l.backward_flops, l.backward_products, samples, e, d), bytes, d, tally) +
+         l.backward_kernels * d.launch_overhead;
 }
 
 // Adam-style update per trained weight: read the gradient and the weight, read and write the master copy and
@@ -47,7 +62,7 @@ double optimizer(const Workload& w, const MemorySetup& s, const DeviceRates& d, 
     }
   const double shard = s.zero_stage >= 1 ? 1.0 / s.data_parallel : 1.0;
   if (tally) tally->kernels += updates;
-  return roofline(0, per_weight * trained * shard, d, tally) + updates * d.launch_overhead;
+  return roofline(0, per_weight * trained * shard, d, tally) + updates * d.launch_overhead;  // no products
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/workload/matmul_time.hpp"
 #include "models/workload/memory.hpp"
 #include "models/workload/workload.hpp"
 
@@ -16,6 +17,10 @@ struct DeviceRates {
   double matmul_flops = 0;      // FLOP/s of matrix products at the training precision (tensor-core peak)
   double memory_bandwidth = 0;  // bytes/s of device memory; 0 = not known, and memory traffic then costs nothing
   double launch_overhead = 0;   // seconds per kernel launch
+  // With a unit (compute.matmul = tiles), a layer's products are timed from their shapes (matmul_time.hpp) and
+  // the FLOPs of a layer without shapes (a fused FlashAttention kernel) run at the unit's rate; matmul_flops is
+  // then not used for time.
+  MatmulUnit matmul{};
 };
 
 struct StepCompute {
@@ -28,7 +33,7 @@ struct StepCompute {
 };
 
 // One layer's forward (or backward) time for `samples` samples: max(FLOPs / peak, bytes / bandwidth) plus its
-// launches. Weights are read once per pass; a trained layer's backward also writes its weight gradient.
+// launches; with a matrix unit, the products' shape-aware times in place of FLOPs / peak. Weights are read once per pass; a trained layer's backward also writes its weight gradient.
 double layer_forward_seconds(const LayerCost& layer, double samples, double element_bytes, const DeviceRates& d);
 double layer_backward_seconds(const LayerCost& layer, double samples, double element_bytes, const DeviceRates& d);
 

@@ -52,6 +52,13 @@ class ResNetBuilder {
     l.backward_kernels = 2;
   }
 
+  // A product of `rows` × `outputs` over `inner` per sample, with its input and weight gradients.
+  static void products(LayerCost& l, double rows, double outputs, double inner) {
+    using G = LayerProduct::Grows;
+    l.forward_products = {{{rows, outputs, inner}, G::Rows}};
+    l.backward_products = {{{rows, inner, outputs}, G::Rows}, {{outputs, inner, rows}, G::Inner}};
+  }
+
   // A k × k convolution without bias (a batch norm follows): k² C_in C_out weights, 2 k² C_in C_out H W FLOPs.
   void conv(const std::string& name, int block, int out_channels, int k, int stride, int pad) {
     LayerCost& l = add(name, "conv", block);
@@ -60,6 +67,10 @@ class ResNetBuilder {
     const double weights = static_cast<double>(k) * k * c_ * out_channels;
     const double out = static_cast<double>(out_channels) * out_hw * out_hw;
     trained_product(l, weights, weights * out_hw * out_hw, in, out);
+    // As an implicit GEMM: output pixels × output channels over k² input channels; backward, the input
+    // gradient (pixels × k² C_in over C_out, then folded back) and the weight gradient summed over pixels.
+    const double pixels = static_cast<double>(out_hw) * out_hw, patch = static_cast<double>(k) * k * c_;
+    products(l, pixels, out_channels, patch);
     c_ = out_channels;
     hw_ = out_hw;
   }
@@ -141,6 +152,7 @@ class ResNetBuilder {
     LayerCost& l = add("fc", "linear", -1);
     const double in = c_, out = spec_.classes;
     trained_product(l, in * out + out, in * out, in, out);
+    products(l, 1, out, in);
     append_loss_layer(layers_, out);
   }
 

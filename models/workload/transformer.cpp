@@ -59,6 +59,10 @@ class TransformerBuilder {
     l.saved_elements = tokens * in;
     l.forward_kernels = 1;
     l.backward_kernels = trains ? 2 : 1;
+    using G = LayerProduct::Grows;
+    l.forward_products.push_back({{tokens, out, in}, G::Rows});
+    l.backward_products.push_back({{tokens, in, out}, G::Rows});          // input gradient
+    if (trains) l.backward_products.push_back({{in, out, tokens}, G::Inner});  // weight gradient
     for (std::size_t i = 0; i < outs.size(); ++i) {
       if (i >= targets.size() || !adapted(targets[i])) continue;
       // x A (in → r), then (x A) B (r → out), scaled and added: both adapter matrices train.
@@ -71,6 +75,13 @@ class TransformerBuilder {
       l.forward_traffic += tokens * (2 * r + 2 * outs[i]);
       l.backward_traffic += tokens * (2 * r + outs[i] + in);
       l.saved_elements += tokens * r;  // x A, the input of B (x itself is already kept)
+      // x A, then (x A) B; backward: the gradients of x A's output and of x through B and A, and both weights'.
+      l.forward_products.push_back({{tokens, r, in}, G::Rows});
+      l.forward_products.push_back({{tokens, outs[i], r}, G::Rows});
+      l.backward_products.push_back({{tokens, r, outs[i]}, G::Rows});
+      l.backward_products.push_back({{tokens, in, r}, G::Rows});
+      l.backward_products.push_back({{r, outs[i], tokens}, G::Inner});
+      l.backward_products.push_back({{in, r, tokens}, G::Inner});
       l.forward_kernels += 3;
       l.backward_kernels += 4;
     }
@@ -153,6 +164,14 @@ class TransformerBuilder {
       l.forward_kernels = 1;
       l.backward_kernels = 2;
     } else {
+      // Per head: scores Q K^T (s × s over the head width), then P V (s × head width over s); backward, each
+      // product's two operand gradients. Query heads share key/value heads under grouped-query attention,
+      // which changes no product's shape.
+      using G = LayerProduct::Grows;
+      const double hd = head_dim_;
+      l.forward_products = {{{s, s, hd, a}, G::Count}, {{s, hd, s, a}, G::Count}};
+      l.backward_products = {{{s, hd, s, a}, G::Count}, {{s, hd, s, a}, G::Count},   // dQ, dK from dScores
+                             {{s, s, hd, a}, G::Count}, {{s, hd, s, a}, G::Count}};  // dP from dO V^T, dV from P^T dO
       // Kept: Q and K for the scores' gradient, the softmax output, V and, with dropout, the mask and the
       // dropped-out probabilities (Korthikanti et al. 2022, section 4.1).
       l.forward_traffic = qkv + s * qw + (spec_.dropout ? 6 : 4) * scores;

@@ -6,6 +6,12 @@
 
 namespace dtsim::models {
 
+ProductShape LayerProduct::for_samples(double samples) const {
+  ProductShape p = per_sample;
+  (grows == Grows::Rows ? p.m : grows == Grows::Inner ? p.k : p.count) *= samples;
+  return p;
+}
+
 std::uint64_t Workload::parameters() const {
   std::uint64_t n = 0;
   for (const auto& l : layers) n += l.parameters;

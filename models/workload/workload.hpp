@@ -14,7 +14,19 @@
 #include <string>
 #include <vector>
 
+#include "models/workload/matmul_time.hpp"
+
 namespace dtsim::models {
+
+// One matrix product of a layer, per sample, and which of its sides grows with the samples of a micro-batch:
+// the rows (a linear layer's tokens), the inner dimension (a weight gradient sums over the samples) or the
+// count (attention's per-head products, one set per sequence).
+struct LayerProduct {
+  enum class Grows { Rows, Inner, Count };
+  ProductShape per_sample;
+  Grows grows = Grows::Rows;
+  ProductShape for_samples(double samples) const;
+};
 
 struct LayerCost {
   std::string name;  // e.g. "block3.attention.qkv", "layer2.1.conv2"
@@ -36,6 +48,10 @@ struct LayerCost {
   double saved_elements = 0;
   double saved_mask_bytes = 0;
   double saved_fp32_elements = 0;
+  // The products behind forward_flops and backward_flops (the input gradient's, then the weight gradient's),
+  // for the shape-aware time of compute.matmul = tiles; empty for element-wise layers and for fused kernels
+  // timed by their FLOPs (FlashAttention). Their FLOPs add up to forward_flops and backward_flops.
+  std::vector<LayerProduct> forward_products, backward_products;
   int forward_kernels = 0;   // kernel launches per step (not per sample)
   int backward_kernels = 0;
 

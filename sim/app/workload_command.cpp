@@ -16,6 +16,7 @@
 #include "sim/app/workload_timing.hpp"
 #include "sim/config/hardware_config.hpp"
 #include "sim/config/ignored_keys.hpp"
+#include "sim/config/numerics_setup.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/config/workload_config.hpp"
 #include "sim/scenario/errors.hpp"
@@ -295,6 +296,15 @@ int show_workload(const Flags& f, const std::string& dir) {
   sustained.matmul_flops *= gpu.efficiency;
   const models::StepCompute expected = models::step_compute(w, f.setup, sustained);
   const double expected_per_second = f.setup.micro_batch / expected.total();
+  // With the profile's SMs and achievable rate, the same step with products timed from their shapes (what
+  // compute.matmul = tiles charges in a run).
+  std::optional<models::StepCompute> tiled;
+  const MathMode math = workload_math(f.precision);
+  if (gpu.multiprocessors > 0 && gpu.achievable(math) > 0) {
+    models::DeviceRates t = rates;
+    t.matmul = matmul_unit(gpu, math, MatmulModel::Tiles);
+    tiled = models::step_compute(w, f.setup, t);
+  }
   // Simulated before anything is printed, so that a bad key or cluster leaves no partial report.
   std::optional<SimulationSummary> simulated;
   if (f.simulate) simulated = summarize_simulation(w, f.setup, rates, f.sets, f.set_flags, f.steps);
@@ -371,6 +381,14 @@ int show_workload(const Flags& f, const std::string& dir) {
                                {"model_flops_utilisation",
                                 models::model_flops_utilisation(w, f.setup.micro_batch, expected.total(),
                                                                 rates.matmul_flops)}}}};
+    if (tiled)
+      doc["tiled_products"] = {{"multiprocessors", gpu.multiprocessors},
+                               {"tile", std::to_string(gpu.matmul_tile_m) + "x" + std::to_string(gpu.matmul_tile_n)},
+                               {"achievable_flops", gpu.achievable(math)},
+                               {"step_s", tiled->total()},
+                               {"samples_per_second", f.setup.micro_batch / tiled->total()},
+                               {"model_flops_utilisation",
+                                models::model_flops_utilisation(w, f.setup.micro_batch, tiled->total(), rates.matmul_flops)}};
     if (f.layers) doc["layers"] = layers;
     if (simulated) doc["simulation"] = simulation_json(*simulated, f.steps);
     std::printf("%s\n", doc.dump(2).c_str());
@@ -417,6 +435,15 @@ int show_workload(const Flags& f, const std::string& dir) {
               w.sample == "sequence" ? (" = " + fmt("%.4g", per_second * w.tokens_per_sample) + " tokens/s").c_str() : "",
               fmt("%.1f", 100 * mfu).c_str());
   print_expected(w, gpu, expected, expected_per_second);
+  if (tiled) {
+    const double tiled_per_second = f.setup.micro_batch / tiled->total();
+    std::printf("  tiled        with products timed from their shapes (compute.matmul = tiles: %d SMs, %dx%d tiles, "
+                "%s): %s ms, %s %ss/s per GPU, model FLOPs utilisation %s %%\n",
+                gpu.multiprocessors, gpu.matmul_tile_m, gpu.matmul_tile_n,
+                fmt("%.4g TFLOP/s", gpu.achievable(math) / 1e12).c_str(), fmt("%.4g", tiled->total() * 1e3).c_str(),
+                fmt("%.4g", tiled_per_second).c_str(), w.sample.c_str(),
+                fmt("%.1f", 100 * models::model_flops_utilisation(w, f.setup.micro_batch, tiled->total(), rates.matmul_flops)).c_str());
+  }
   if (simulated) std::fputs(simulation_text(w, *simulated, f.steps, fits).c_str(), stdout);
   return 0;
 }

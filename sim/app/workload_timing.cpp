@@ -10,6 +10,7 @@
 #include "sim/collectives/collective.hpp"
 #include "sim/collectives/registry.hpp"
 #include "sim/config/ignored_keys.hpp"
+#include "sim/config/numerics_setup.hpp"
 #include "sim/config/run_config.hpp"
 #include "sim/config/ps_config.hpp"
 #include "sim/config/schema.hpp"
@@ -119,8 +120,10 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   out.platform = platform.description;
   out.gpu = cfg.gpu;
   out.fabric = cfg.fabric;
-  // The products run at the profile's sustained fraction of the peak, as a run charges them.
+  // The products run at the profile's sustained fraction of the peak, as a run charges them, or, with
+  // compute.matmul = tiles, from their shapes on the GPU's matrix unit.
   rates.matmul_flops *= cfg.gpu.efficiency;
+  rates.matmul = matmul_unit(cfg.gpu, workload_math(cfg.workload.precision), cfg.matmul);
   // Times become FLOPs at the first worker's speed, so that each host runs them at its own speed.
   const double speed = platform.workers.front()->get_speed();
   TimingSpec t = timing_spec(w, setup, rates, speed);

@@ -3,6 +3,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "models/workload/matmul_time.hpp"
 #include "sim/config/choice.hpp"
 #include "sim/config/run_config.hpp"
 #include "sim/config/schema.hpp"
@@ -108,6 +109,11 @@ const models::NameTable<NetworkModel>& network_model_table() {
   return table;
 }
 
+const models::NameTable<MatmulModel>& matmul_model_table() {
+  static const models::NameTable<MatmulModel> table{{MatmulModel::Roofline, "roofline"}, {MatmulModel::Tiles, "tiles"}};
+  return table;
+}
+
 const char* simgrid_model_name(NetworkModel m) { return m == NetworkModel::Ib ? "IB" : "CM02"; }
 
 double FabricSpec::window_rate_cap(double route_latency) const {
@@ -142,6 +148,23 @@ GpuSpec make_gpu_spec(const Scenario& s) {
   if (g.compute_capability > 0 && g.compute_capability < 1)
     s.fail("gpu.compute_capability", "must be 0 (not known) or a CUDA compute capability, 1.0 or more",
            "write e.g. 8.0 for an A100 or 9.0 for an H100");
+  g.multiprocessors = static_cast<int>(s.integer("gpu.multiprocessors"));
+  try {
+    const models::TileSize tile = models::parse_tile(trim(s.text("gpu.matmul_tile")));
+    g.matmul_tile_m = tile.m;
+    g.matmul_tile_n = tile.n;
+  } catch (const std::invalid_argument& e) {
+    s.fail("gpu.matmul_tile", e.what(), "write rows x columns, e.g. 128x256");
+  }
+  g.achievable_fp32 = s.quantity("gpu.achievable_fp32");
+  g.achievable_tf32 = s.quantity("gpu.achievable_tf32");
+  g.achievable_bf16 = s.quantity("gpu.achievable_bf16");
+  for (const char* mode : {"fp32", "tf32", "bf16"}) {
+    const std::string key = std::string("gpu.achievable_") + mode, peak = std::string("gpu.peak_") + mode;
+    if (s.quantity(key) > s.quantity(peak))
+      s.fail_at_set({key, peak}, "is above " + peak + ": a kernel cannot beat the peak",
+                    "give the rate large products were measured at, at most the peak");
+  }
   g.power_idle = s.quantity("gpu.power_idle");
   g.power_busy = s.quantity("gpu.power_busy");
   g.price_low = s.real("gpu.price_low");
@@ -210,6 +233,19 @@ void add_hardware_keys(std::vector<KeySpec>& keys) {
       real("gpu.compute_capability", "0", between(0, 20),
            "CUDA compute capability, e.g. 9.0 for Hopper: NCCL's tuner (collective.tuner = nccl) reads its tables by "
            "GPU generation (0 = not known: taken as 8.0, Ampere)"),
+      integer("gpu.multiprocessors", "0", between(0, 100000),
+              "Streaming multiprocessors: GEMM tiles run in waves of this many under compute.matmul = tiles "
+              "(0 = not known)"),
+      text("gpu.matmul_tile", "128x256",
+           "The largest output tile (rows x columns) the GEMM library gives one SM; compute.matmul = tiles also "
+           "tries its halvings down to 64x64"),
+      quantity("gpu.achievable_fp32", Dimension::FlopRate, "0FLOPS", at_least(0),
+               "FLOP rate large FP32 products reach in a kernel benchmark, for compute.matmul = tiles (0 = not known)"),
+      quantity("gpu.achievable_tf32", Dimension::FlopRate, "0FLOPS", at_least(0),
+               "FLOP rate large TF32 products reach in a kernel benchmark, for compute.matmul = tiles (0 = not known)"),
+      quantity("gpu.achievable_bf16", Dimension::FlopRate, "0FLOPS", at_least(0),
+               "FLOP rate large BF16/FP16 products reach in a kernel benchmark, for compute.matmul = tiles "
+               "(0 = not known)"),
       quantity("gpu.power_idle", Dimension::Power, "0W", at_least(0),
                "Board power of a GPU that runs no kernel (0 = not known)"),
       quantity("gpu.power_busy", Dimension::Power, "0W", at_least(0),

@@ -22,6 +22,12 @@ const models::NameTable<NetworkModel>& network_model_table();
 inline const char* to_string(NetworkModel m) { return network_model_table().name(m); }
 const char* simgrid_model_name(NetworkModel m);  // "CM02", "IB": as SimGrid's network/model option spells it
 
+// How a run times matrix products (compute.matmul): roofline = FLOPs at peak × gpu.efficiency; tiles = from each
+// product's shape, over the GPU's SMs at its achievable rate (models/workload/matmul_time.hpp).
+enum class MatmulModel { Roofline, Tiles };
+const models::NameTable<MatmulModel>& matmul_model_table();
+inline const char* to_string(MatmulModel m) { return matmul_model_table().name(m); }
+
 struct GpuSpec {
   std::string name;
   double peak_fp32 = 0;  // FLOP/s
@@ -33,6 +39,11 @@ struct GpuSpec {
   double memory_bandwidth = 0;  // bytes/s; 0 = not known
   double launch_overhead = 0;   // seconds per kernel launch; 0 = not known
   double compute_capability = 0;  // CUDA's, e.g. 9.0 (NCCL's tuner reads it); 0 = not known
+  // The shape-aware product model (compute.matmul = tiles): SMs, the largest GEMM tile, and the FLOP rate large
+  // products reach per math mode (kernel benchmarks, not end-to-end utilisation); 0 = not known.
+  int multiprocessors = 0;
+  int matmul_tile_m = 128, matmul_tile_n = 256;
+  double achievable_fp32 = 0, achievable_tf32 = 0, achievable_bf16 = 0;
   double power_idle = 0;  // watts; 0 = not known
   double power_busy = 0;  // watts; 0 = not known
   double price_low = 0;   // per GPU-hour, in price_currency; 0 = no price
@@ -42,6 +53,9 @@ struct GpuSpec {
   std::string price_region{};
 
   double peak(MathMode m) const { return m == MathMode::Fp32 ? peak_fp32 : m == MathMode::Tf32 ? peak_tf32 : peak_bf16; }
+  double achievable(MathMode m) const {
+    return m == MathMode::Fp32 ? achievable_fp32 : m == MathMode::Tf32 ? achievable_tf32 : achievable_bf16;
+  }
   // The FLOP rate a simulated host of this GPU runs at (a layer's roofline is charged as work at this rate).
   double sustained(MathMode m) const { return peak(m) * efficiency; }
 

@@ -321,6 +321,19 @@ std::string network_model_settings(const std::string& key, const RunConfig& c) {
          "(aggregated and stepwise apply it)";
 }
 
+// compute.matmul picks which GPU keys time the products: the roofline reads gpu.efficiency, tiles the SMs,
+// the tile and the achievable rates (gpu.efficiency then times nothing).
+std::string matmul_model_settings(const std::string& key, const RunConfig& c) {
+  const bool tiles_key = key == "gpu.multiprocessors" || key == "gpu.matmul_tile" || key.rfind("gpu.achievable_", 0) == 0;
+  if (c.matmul == MatmulModel::Tiles && key == "gpu.efficiency")
+    return "has no effect with compute.matmul = tiles, which times products from their shapes at "
+           "gpu.achievable_<math>";
+  if (c.matmul == MatmulModel::Roofline && tiles_key)
+    return "has no effect with compute.matmul = roofline (the default); set compute.matmul = tiles to time products "
+           "from their shapes";
+  return "";
+}
+
 // How synchronous training reacts to failures (strategies/sync/sync_recovery.cpp): nothing of it runs without a
 // failure (not even the checkpoints, which only a job that watches for failures writes); with one, checkpoints
 // and the restart time belong to restart.
@@ -385,7 +398,7 @@ const std::vector<Rule>& rules() {
                            strategy_sections,
                            strategy_general_keys,
                            straggler_settings, fault_reaction_settings, compression_settings, fl_algorithm_settings,
-                           fl_round_settings, network_model_settings,
+                           fl_round_settings, network_model_settings, matmul_model_settings,
                            secure_aggregation_settings,
                            architecture_settings, qa_model_settings, dataset_settings, topology_settings,
                            hierarchical_without_nodes, intra_node_fabric_without_nodes, pcie_switch_settings,

@@ -69,6 +69,7 @@ PrecisionConfig make_precision_config(const Scenario& s) {
 void read_numerics_sections(const Scenario& s, RunConfig& c) {
   c.device = gpu::parse_device(trim(s.text("compute.device")));  // a choice key of the same names
   c.math = choice_value(math_mode_table(), s, "compute.math");
+  c.matmul = choice_value(matmul_model_table(), s, "compute.matmul");
 
   c.arch = choice_value(models::architecture_table(), s, "model.arch");
   c.activation = choice_value(models::activation_table(), s, "model.activation");
@@ -101,6 +102,10 @@ void add_model_keys(std::vector<KeySpec>& keys) {
              "Where the real numerics run: auto = CUDA when a GPU is usable, else the CPU reference"),
       choice("compute.math", "fp32", math_mode_table().names(),
              "Which GPU peak the simulated kernels are charged at (see [precision] for the emulated formats)"),
+      choice("compute.matmul", "roofline", matmul_model_table().names(),
+             "How simulated matrix products are timed: roofline = FLOPs at the peak × gpu.efficiency; tiles = from "
+             "each product's shape, in waves of tiles over gpu.multiprocessors at gpu.achievable_<math> "
+             "(docs/compute.md)"),
       // ---- model ------------------------------------------------------------------------------------------
       choice("model.arch", "mlp", models::architecture_names(),
              "Network: logreg = multinomial logistic regression, mlp = fully connected, lenet = LeNet-5 style "

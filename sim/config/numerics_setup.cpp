@@ -150,8 +150,19 @@ models::MemorySetup run_memory_setup(const RunConfig& c) {
   return s;
 }
 
-models::DeviceRates run_device_rates(const GpuSpec& gpu, MathMode math) {
-  return {gpu.sustained(math), gpu.memory_bandwidth, gpu.launch_overhead};
+models::MatmulUnit matmul_unit(const GpuSpec& gpu, MathMode math, MatmulModel matmul) {
+  models::MatmulUnit u;
+  if (matmul != MatmulModel::Tiles) return u;
+  u.multiprocessors = gpu.multiprocessors;
+  u.tile_m = gpu.matmul_tile_m;
+  u.tile_n = gpu.matmul_tile_n;
+  u.large_product_flops = gpu.achievable(math);
+  u.memory_bandwidth = gpu.memory_bandwidth;
+  return u;
+}
+
+models::DeviceRates run_device_rates(const GpuSpec& gpu, MathMode math, MatmulModel matmul) {
+  return {gpu.sustained(math), gpu.memory_bandwidth, gpu.launch_overhead, matmul_unit(gpu, math, matmul)};
 }
 
 // A compressor that would never compress: refused at the key that keeps it off (it would only look applied).

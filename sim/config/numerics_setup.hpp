@@ -35,8 +35,12 @@ models::PrecisionSettings precision_settings(const RunConfig& config);
 // samples, the element sizes of [precision], the optimizer's state per trained weight (4 bytes for momentum,
 // 8 for Adam-style moments), a replica on every worker.
 models::MemorySetup run_memory_setup(const RunConfig& config);
-// The rates of `gpu` for a run's roofline: its peak in `math` × gpu.efficiency, memory bandwidth, launch cost.
-models::DeviceRates run_device_rates(const GpuSpec& gpu, MathMode math);
+// The rates of `gpu` for a run's roofline: its peak in `math` × gpu.efficiency, memory bandwidth, launch cost;
+// with compute.matmul = tiles also its matrix unit (SMs, tile, achievable rate in `math`), which then times the
+// products in place of the peak × efficiency.
+models::DeviceRates run_device_rates(const GpuSpec& gpu, MathMode math, MatmulModel matmul);
+// The matrix unit alone (disabled for the roofline).
+models::MatmulUnit matmul_unit(const GpuSpec& gpu, MathMode math, MatmulModel matmul);
 
 // Builds each of the above once so that the models layer's own validation runs before anything is
 // simulated; its complaints become InputErrors at the key a user would change. Also checks that the model

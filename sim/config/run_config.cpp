@@ -65,6 +65,27 @@ long long node_count(const RunConfig& c) {
   return nodes;
 }
 
+namespace {
+
+// compute.matmul = tiles needs, on every GPU in use, its SMs and the rate large products reach in the math mode
+// the products run in.
+void check_matmul_model(const Scenario& s, const RunConfig& c) {
+  if (c.matmul != MatmulModel::Tiles) return;
+  const MathMode math = c.workload.active() ? workload_math(c.workload.precision) : c.math;
+  for (const GpuSpec* g : gpus_in_use(c)) {
+    if (g->multiprocessors <= 0)
+      s.fail_at_set({"compute.matmul", "gpu.multiprocessors"}, "tiles needs the SM count of " + g->name + ", and gpu.multiprocessors is 0",
+                    "set gpu.multiprocessors (add it to the profile with its source), or use compute.matmul = roofline");
+    const std::string key = std::string("gpu.achievable_") + to_string(math);
+    if (!(g->achievable(math) > 0))
+      s.fail_at_set({"compute.matmul", key}, "tiles needs the rate large " + std::string(to_string(math)) +
+                        " products reach on " + g->name + ", and " + key + " is 0",
+                    "set " + key + " from a kernel benchmark (with its source), or use compute.matmul = roofline");
+  }
+}
+
+}  // namespace
+
 RunConfig make_run_config(const Scenario& s, ConfigUse use) {
   RunConfig c;
   // [run], [eval] and [output]: this module's own sections.
@@ -105,6 +126,7 @@ RunConfig make_run_config(const Scenario& s, ConfigUse use) {
   c.fl = make_fl_config(s, c.workers);
   c.compression = make_compression_config(s, c.seed);
   c.workload = make_workload_config(s);
+  check_matmul_model(s, c);
   c.scenario_json = s.to_json();
   c.command_line_sets = s.command_line_sets();
 

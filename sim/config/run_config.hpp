@@ -51,6 +51,7 @@ struct RunConfig {
   NetworkModel network_model = NetworkModel::Cm02;
   bool crosstraffic = false;
   MathMode math = MathMode::Fp32;
+  MatmulModel matmul = MatmulModel::Roofline;  // compute.matmul
   gpu::Device device = gpu::Device::Auto;
 
   models::Architecture arch = models::Architecture::Mlp;

@@ -164,5 +164,66 @@ TEST(NetworkWorkload, TheQuickstartMlpLayerByLayer) {
   EXPECT_DOUBLE_EQ(w.layers[2].backward_traffic, 128 + 256 + 256);
 }
 
+// ---- compute.matmul = tiles: products timed from their shapes ------------------------------------------
+
+double product_flops(const std::vector<LayerProduct>& products, double samples) {
+  double sum = 0;
+  for (const LayerProduct& p : products) sum += p.for_samples(samples).flops();
+  return sum;
+}
+
+TEST(TiledProducts, EveryCatalogLayerSProductsAddUpToItsFlops) {
+  // The shapes are a second description of the same work: for 1 and 4 samples their FLOPs must equal the
+  // layer's (both passes), or the two models would time different jobs. FlashAttention kernels have none.
+  for (const std::string& name : catalog_names(DTSIM_WORKLOAD_DIR)) {
+    const Workload w = find_workload(name, DTSIM_WORKLOAD_DIR);
+    int with_products = 0;
+    for (const LayerCost& l : w.layers) {
+      if (l.forward_products.empty() && l.backward_products.empty()) continue;
+      ++with_products;
+      for (const double samples : {1.0, 4.0}) {
+        EXPECT_NEAR(product_flops(l.forward_products, samples), samples * l.forward_flops, 1e-9 * samples * l.forward_flops)
+            << name << " " << l.name;
+        EXPECT_NEAR(product_flops(l.backward_products, samples), samples * l.backward_flops,
+                    1e-9 * samples * l.backward_flops)
+            << name << " " << l.name;
+      }
+    }
+    EXPECT_GT(with_products, 0) << name;
+  }
+}
+
+TEST(TiledProducts, ALinearLayerTakesItsThreeProductsOneAfterAnother) {
+  // 2048 tokens per sample, 4096 → 4096, one sample, 2-byte elements, on 132 SMs at 1 TFLOP/s each with
+  // 128 × 256 tiles: forward 16 × 16 = 256 tiles, two waves of 2 × 128 × 256 × 4096 ps (the 128 × 128 tile
+  // needs 512 tiles, four waves of half the time at 3/4 of the rate: slower); the input gradient is the same
+  // shape, and the weight gradient (4096 × 4096 over 2048) 512 tiles, four waves of half the k: two waves'
+  // worth again. Memory is far below.
+  const Workload w = find_workload("llama-7b", DTSIM_WORKLOAD_DIR);
+  LayerCost l;
+  for (const LayerCost& c : w.layers)
+    if (c.name == "block0.attention.o") l = c;
+  ASSERT_EQ(l.forward_products.size(), 1u);
+  DeviceRates d{1e15, 1e15, 0};
+  d.matmul.multiprocessors = 132;
+  d.matmul.tile_m = 128;
+  d.matmul.tile_n = 256;
+  d.matmul.large_product_flops = 132e12;
+  d.matmul.memory_bandwidth = 1e15;
+  const double tokens = w.tokens_per_sample;
+  ASSERT_EQ(tokens, 2048);
+  const double wave = 2.0 * 128 * 256 * 4096 / 1e12;
+  EXPECT_NEAR(layer_forward_seconds(l, 1, 2, d), 2 * wave, 1e-12);
+  EXPECT_NEAR(layer_backward_seconds(l, 1, 2, d), 2 * wave + 4 * wave / 2, 1e-12);
+  // Without the unit the same layer is FLOPs at the rate: 2 × 2048 × 4096² at 1 PFLOP/s.
+  EXPECT_NEAR(layer_forward_seconds(l, 1, 2, DeviceRates{1e15, 1e15, 0}), 2.0 * 2048 * 4096 * 4096 / 1e15, 1e-15);
+}
+
+TEST(TiledProducts, AUnitWithoutARateIsRefused) {
+  DeviceRates d{1e15, 1e12, 0};
+  d.matmul.multiprocessors = 132;
+  EXPECT_THROW(step_compute(find_workload("resnet50", DTSIM_WORKLOAD_DIR), MemorySetup{}, d), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace dtsim::models

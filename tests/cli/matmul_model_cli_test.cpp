@@ -1,0 +1,97 @@
+// compute.matmul = tiles from the command line: a workload run times its products from their shapes, a GPU
+// without the model's inputs is refused at the key with the fix, and the keys of the model that is not in use
+// are reported, not silently ignored.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "tests/cli/run_dtsim.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using dtsim::testing::run_dtsim;
+
+const std::string kScenarios = std::string(DTSIM_SOURCE_DIR) + "/scenarios/";
+
+struct Folder {
+  fs::path path = fs::temp_directory_path() / ("dtsim_matmul_" + std::to_string(getpid()));
+  Folder() { fs::create_directories(path); }
+  ~Folder() { fs::remove_all(path); }
+};
+
+double step_seconds(const fs::path& run) {
+  std::ifstream f(run / "summary.json");
+  std::ostringstream s;
+  s << f.rdbuf();
+  return nlohmann::json::parse(s.str())["simulation"]["step_s"].get<double>();
+}
+
+TEST(MatmulModel, TilesTimeAWorkloadFromItsShapesAndTheRooflineStaysTheDefault) {
+  // ResNet-50 on one H100 (no communication): the roofline charges its products at 0.4 of the peak (the
+  // profile's end-to-end efficiency), tiles at the 794.5 TFLOP/s large products reach in a kernel benchmark,
+  // less what wave and tile quantisation lose. The products dominate the step, so the tiled step is shorter.
+  Folder f;
+  const std::string job = "run " + kScenarios + "workload_resnet50.ini --quiet --set cluster.workers=1 "
+                          "--set cluster.gpus_per_node=1 --set cluster.topology=star --set workload.steps=2 --set gpu.profile=h100-80gb --out ";
+  const auto roofline = run_dtsim(job + (f.path / "roofline").string(), true);
+  ASSERT_EQ(roofline.exit_code, 0) << roofline.err;
+  const auto tiles = run_dtsim(job + (f.path / "tiles").string() + " --set compute.matmul=tiles", true);
+  ASSERT_EQ(tiles.exit_code, 0) << tiles.err;
+  const double r = step_seconds(f.path / "roofline"), t = step_seconds(f.path / "tiles");
+  EXPECT_LT(t, r);
+  // Not below the bound a perfect GPU would give: every product at 794.5 TFLOP/s is at least 0.4 × 989.4 /
+  // 794.5 = 0.50 of the roofline's product time; the rest (memory-bound layers, launches) is the same.
+  EXPECT_GT(t, 0.5 * r);
+}
+
+TEST(MatmulModel, AGpuWithoutTheModelSInputsIsRefusedAtTheKey) {
+  // The V100 profile gives its SMs but no achievable BF16 rate (no kernel benchmark of an SXM2 was found).
+  const auto v100 = run_dtsim("check " + kScenarios + "workload_resnet50.ini --set gpu.profile=v100-32gb "
+                              "--set compute.matmul=tiles", true);
+  EXPECT_EQ(v100.exit_code, 2) << v100.output;
+  EXPECT_NE(v100.err.find("gpu.achievable_bf16"), std::string::npos) << v100.err;
+  EXPECT_NE(v100.err.find("compute.matmul = roofline"), std::string::npos) << v100.err;
+  // A training run with numerics charges its products in compute.math (fp32 here), whose rate no profile gives.
+  const auto quickstart = run_dtsim("check " + kScenarios + "quickstart.ini --set compute.matmul=tiles", true);
+  EXPECT_EQ(quickstart.exit_code, 2);
+  EXPECT_NE(quickstart.err.find("gpu.achievable_fp32"), std::string::npos) << quickstart.err;
+  EXPECT_EQ(run_dtsim("check " + kScenarios + "quickstart.ini --set compute.matmul=tiles --set compute.math=bf16", true)
+                .exit_code,
+            0);
+  // No SMs: a profile of its own without them.
+  const auto no_sms = run_dtsim("check " + kScenarios + "quickstart.ini --set compute.matmul=tiles --set compute.math=bf16 "
+                                "--set gpu.multiprocessors=0", true);
+  EXPECT_EQ(no_sms.exit_code, 2);
+  EXPECT_NE(no_sms.err.find("gpu.multiprocessors"), std::string::npos) << no_sms.err;
+}
+
+TEST(MatmulModel, BadTilesAndRatesAboveThePeakAreRefused) {
+  const auto tile = run_dtsim("check " + kScenarios + "quickstart.ini --set gpu.matmul_tile=100x128", true);
+  EXPECT_EQ(tile.exit_code, 2);
+  EXPECT_NE(tile.err.find("gpu.matmul_tile"), std::string::npos) << tile.err;
+  EXPECT_NE(tile.err.find("multiple of 16"), std::string::npos) << tile.err;
+  const auto rate = run_dtsim("check " + kScenarios + "quickstart.ini --set gpu.achievable_bf16=400TFLOPS", true);
+  EXPECT_EQ(rate.exit_code, 2);  // the A100's BF16 peak is 312 TFLOPS
+  EXPECT_NE(rate.err.find("gpu.achievable_bf16"), std::string::npos) << rate.err;
+}
+
+TEST(MatmulModel, TheUnusedModelSKeysAreReported) {
+  const auto roofline = run_dtsim("check " + kScenarios + "quickstart.ini --set gpu.multiprocessors=100", true);
+  EXPECT_EQ(roofline.exit_code, 0);
+  EXPECT_NE(roofline.err.find("gpu.multiprocessors: has no effect with compute.matmul = roofline"), std::string::npos)
+      << roofline.err;
+  const auto tiles = run_dtsim("check " + kScenarios + "quickstart.ini --set compute.matmul=tiles --set compute.math=bf16 "
+                               "--set gpu.efficiency=0.3", true);
+  EXPECT_EQ(tiles.exit_code, 0);
+  EXPECT_NE(tiles.err.find("gpu.efficiency: has no effect with compute.matmul = tiles"), std::string::npos) << tiles.err;
+  // Under --strict an unused key is an error.
+  EXPECT_EQ(run_dtsim("check " + kScenarios + "quickstart.ini --strict --set gpu.multiprocessors=100", true).exit_code, 2);
+}
+
+}  // namespace
