@@ -16,6 +16,7 @@
 #include "models/name_table.hpp"
 #include "sim/app/cli_help.hpp"
 #include "sim/app/flags.hpp"
+#include "sim/app/calibrate_command.hpp"
 #include "sim/app/collective_command.hpp"
 #include "sim/app/keys_command.hpp"
 #include "sim/app/live_progress.hpp"
@@ -297,6 +298,7 @@ int dtsim_main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "collect") return command_collect(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "compare") return command_compare(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "validate") return command_validate(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "calibrate") return command_calibrate(argc - 1, argv + 1);
     const CommandLine cl = parse_command_line(argc, argv);
     if (cl.version) {
       // --version takes nothing else: an argument or flag beside it would be dropped without a word.
@@ -310,7 +312,7 @@ int dtsim_main(int argc, char** argv) {
     }
     // An unknown command is bad input whatever follows it, --help too.
     if (!cl.command.empty() && !command_help(cl.command)) {
-      const std::string near = suggest_among(cl.command, {"run", "check", "keys", "profiles", "collective", "workload", "sweep", "collect", "compare", "validate"});
+      const std::string near = suggest_among(cl.command, {"run", "check", "keys", "profiles", "collective", "workload", "sweep", "collect", "compare", "validate", "calibrate"});
       throw InputError("command line", "", "unknown command '" + cl.command + "'",
                        near.empty() ? "run 'dtsim --help'" : "did you mean '" + near + "'?");
     }

@@ -19,6 +19,7 @@ const char* general_usage() {
          "  profiles [DIR]          list the GPU and fabric profiles in DIR (default: the profile folder)\n"
          "  collective              time one collective at doubling sizes, printed like nccl-tests\n"
          "  workload [NAME]         the workload catalog, or one workload's FLOPs and memory per GPU\n"
+         "  calibrate --out DIR     measure this machine's backend and write it as a GPU profile\n"
          "\n"
          "A flag is written in full (--ranks, not --r). Scenario keys: dtsim keys, or docs/keys.md.\n"
          "\n"

@@ -7,8 +7,8 @@
 #   scripts/device-bundle.sh build-portable build-device       # binaries, libraries, dataset: about 44 MiB
 #   (device) bash tests/gpu/device_check.sh build-device       # carry build-device; results under $OUT
 # The device's CPU is not this machine's: the default build is for x86-64-v3 (AVX2, FMA), not -march=native, whose
-# instructions the other CPU may lack. The step limits below add up to 9 minutes (540 s); give the device call a
-# little more, and expect far less.
+# instructions the other CPU may lack. The step limits below are ceilings against hangs and add up to 22 minutes
+# (1,320 s), more than one device call may run: give the call its full 600 s and expect the steps to take far less.
 #
 # Steps, most important first, each under its own time limit so that a slow one leaves the rest their turn:
 #   1. the CUDA test suites (tests/gpu/run_on_device.sh: every op and one training step of every network against
@@ -17,7 +17,8 @@
 #   3. real runs with compute.device = cuda: the centralised MLP twice (same scenario and seed must give the same
 #      metrics.csv), the 8-worker quickstart and the centralised LeNet; last, the MLP on the device's CPU, for
 #      its time beside the GPU's (this machine's CPU results are in docs/compute.md);
-#   4. golden digests of six CPU cases on the device's CPU, another CPU model for docs/testing.md.
+#   4. golden digests of six CPU cases on the device's CPU, another CPU model for docs/testing.md;
+#   5. dtsim calibrate --backend cuda: the GPU's products, memory bandwidth and launch cost as a profile.
 # Everything lands in OUT_DIR (default $OUT): logs, GoogleTest XML, the benchmark's JSON, each run's folder, and
 # summary.txt, which is also printed. Exit status 0 only when every step passed.
 set -u
@@ -115,6 +116,16 @@ for case_name in sync-mlp fedavg bf16 zero-3 qa-lora async-ps; do
   note "golden $case_name: exit $rc ($(tail -n 1 "$out/golden_$case_name.log"))"
   [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && status=1
 done
+
+# ---- 5. dtsim calibrate on the GPU ------------------------------------------------------------------------------
+# The device measured as a profile (docs/compute.md, "dtsim calibrate"): gpu.ini and calibration.csv land in OUT.
+mem_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -n 1 | tr -d ' ')
+timeout 60 "$work/dtsim" calibrate --backend cuda --memory "${mem_mib:-0}MiB" --out "$out/calibrate" \
+  > "$out/calibrate.log" 2>&1
+rc=$?
+tee -a "$summary" < "$out/calibrate.log"
+note "calibrate: exit $rc"
+[ "$rc" -ne 0 ] && status=1
 
 note "device_check: exit $status"
 exit "$status"
