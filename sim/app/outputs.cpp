@@ -19,6 +19,7 @@
 #include "gpu/numerics_environment.hpp"
 #include "models/input_file.hpp"
 #include "models/name_table.hpp"
+#include "sim/app/compute_model_json.hpp"
 #include "sim/app/cost.hpp"
 #include "sim/config/strategy.hpp"
 #include "sim/config/sync_config.hpp"
@@ -288,6 +289,8 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
                     {"skipped_steps", r.precision.skipped_steps},
                     {"scale_growths", r.precision.scale_growths}};
   if (const std::string note = every_step_skipped_note(c, r); !note.empty()) s["precision"]["note"] = note;
+  // A proxy run charges the workload's products, in the workload's precision (compute_cost.cpp).
+  s["compute_model"] = compute_model_json(c, inputs.proxy ? workload_math(c.workload.precision) : c.math);
   if (!r.qa_details.empty()) s["qa"] = r.qa_details;
   s["optimizer"] = models::to_string(c.optimizer.kind);
   s["strategy"] = r.strategy_details;

@@ -7,6 +7,7 @@
 #include "models/name_table.hpp"
 #include "models/workload/catalog.hpp"
 #include "models/workload/compute_time.hpp"
+#include "sim/app/compute_model_json.hpp"
 #include "sim/app/outputs.hpp"
 #include "sim/app/workload_command.hpp"
 #include "sim/app/workload_timing.hpp"
@@ -81,6 +82,7 @@ std::string run_workload(const WorkloadRun& run, const std::string& staging, con
                          {"gradients", run.memory.gradients}, {"optimizer", run.memory.optimizer},
                          {"activations", run.memory.activations}, {"total", run.memory.total()},
                          {"gpu_memory", c.gpu.memory}, {"fits", run.fits}};
+  s["compute_model"] = compute_model_json(c, workload_math(c.workload.precision));
   s["simulation"] = simulation_json(r, c.workload.steps);
   if (c.links)
     if (const auto busiest = traffic.busiest(r.sim.end_s)) s["busiest_link"] = link_json(*busiest);

@@ -71,7 +71,7 @@ void check_workload_shards(const RunConfig& config, const models::Workload& work
 
 // Whether a timing-only run of a workload with `strategy` reads `key`: the cluster and its hardware, the
 // network model, the collective, [stragglers], [background] ([faults], to refuse it), the run's name,
-// training.strategy and [workload] (federated learning: not
+// training.strategy, compute.matmul and [workload] (federated learning: not
 // workload.steps, its length is fl.rounds); for sync DDP's buckets and ZeRO's stage; for async-ps the shards
 // and n-softsync's k; for local SGD its H (and sync_until_step, to refuse it); for federated the keys that
 // plan a round (who takes part, how much work

@@ -25,12 +25,14 @@ struct Folder {
   ~Folder() { fs::remove_all(path); }
 };
 
-double step_seconds(const fs::path& run) {
+nlohmann::json summary(const fs::path& run) {
   std::ifstream f(run / "summary.json");
   std::ostringstream s;
   s << f.rdbuf();
-  return nlohmann::json::parse(s.str())["simulation"]["step_s"].get<double>();
+  return nlohmann::json::parse(s.str());
 }
+
+double step_seconds(const fs::path& run) { return summary(run)["simulation"]["step_s"].get<double>(); }
 
 TEST(MatmulModel, TilesTimeAWorkloadFromItsShapesAndTheRooflineStaysTheDefault) {
   // ResNet-50 on one H100 (no communication): the roofline charges its products at 0.4 of the peak (the
@@ -43,6 +45,20 @@ TEST(MatmulModel, TilesTimeAWorkloadFromItsShapesAndTheRooflineStaysTheDefault) 
   ASSERT_EQ(roofline.exit_code, 0) << roofline.err;
   const auto tiles = run_dtsim(job + (f.path / "tiles").string() + " --set compute.matmul=tiles", true);
   ASSERT_EQ(tiles.exit_code, 0) << tiles.err;
+  // The key acts in a timing-only run, so it is not reported as one without effect.
+  EXPECT_EQ(tiles.err.find("compute.matmul: has no effect"), std::string::npos) << tiles.err;
+  // summary.json says which model timed the products, with its inputs.
+  const nlohmann::json by_roofline = summary(f.path / "roofline")["compute_model"];
+  EXPECT_EQ(by_roofline["matmul"], "roofline");
+  EXPECT_EQ(by_roofline["math"], "bf16");
+  EXPECT_DOUBLE_EQ(by_roofline["gpus"][0]["efficiency"].get<double>(), 0.4);
+  EXPECT_FALSE(by_roofline["gpus"][0].contains("achievable_flops"));
+  const nlohmann::json by_tiles = summary(f.path / "tiles")["compute_model"];
+  EXPECT_EQ(by_tiles["matmul"], "tiles");
+  EXPECT_DOUBLE_EQ(by_tiles["gpus"][0]["achievable_flops"].get<double>(), 794.5e12);
+  EXPECT_EQ(by_tiles["gpus"][0]["multiprocessors"], 132);
+  EXPECT_EQ(by_tiles["gpus"][0]["tile"], "128x256");
+  EXPECT_FALSE(by_tiles["gpus"][0].contains("efficiency"));
   const double r = step_seconds(f.path / "roofline"), t = step_seconds(f.path / "tiles");
   EXPECT_LT(t, r);
   // Not below the bound a perfect GPU would give: every product at 794.5 TFLOP/s is at least 0.4 × 989.4 /

@@ -60,6 +60,20 @@ TEST(Summary, EpochsAndThroughputFollowTheStrategy) {
   EXPECT_DOUBLE_EQ(s["samples_per_simulated_second"].get<double>(), 3.0 * 3200 / 2.0);
 }
 
+// summary.json's compute_model: a run with numerics times its products in compute.math, with the GPU's
+// efficiency under the roofline (the a100-40gb profile's 0.5 at its 19.5 TFLOP/s FP32 peak).
+TEST(Summary, ComputeModelNamesTheModelAndItsInputs) {
+  RunInputs in;
+  in.config = make_run_config(parse_scenario("setup.ini", "[compute]\nmath = fp32\n", {}, testing::kProfiles));
+  const nlohmann::json m = make_summary(in, RunResult{}, 1.0)["compute_model"];
+  EXPECT_EQ(m["matmul"], "roofline");
+  EXPECT_EQ(m["math"], "fp32");
+  ASSERT_EQ(m["gpus"].size(), 1u);
+  EXPECT_DOUBLE_EQ(m["gpus"][0]["peak_flops"].get<double>(), 19.5e12);
+  EXPECT_DOUBLE_EQ(m["gpus"][0]["efficiency"].get<double>(), 0.5);
+  EXPECT_FALSE(m["gpus"][0].contains("group"));
+}
+
 // What validate reads back from its run folders, and the scenario's crc32 a sweep's manifest records, read as
 // every input file is (issue 57): a FIFO or a device in their place is not read (it blocked for ever), and a damaged
 // file is no result. In a child under an alarm, so that a read that blocks fails the test.

@@ -1,0 +1,40 @@
+#include "sim/app/compute_model_json.hpp"
+
+#include <string>
+
+namespace dtsim::sim {
+
+namespace {
+
+nlohmann::ordered_json gpu_json(const GpuSpec& gpu, MatmulModel model, MathMode math) {
+  nlohmann::ordered_json g = {{"name", gpu.name}, {"peak_flops", gpu.peak(math)},
+                              {"memory_bandwidth", gpu.memory_bandwidth},
+                              {"launch_overhead_s", gpu.launch_overhead}};
+  if (model == MatmulModel::Roofline) {
+    // Products at peak × efficiency: the one number every product shares.
+    g["efficiency"] = gpu.efficiency;
+  } else {
+    g["achievable_flops"] = gpu.achievable(math);
+    g["multiprocessors"] = gpu.multiprocessors;
+    g["tile"] = std::to_string(gpu.matmul_tile_m) + "x" + std::to_string(gpu.matmul_tile_n);
+  }
+  return g;
+}
+
+}  // namespace
+
+nlohmann::ordered_json compute_model_json(const RunConfig& c, MathMode math) {
+  nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
+  if (c.layout.groups.empty()) {
+    gpus.push_back(gpu_json(c.gpu, c.matmul, math));
+  } else {
+    for (const NodeGroup& group : c.layout.groups) {
+      nlohmann::ordered_json g = gpu_json(group.gpu, c.matmul, math);
+      g["group"] = group.name;
+      gpus.push_back(g);
+    }
+  }
+  return {{"matmul", to_string(c.matmul)}, {"math", to_string(math)}, {"gpus", gpus}};
+}
+
+}  // namespace dtsim::sim
