@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "gpu/backend.hpp"
@@ -73,7 +75,17 @@ Flags parse_flags(int argc, char** argv) {
   f.help = vm["help"].as<bool>();
   f.quick = vm["quick"].as<bool>();
   if (vm.count("out")) f.out = vm["out"].as<std::string>();
-  if (vm.count("name")) f.name = vm["name"].as<std::string>();
+  if (vm.count("name")) {
+    f.name = vm["name"].as<std::string>();
+    // The name becomes an .ini value: '#' would start a comment there and a control character end the line.
+    const bool unwritable = f.name.empty() || f.name.find('#') != std::string::npos ||
+                            std::any_of(f.name.begin(), f.name.end(), [](char ch) {
+                              return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
+                            });
+    if (unwritable)
+      throw InputError("command line", "--name", "cannot be written as a profile value (empty, '#' or a control character)",
+                       "give a plain name, e.g. --name my-gpu");
+  }
   if (vm.count("backend")) {
     try {
       f.device = gpu::parse_device(vm["backend"].as<std::string>());
@@ -150,13 +162,11 @@ int command_calibrate(int argc, char** argv) {
   }
   if (flags.out.empty()) throw InputError("command line", "--out", "is required", "give --out DIR, a folder to write");
   const fs::path out(flags.out);
+  std::error_code ec;
   for (const char* name : {"gpu.ini", "calibration.csv"})
-    if (fs::exists(out / name))
+    if (fs::exists(fs::symlink_status(out / name, ec)))
       throw InputError("command line", "--out", (out / name).string() + " exists and would be overwritten",
                        "give another folder, or move that file away");
-  if (fs::exists(out) && !fs::is_directory(out))
-    throw InputError("command line", "--out", flags.out + " exists and is not a folder", "give a folder");
-
   gpu::BackendChoice backend = [&] {
     try {
       return gpu::make_backend(flags.device);
@@ -170,6 +180,12 @@ int command_calibrate(int argc, char** argv) {
   if (memory == 0)
     throw InputError("command line", "--memory", "the device's memory is not known to this command",
                      "give it, e.g. --memory 80GB");
+
+  // Made before measuring, so that a folder that cannot be written is said at once, not after the sweep.
+  fs::create_directories(out, ec);
+  if (ec || !fs::is_directory(out, ec))
+    throw InputError("command line", "--out", "cannot make the folder " + flags.out + (ec ? ": " + ec.message() : ""),
+                     "give a folder you can write");
 
   const Sweep sweep = sweep_for(flags.quick, cuda);
   std::printf("dtsim calibrate: %s%s\n", backend.description.c_str(), flags.quick ? " (quick sweep)" : "");
@@ -203,7 +219,6 @@ int command_calibrate(int argc, char** argv) {
   header.command = command_text(argc, argv);
   header.date = utc_now();
   header.memory_bytes = memory;
-  fs::create_directories(out);
   write_file_atomically(out.string(), "calibration.csv", calibration_csv(c, profile));
   write_file_atomically(out.string(), "gpu.ini", profile_ini(profile, header));
   std::printf("profile: %s (peak %s, efficiency %.3f, %s, %s per launch)\n", (out / "gpu.ini").string().c_str(),

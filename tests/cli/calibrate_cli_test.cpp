@@ -130,6 +130,16 @@ TEST(Calibrate, RefusesToOverwriteAndBadFlags) {
   EXPECT_NE(memory.err.find("--memory"), std::string::npos) << memory.err;
   EXPECT_FALSE(fs::exists(f.path / "b"));
   EXPECT_FALSE(fs::exists(f.path / "m"));
+  // A name that the .ini could not hold ('#' starts a comment there).
+  const auto name = run_dtsim("calibrate --quick --backend cpu --name 'a#b' --out " + (f.path / "n").string(), true);
+  EXPECT_EQ(name.exit_code, 2) << name.output;
+  EXPECT_NE(name.err.find("--name"), std::string::npos) << name.err;
+  // A folder that cannot be made: its parent is a file. Said before anything is measured.
+  { std::ofstream(f.path / "file") << "x\n"; }
+  const auto unmakeable = run_dtsim("calibrate --quick --backend cpu --out " + (f.path / "file" / "sub").string(), true);
+  EXPECT_EQ(unmakeable.exit_code, 2) << unmakeable.output;
+  EXPECT_NE(unmakeable.err.find("cannot make the folder"), std::string::npos) << unmakeable.err;
+  EXPECT_EQ(unmakeable.output.find("quick sweep"), std::string::npos) << unmakeable.output;
 }
 
 }  // namespace
