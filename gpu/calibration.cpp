@@ -39,21 +39,24 @@ double best_seconds_per_call(const std::function<void()>& call, const std::funct
                              const TimingBudget& budget) {
   if (budget.batches < 1 || !(budget.min_batch_seconds > 0))
     throw std::invalid_argument("best_seconds_per_call: needs at least one batch and a positive batch time");
-  call();  // warm-up: first-touch page faults, lazily created handles and kernel loading are not measured
+  // Warm-up: first-touch page faults, lazily created handles and kernel loading are not measured. Its time sets
+  // how many calls run between two reads of the clock and waits for the backend: about 10 ms worth, so that
+  // neither the clock (tens of nanoseconds) nor the wait (tens of microseconds on CUDA) counts in a short call.
+  const Clock::time_point warm_start = Clock::now();
+  call();
   wait_for_backend();
+  const double warm_seconds = seconds_since(warm_start);
+  const long group = std::clamp(static_cast<long>(1e-2 / std::max(warm_seconds, 1e-9)), 1L, 1L << 16);
   double best = std::numeric_limits<double>::infinity();
   for (int batch = 0; batch < budget.batches; ++batch) {
     long calls = 0;
     const Clock::time_point start = Clock::now();
-    double elapsed = 0;
     do {
-      call();
-      ++calls;
-      // Waiting after every call would time the wait as well; every 64th keeps a long queue from building up.
-      if (calls % 64 == 0) wait_for_backend();
-      elapsed = seconds_since(start);
-    } while (elapsed < budget.min_batch_seconds);
-    wait_for_backend();
+      for (long i = 0; i < group; ++i) call();
+      calls += group;
+      // Waiting after every call would time the wait as well; after each group keeps the queue short.
+      wait_for_backend();
+    } while (seconds_since(start) < budget.min_batch_seconds);
     best = std::min(best, seconds_since(start) / static_cast<double>(calls));
   }
   return best;

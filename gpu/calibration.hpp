@@ -9,10 +9,10 @@
 
 namespace dtsim::gpu {
 
-// The shortest time per call seen over `batches` batches of calls, each batch ended by a call that waits for the
-// backend (a reduction read back to the host), so that an asynchronous backend is timed to completion. A batch
-// repeats the call until it has run `min_batch_seconds`; the minimum over batches is the figure least disturbed
-// by other processes on a shared machine.
+// The shortest time per call seen over `batches` batches. A batch runs the call in groups of about 10 ms
+// (as the warm-up call's time predicts), each group ended by a call that waits for the backend (a reduction read
+// back to the host), so that an asynchronous backend is timed to completion, until it has run
+// `min_batch_seconds`; the minimum over batches is the figure least disturbed by other processes.
 struct TimingBudget {
   double min_batch_seconds = 0.05;
   int batches = 5;
