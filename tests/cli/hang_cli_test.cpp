@@ -150,7 +150,10 @@ TEST_F(Hangs, ALongCheckShowsItsProgress) {
 // earlier).
 TEST_F(Hangs, ASecondRunIntoTheSameOutIsRefusedBeforeTheFirstHasLoaded) {
   const fs::path out = dir_ / "out";
-  BackgroundRun first({"run", base_, "--quiet", "--out", out.string()}, dir_ / "first.txt");
+  // 400 epochs keep the first run busy for seconds after it has claimed the folder (one epoch ends in about one,
+  // mostly loading: the second run, started on a loaded machine, once found the folder free again).
+  BackgroundRun first({"run", base_, "--quiet", "--out", out.string(), "--set", "training.epochs=400"},
+                      dir_ / "first.txt");
   const fs::path lock = out / ".dtsim-run.lock";
   ASSERT_TRUE(wait_until([&] { return file_text(lock).rfind("pid " + std::to_string(first.pid()), 0) == 0; }, 60));
   const DtsimOutcome second = run_dtsim("run " + base_ + " --quiet --out " + out.string(), true, kQuick);
