@@ -4,23 +4,19 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "sim/scenario/text.hpp"
+
 namespace dtsim::sim {
 
 namespace {
 
-std::string printf_string(const char* format, double value) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, value);
-  return buf;
-}
-
 // Six significant digits in a unit that keeps the number between 1 and 1000, so that units.cpp reads it back.
 std::string flop_rate_text(double flops) {
-  return flops >= 1e12 ? printf_string("%.6gTFLOPS", flops / 1e12) : printf_string("%.6gGFLOPS", flops / 1e9);
+  return flops >= 1e12 ? printf_number("%.6gTFLOPS", flops / 1e12) : printf_number("%.6gGFLOPS", flops / 1e9);
 }
-std::string bandwidth_text(double bytes_per_second) { return printf_string("%.6gGB/s", bytes_per_second / 1e9); }
-std::string time_text(double seconds) { return printf_string("%.6gus", seconds * 1e6); }
-std::string bytes_text(double bytes) { return printf_string("%.6gGB", bytes / 1e9); }
+std::string bandwidth_text(double bytes_per_second) { return printf_number("%.6gGB/s", bytes_per_second / 1e9); }
+std::string time_text(double seconds) { return printf_number("%.6gus", seconds * 1e6); }
+std::string bytes_text(double bytes) { return printf_number("%.6gGB", bytes / 1e9); }
 
 }  // namespace
 
@@ -72,7 +68,7 @@ std::string profile_ini(const CalibratedProfile& p, const ProfileHeader& h) {
   s += "peak_tf32 = " + flop_rate_text(p.peak_flops) + "\n";
   s += "peak_bf16 = " + flop_rate_text(p.peak_flops) + "\n";
   s += "# The rate of the measured product with the most FLOPs over the peak above: large products run at it.\n";
-  s += "efficiency = " + printf_string("%.6g", p.efficiency) + "\n";
+  s += "efficiency = " + printf_number("%.6g", p.efficiency) + "\n";
   s += "# The same rate, for compute.matmul = tiles (which also needs gpu.multiprocessors, not measured here).\n";
   s += "achievable_fp32 = " + flop_rate_text(p.achievable_flops) + "\n";
   s += "achievable_tf32 = " + flop_rate_text(p.achievable_flops) + "\n";

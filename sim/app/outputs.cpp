@@ -23,6 +23,7 @@
 #include "sim/app/cost.hpp"
 #include "sim/config/strategy.hpp"
 #include "sim/config/sync_config.hpp"
+#include "sim/scenario/text.hpp"
 #include "sim/strategies/training.hpp"
 #include "sim/scenario/units.hpp"
 
@@ -35,13 +36,7 @@ namespace fs = std::filesystem;
 namespace dtsim::sim {
 namespace {
 
-std::string format(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
-
-std::string percent(double fraction) { return format("%.2f %%", 100.0 * fraction); }
+std::string percent(double fraction) { return printf_number("%.2f %%", 100.0 * fraction); }
 
 std::string seconds(double s) { return format_quantity(s, Dimension::Time); }
 
@@ -71,7 +66,7 @@ static std::string every_step_skipped_note(const RunConfig& c, const RunResult& 
   const bool dynamic = c.precision.loss_scaling == models::LossScaleMode::Dynamic;
   return "every update overflowed and was skipped (" + std::to_string(r.precision.skipped_steps) +
          " skipped): the model never trained (" +
-         (dynamic ? "the dynamic loss scale fell to " + format("%g", r.precision.final_loss_scale) +
+         (dynamic ? "the dynamic loss scale fell to " + printf_number("%g", r.precision.final_loss_scale) +
                         " without one that fits; start it lower with precision.loss_scale"
                   : std::string("lower precision.loss_scale, or use dynamic loss scaling")) +
          ")";
@@ -117,7 +112,7 @@ constexpr double kFellBackNote = 0.10;
 static std::string fell_back_note(const RunResult& r) {
   const EvalPoint* best = r.best_point();
   if (best == nullptr || best->test_accuracy - r.final_accuracy() < kFellBackNote) return "";
-  return "; its test accuracy ended " + format("%.1f", 100.0 * (best->test_accuracy - r.final_accuracy())) +
+  return "; its test accuracy ended " + printf_number("%.1f", 100.0 * (best->test_accuracy - r.final_accuracy())) +
          " points below its best (" + percent(best->test_accuracy) + " at step " + std::to_string(best->step) + ")";
 }
 
@@ -290,7 +285,7 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
                     {"scale_growths", r.precision.scale_growths}};
   if (const std::string note = every_step_skipped_note(c, r); !note.empty()) s["precision"]["note"] = note;
   // A proxy run charges the workload's products, in the workload's precision (compute_cost.cpp).
-  s["compute_model"] = compute_model_json(c, inputs.proxy ? workload_math(c.workload.precision) : c.math);
+  s["compute_model"] = compute_model_json(c, charged_math(c));
   if (!r.qa_details.empty()) s["qa"] = r.qa_details;
   s["optimizer"] = models::to_string(c.optimizer.kind);
   s["strategy"] = r.strategy_details;
@@ -349,7 +344,7 @@ std::string describe_setup(const RunInputs& in) {
   std::ostringstream o;
   const auto gpu_text = [&](const GpuSpec& gpu) {
     return gpu.name + " (" + to_string(c.math) + " " + format_quantity(gpu.peak(c.math), Dimension::FlopRate) + " × " +
-           format("%g", gpu.efficiency) + ")";
+           printf_number("%g", gpu.efficiency) + ")";
   };
   o << c.name << ": ";
   if (c.layout.groups.empty()) {
@@ -361,7 +356,7 @@ std::string describe_setup(const RunInputs& in) {
     }
   }
   o << " on "
-    << c.fabric.name << " (" << format("%.4g Gb/s", c.fabric.bandwidth * 8 / 1e9)
+    << c.fabric.name << " (" << printf_number("%.4g Gb/s", c.fabric.bandwidth * 8 / 1e9)
     << ", " << to_string(c.layout.topology) << "), ";
   o << describe_strategy(c);
   // Local SGD with H > 1 and no synchronous start averages models only: its compression never runs (the keys
@@ -370,7 +365,7 @@ std::string describe_setup(const RunInputs& in) {
     const models::CompressionSettings& k = c.compression.settings;
     o << ", " << models::to_string(k.kind) << " compression";
     if (k.kind == models::CompressorKind::TopK || k.kind == models::CompressorKind::RandomK)
-      o << " " << format("%.3g %%", 100.0 * k.ratio);
+      o << " " << printf_number("%.3g %%", 100.0 * k.ratio);
     if (k.kind == models::CompressorKind::PowerSgd) o << " rank " << k.powersgd_rank;
     if (k.kind == models::CompressorKind::Qsgd) o << " " << k.qsgd_levels << " levels";
     o << (k.error_feedback ? " with error feedback" : "");
@@ -384,7 +379,7 @@ std::string describe_setup(const RunInputs& in) {
 std::string progress_line(const EvalPoint& p, const char* step_word) {
   // A value that is not finite shows as "nan" or "inf" here (it is what a person watching needs to see); the
   // metrics.csv row leaves it empty and names it in its nonfinite column.
-  const std::string train_loss = p.train_loss_measured ? format("%.4f", p.train_loss) : std::string("-");
+  const std::string train_loss = p.train_loss_measured ? printf_number("%.4f", p.train_loss) : std::string("-");
   char buf[256];
   std::snprintf(buf, sizeof buf, "  %-6s %7" PRId64 "  epoch %6.2f  sim %10s  train loss %8s  test loss %.4f  test acc %6.2f %%",
                 step_word, p.step, p.epoch, seconds(p.sim_time_s).c_str(), train_loss.c_str(), p.test_loss,
@@ -396,7 +391,7 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
   WorkerTime t = r.mean_time();
   t.idle = idle_without_rounding(t.idle, r.simulated_time_s);
   const double busy = t.compute + t.communication + t.idle;
-  const auto share = [busy](double x) { return busy > 0 ? format(" (%.1f %%)", 100.0 * x / busy) : std::string(); };
+  const auto share = [busy](double x) { return busy > 0 ? printf_number(" (%.1f %%)", 100.0 * x / busy) : std::string(); };
   std::ostringstream o;
   o << "Summary of " << in.config.name << " (" << r.model_description << ", " << r.num_params << " parameters)\n";
   if (r.status != RunStatus::Completed)
@@ -450,14 +445,14 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
     o << (i == 0 ? "  failures              " : "                        ") << failures[i] << "\n";
   if (failures.size() > 5) o << "                        … and " << failures.size() - 5 << " more (summary.json)\n";
   const CostReport cost = price_run(in.config, r.worker_time, r.simulated_time_s);
-  o << "  GPU time              " << format("%.4g GPU-hours", cost.gpu_hours);
+  o << "  GPU time              " << printf_number("%.4g GPU-hours", cost.gpu_hours);
   if (cost.priced)
-    o << ", " << format("%.4g", cost.mid) << " " << cost.currency << " (" << format("%.4g", cost.low) << "–"
-      << format("%.4g", cost.high) << ")";
+    o << ", " << printf_number("%.4g", cost.mid) << " " << cost.currency << " (" << printf_number("%.4g", cost.low) << "–"
+      << printf_number("%.4g", cost.high) << ")";
   else if (!cost.unpriced_reason.empty())
     o << ", no bill (" << cost.unpriced_reason << ")";
-  if (cost.network_priced) o << " with the network's " << format("%.4g", cost.network_mid);
-  if (cost.energy_known) o << ", " << format("%.4g Wh", cost.energy_joules / 3600.0);
+  if (cost.network_priced) o << " with the network's " << printf_number("%.4g", cost.network_mid);
+  if (cost.energy_known) o << ", " << printf_number("%.4g Wh", cost.energy_joules / 3600.0);
   o << "\n";
   if (const EvalPoint* hit = first_reaching(r.points, in.config.target_accuracy))
     o << "  target " << percent(in.config.target_accuracy) << "      reached at " << seconds(hit->sim_time_s)
@@ -469,7 +464,7 @@ std::string human_summary(const RunInputs& in, const RunResult& r, double wall_t
     o << "  busiest link          " << r.busiest_link->link << ": " << percent(r.busiest_link->mean_utilisation)
       << " busy on average, " << percent(r.busiest_link->peak_utilisation) << " in its busiest "
       << seconds(r.busiest_link->window_s) << " (links.csv)\n";
-  o << "  wall time             " << format("%.1f s", wall_time_s) << "\n";
+  o << "  wall time             " << printf_number("%.1f s", wall_time_s) << "\n";
   const bool finished = r.status == RunStatus::Completed || r.status == RunStatus::Diverged;
   if (!out_dir.empty()) {
     std::string files = finished ? "metrics.csv,summary.json" : "metrics.partial.csv,summary.json";

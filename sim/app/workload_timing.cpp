@@ -16,6 +16,7 @@
 #include "sim/config/schema.hpp"
 #include "sim/scenario/errors.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/text.hpp"
 #include "sim/world/build_platform.hpp"
 #include "sim/world/heterogeneity.hpp"
 
@@ -28,12 +29,6 @@ bool read_by_timing(const std::string& key) {
   const std::string section = key.substr(0, key.find('.'));
   return read_by_workload_run(key, Strategy::Sync) && section != "workload" && section != "run" && section != "training" &&
          section != "output";
-}
-
-std::string fmt(const char* format, double v) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, v);
-  return text;
 }
 
 // printf into a std::string.
@@ -238,32 +233,32 @@ std::string simulation_text(const models::Workload& w, const SimulationSummary& 
     append(out, "  simulated    %d steps' worth of gradients (%d) on an asynchronous parameter server, timing only, on %s\n",
            steps, steps * sim.workers, sim.platform.c_str());
     append(out, "               %s; staleness mean %s, max %s\n", sim.collective.c_str(),
-           fmt("%.3g", d["mean_staleness"].get<double>()).c_str(), fmt("%.0f", d["max_staleness"].get<double>()).c_str());
+           printf_number("%.3g", d["mean_staleness"].get<double>()).c_str(), printf_number("%.0f", d["max_staleness"].get<double>()).c_str());
     append(out, "               %d gradients (one per worker) every %s ms (one GPU alone: a step every %s ms): "
-                "scaling efficiency %s %%\n", sim.workers, fmt("%.4g", sim.step_s * 1e3).c_str(),
-           fmt("%.4g", sim.one_gpu_step_s * 1e3).c_str(), fmt("%.1f", 100 * r.scaling).c_str());
+                "scaling efficiency %s %%\n", sim.workers, printf_number("%.4g", sim.step_s * 1e3).c_str(),
+           printf_number("%.4g", sim.one_gpu_step_s * 1e3).c_str(), printf_number("%.1f", 100 * r.scaling).c_str());
     per = "per gradient and worker";
   } else if (sim.strategy == Strategy::Federated) {
     append(out, "  simulated    %s rounds of federated learning (%s, %s of %d clients), timing only, on %s\n",
-           fmt("%.0f", d["rounds"].get<double>()).c_str(), d["algorithm"].get<std::string>().c_str(),
-           fmt("%.0f", d["clients_per_round"].get<double>()).c_str(), sim.workers, sim.platform.c_str());
+           printf_number("%.0f", d["rounds"].get<double>()).c_str(), d["algorithm"].get<std::string>().c_str(),
+           printf_number("%.0f", d["clients_per_round"].get<double>()).c_str(), sim.workers, sim.platform.c_str());
     append(out, "               reports kept %s; dropped: %s over-committed, %s stragglers, %s at the deadline; "
                 "rounds with nobody available %s\n",
-           fmt("%.0f", d["reports_kept"].get<double>()).c_str(), fmt("%.0f", d["dropped_overcommit"].get<double>()).c_str(),
-           fmt("%.0f", d["dropped_stragglers"].get<double>()).c_str(),
-           fmt("%.0f", d["dropped_deadline"].get<double>()).c_str(), fmt("%.0f", d["empty_rounds"].get<double>()).c_str());
+           printf_number("%.0f", d["reports_kept"].get<double>()).c_str(), printf_number("%.0f", d["dropped_overcommit"].get<double>()).c_str(),
+           printf_number("%.0f", d["dropped_stragglers"].get<double>()).c_str(),
+           printf_number("%.0f", d["dropped_deadline"].get<double>()).c_str(), printf_number("%.0f", d["empty_rounds"].get<double>()).c_str());
     append(out, "               round %s s (one GPU alone: a local step every %s ms): scaling efficiency %s %%\n",
-           fmt("%.4g", sim.step_s).c_str(), fmt("%.4g", sim.one_gpu_step_s * 1e3).c_str(),
-           fmt("%.1f", 100 * r.scaling).c_str());
+           printf_number("%.4g", sim.step_s).c_str(), printf_number("%.4g", sim.one_gpu_step_s * 1e3).c_str(),
+           printf_number("%.1f", 100 * r.scaling).c_str());
     per = "per round and selected client";
   } else if (sim.strategy == Strategy::Local) {
     append(out, "  simulated    %d steps of local SGD averaging every %s steps, timing only, on %s\n", steps,
-           fmt("%.0f", d["local_steps"].get<double>()).c_str(), sim.platform.c_str());
-    append(out, "               %s model averages, each a %s\n", fmt("%.0f", d["averagings"].get<double>()).c_str(),
+           printf_number("%.0f", d["local_steps"].get<double>()).c_str(), sim.platform.c_str());
+    append(out, "               %s model averages, each a %s\n", printf_number("%.0f", d["averagings"].get<double>()).c_str(),
            sim.collective.c_str());
     append(out, "               step %s ms on average (one GPU alone: %s ms): scaling efficiency %s %%\n",
-           fmt("%.4g", sim.step_s * 1e3).c_str(), fmt("%.4g", sim.one_gpu_step_s * 1e3).c_str(),
-           fmt("%.1f", 100 * r.scaling).c_str());
+           printf_number("%.4g", sim.step_s * 1e3).c_str(), printf_number("%.4g", sim.one_gpu_step_s * 1e3).c_str(),
+           printf_number("%.1f", 100 * r.scaling).c_str());
   } else {
     append(out, "  simulated    %d steps of synchronous data parallelism, timing only, on %s\n", steps,
            sim.platform.c_str());
@@ -276,18 +271,18 @@ std::string simulation_text(const models::Workload& w, const SimulationSummary& 
       append(out, "               one rank simulated for all %d: identical GPUs and analytic collectives run the same "
                   "timeline\n", sim.workers);
     append(out, "               step %s ms (one GPU alone: %s ms): scaling efficiency %s %%\n",
-           fmt("%.4g", sim.step_s * 1e3).c_str(), fmt("%.4g", sim.one_gpu_step_s * 1e3).c_str(),
-           fmt("%.1f", 100 * r.scaling).c_str());
+           printf_number("%.4g", sim.step_s * 1e3).c_str(), printf_number("%.4g", sim.one_gpu_step_s * 1e3).c_str(),
+           printf_number("%.1f", 100 * r.scaling).c_str());
   }
   const std::string waiting =
-      sim.timing.waiting_s > 0 ? ", waiting for the slowest " + fmt("%.4g", sim.timing.waiting_s * 1e3) + " ms" : "";
-  append(out, "               %s: compute %s ms, %s %s ms%s\n", per, fmt("%.4g", sim.timing.compute_s * 1e3).c_str(),
+      sim.timing.waiting_s > 0 ? ", waiting for the slowest " + printf_number("%.4g", sim.timing.waiting_s * 1e3) + " ms" : "";
+  append(out, "               %s: compute %s ms, %s %s ms%s\n", per, printf_number("%.4g", sim.timing.compute_s * 1e3).c_str(),
          sim.strategy == Strategy::Sync ? "exposed communication" : "communication",
-         fmt("%.4g", sim.timing.exposed_s * 1e3).c_str(), waiting.c_str());
-  const std::string tokens = w.sample == "sequence" ? " = " + fmt("%.4g", r.tokens_per_second) + " tokens/s" : "";
+         printf_number("%.4g", sim.timing.exposed_s * 1e3).c_str(), waiting.c_str());
+  const std::string tokens = w.sample == "sequence" ? " = " + printf_number("%.4g", r.tokens_per_second) + " tokens/s" : "";
   append(out, "               %s %ss/s in all%s, model FLOPs utilisation %s %%\n",
-         fmt("%.4g", r.samples_per_second).c_str(), w.sample.c_str(), tokens.c_str(), fmt("%.1f", 100 * r.mfu).c_str());
-  append(out, "               %s h per %s\n", fmt("%.4g", r.seconds_per_unit / 3600).c_str(), r.unit.c_str());
+         printf_number("%.4g", r.samples_per_second).c_str(), w.sample.c_str(), tokens.c_str(), printf_number("%.1f", 100 * r.mfu).c_str());
+  append(out, "               %s h per %s\n", printf_number("%.4g", r.seconds_per_unit / 3600).c_str(), r.unit.c_str());
   if (!fits) append(out, "               warning: the job does not fit in GPU memory; timed anyway\n");
   const GpuSpec& g = sim.gpu;
   const FabricSpec& f = sim.fabric;
@@ -296,17 +291,17 @@ std::string simulation_text(const models::Workload& w, const SimulationSummary& 
   if (g.has_price())
     append(out, "               cost at %g-%g %s per GPU-hour (%s)%s: %s-%s per %s, %s-%s per hour\n", low, high,
            g.price_currency.c_str(), g.price_region.c_str(),
-           network ? (", of which the network " + fmt("%g", f.price_low) + "-" + fmt("%g", f.price_high)).c_str() : "",
-           fmt("%.4g", r.cost_low).c_str(), fmt("%.4g", r.cost_high).c_str(), r.unit.c_str(),
-           fmt("%.4g", low * sim.workers).c_str(), fmt("%.4g", high * sim.workers).c_str());
+           network ? (", of which the network " + printf_number("%g", f.price_low) + "-" + printf_number("%g", f.price_high)).c_str() : "",
+           printf_number("%.4g", r.cost_low).c_str(), printf_number("%.4g", r.cost_high).c_str(), r.unit.c_str(),
+           printf_number("%.4g", low * sim.workers).c_str(), printf_number("%.4g", high * sim.workers).c_str());
   // Federated rounds keep only the round's clients busy: said, so that the share is read per computing GPU.
   const std::string computing = sim.busy_gpus < sim.workers ? " (" + std::to_string(sim.busy_gpus) + " of the " +
                                                                   std::to_string(sim.workers) + " GPUs; the others idle)"
                                                             : "";
   if (g.has_power())
     append(out, "               energy at %g W per GPU computing (%s %% of the time)%s, %g W idle: %s kWh per %s\n",
-           g.power_busy, fmt("%.1f", 100 * r.busy_share).c_str(), computing.c_str(), g.power_idle,
-           fmt("%.4g", r.energy_kwh).c_str(), r.unit.c_str());
+           g.power_busy, printf_number("%.1f", 100 * r.busy_share).c_str(), computing.c_str(), g.power_idle,
+           printf_number("%.4g", r.energy_kwh).c_str(), r.unit.c_str());
   if (!sim.note.empty()) append(out, "  note         %s\n", sim.note.c_str());
   return out;
 }

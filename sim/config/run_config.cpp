@@ -71,7 +71,7 @@ namespace {
 // the products run in.
 void check_matmul_model(const Scenario& s, const RunConfig& c) {
   if (c.matmul != MatmulModel::Tiles) return;
-  const MathMode math = c.workload.active() ? workload_math(c.workload.precision) : c.math;
+  const MathMode math = charged_math(c);
   for (const GpuSpec* g : gpus_in_use(c)) {
     if (g->multiprocessors <= 0)
       s.fail_at_set({"compute.matmul", "gpu.multiprocessors"}, "tiles needs the SM count of " + g->name + ", and gpu.multiprocessors is 0",
@@ -182,6 +182,10 @@ void add_output_keys(std::vector<KeySpec>& keys) {
               "peak utilisation"),
   };
   keys.insert(keys.end(), mine.begin(), mine.end());
+}
+
+MathMode charged_math(const RunConfig& config) {
+  return config.workload.active() ? workload_math(config.workload.precision) : config.math;
 }
 
 }  // namespace dtsim::sim

@@ -113,6 +113,10 @@ bool averages_models_only(const RunConfig& config);
 // The nodes the cluster has: cluster.groups' nodes, or the workers over cluster.gpus_per_node.
 long long node_count(const RunConfig& config);
 
+// The math mode the run's matrix products are charged in: a workload's (timing-only or proxy) in its
+// precision's, the built-in networks' in compute.math.
+MathMode charged_math(const RunConfig& config);
+
 // What the configuration is for: a training run (dtsim run, sweep, validate), or `dtsim collective`, which
 // times one collective of any kind and so takes an algorithm that does not implement allreduce.
 enum class ConfigUse { Training, CollectiveCommand };

@@ -22,6 +22,13 @@ inline std::string short_number(double v) {
   return text;
 }
 
+// One number through a printf format ("%.4g ms", "%.2f %%"): for reports that round a value their own way.
+inline std::string printf_number(const char* format, double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, v);
+  return text;
+}
+
 inline std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;

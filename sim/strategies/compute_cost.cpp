@@ -24,7 +24,7 @@ ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>
   const models::Workload* costs = proxy ? proxy : objective.layer_costs();
   const models::MemorySetup setup =
       proxy ? workload_memory_setup(config) : run_memory_setup(config);
-  const MathMode math = proxy ? workload_math(config.workload.precision) : config.math;
+  const MathMode math = charged_math(config);
   if (proxy) {
     // The workload's trained layers, laid out in forward order, are the values its buckets carry; backward
     // reaches them last to first (gradient_timeline's segments).
