@@ -197,7 +197,7 @@ TransformerSpec read_transformer(const Reader& r, const Json& t) {
   r.only(t, p, {"layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "sequence", "max_positions", "token_types",
                 "feed_forward", "norm", "bias", "embedding_norm", "final_norm", "lm_head", "span_head",
                 "tied_embeddings", "head_transform", "head_bias", "pooler", "pooler_classes", "dropout",
-                "flash_attention", "lora"});
+                "flash_attention", "causal", "lora"});
   TransformerSpec s;
   s.layers = r.whole(t, p, "layers", std::nullopt, 1, kMaxLayers);
   s.hidden = r.whole(t, p, "hidden", std::nullopt, 1, kMaxWidth);
@@ -222,6 +222,7 @@ TransformerSpec read_transformer(const Reader& r, const Json& t) {
   s.pooler_classes = r.whole(t, p, "pooler_classes", 0, 0, kMaxVocab);
   s.dropout = r.flag(t, p, "dropout", false);
   s.flash_attention = r.flag(t, p, "flash_attention", false);
+  s.causal = r.flag(t, p, "causal", false);
   if (t.contains("lora")) {
     const Json& l = t.at("lora");
     const std::string lp = p + ".lora";

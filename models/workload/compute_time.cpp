@@ -17,6 +17,11 @@ double compute_seconds(double flops, const std::vector<LayerProduct>& products, 
   return seconds;
 }
 
+// A fused attention kernel with the matrix unit's measured table: its time is the table's, not its FLOPs at a rate.
+bool timed_from_attention_table(const LayerCost& l, const DeviceRates& d) {
+  return d.matmul.enabled() && d.matmul.attention && l.fused_attention.present();
+}
+
 // The roofline of one pass of one layer, launches excluded; adds to the bound it falls under.
 double roofline(double compute, double bytes, const DeviceRates& d, StepCompute* tally) {
   // Without a memory bandwidth (a profile that gives none) only the FLOPs count.
@@ -35,16 +40,20 @@ void check(const DeviceRates& d) {
 
 double forward(const LayerCost& l, double samples, double e, const DeviceRates& d, StepCompute* tally) {
   const double bytes = e * (static_cast<double>(l.parameters) + samples * l.forward_traffic);
-  return roofline(compute_seconds(samples * l.forward_flops, l.forward_products, samples, e, d), bytes, d, tally) +
-         l.forward_kernels * d.launch_overhead;
+  const double compute = timed_from_attention_table(l, d)
+                             ? attention_time(l.fused_attention, samples, *d.matmul.attention, d.matmul.multiprocessors).forward
+                             : compute_seconds(samples * l.forward_flops, l.forward_products, samples, e, d);
+  return roofline(compute, bytes, d, tally) + l.forward_kernels * d.launch_overhead;
 }
 
 double backward(const LayerCost& l, double samples, double e, const DeviceRates& d, StepCompute* tally) {
   // Weights read for the input gradient; a trained layer writes its weight gradient too.
   const double weights = static_cast<double>(l.parameters) + static_cast<double>(l.trainable);
   const double bytes = e * (weights + samples * l.backward_traffic);
-  return roofline(compute_seconds(samples * l.backward_flops, l.backward_products, samples, e, d), bytes, d, tally) +
-         l.backward_kernels * d.launch_overhead;
+  const double compute = timed_from_attention_table(l, d)
+                             ? attention_time(l.fused_attention, samples, *d.matmul.attention, d.matmul.multiprocessors).backward
+                             : compute_seconds(samples * l.backward_flops, l.backward_products, samples, e, d);
+  return roofline(compute, bytes, d, tally) + l.backward_kernels * d.launch_overhead;
 }
 
 // Adam-style update per trained weight: read the gradient and the weight, read and write the master copy and

@@ -17,17 +17,23 @@
 // Pure arithmetic, no simulated time: models/workload/compute_time.cpp charges it per layer.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace dtsim::models {
 
 // One GPU's matrix engine as the model sees it.
+class AttentionTable;
+
 struct MatmulUnit {
   int multiprocessors = 0;        // SMs; 0 = no model (the roofline's FLOPs / rate is used instead)
   int tile_m = 128, tile_n = 256;  // the largest output tile a GEMM kernel uses
   double large_product_flops = 0;  // FLOP/s that large square products reach at the run's data type
   double memory_bandwidth = 0;     // bytes/s; 0 = operands cost nothing
+  // Measured throughput of the fused attention kernel (FlashAttention) at the run's data type; null = none, and a
+  // fused kernel's FLOPs then run at large_product_flops.
+  std::shared_ptr<const AttentionTable> attention;
   bool enabled() const { return multiprocessors > 0; }
 };
 

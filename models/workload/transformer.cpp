@@ -163,6 +163,7 @@ class TransformerBuilder {
       l.saved_fp32_elements = a * s;
       l.forward_kernels = 1;
       l.backward_kernels = 2;
+      l.fused_attention = {static_cast<double>(spec_.heads), static_cast<double>(head_dim_), s, spec_.causal};
     } else {
       // Per head: scores Q K^T (s × s over the head width), then P V (s × head width over s); backward, each
       // product's two operand gradients. Query heads share key/value heads under grouped-query attention,

@@ -41,6 +41,9 @@ struct TransformerSpec {
   int pooler_classes = 0;        // a classifier on the pooled token (BERT's next-sentence head: 2); 0: none
   bool dropout = false;          // dropout layers, whose masks are kept for the backward pass
   bool flash_attention = false;  // attention scores never stored (FlashAttention); else softmax kept
+  // Each token attends to those before it only (a decoder: GPT, LLaMA). A fused kernel then skips the masked
+  // half of the scores; the FLOPs counted stay the full products', as model FLOPs utilisation counts them.
+  bool causal = false;
   LoraSpec lora;
 };
 

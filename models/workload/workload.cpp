@@ -36,6 +36,12 @@ double Workload::backward_flops() const {
   return f;
 }
 
+bool Workload::has_fused_attention() const {
+  for (const LayerCost& l : layers)
+    if (l.fused_attention.present()) return true;
+  return false;
+}
+
 double Workload::model_flops() const {
   double rebuilt = 0;
   for (const auto& l : layers) rebuilt += l.rebuilt_in_backward;

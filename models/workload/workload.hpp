@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "models/workload/attention_time.hpp"
 #include "models/workload/matmul_time.hpp"
 
 namespace dtsim::models {
@@ -52,6 +53,9 @@ struct LayerCost {
   // for the shape-aware time of compute.matmul = tiles; empty for element-wise layers and for fused kernels
   // timed by their FLOPs (FlashAttention). Their FLOPs add up to forward_flops and backward_flops.
   std::vector<LayerProduct> forward_products, backward_products;
+  // A fused attention kernel's call per sample, which compute.matmul = tiles times from the GPU's attention table
+  // (attention_time.hpp) where it has one; heads = 0 for every other layer.
+  AttentionShape fused_attention;
   int forward_kernels = 0;   // kernel launches per step (not per sample)
   int backward_kernels = 0;
 
@@ -88,6 +92,8 @@ struct Workload {
   double training_flops() const { return forward_flops() + backward_flops(); }
   // Per sample, the FLOPs the model needs (PaLM's MFU numerator): training_flops less what is computed again
   // (FlashAttention's scores; activation checkpointing's recompute is outside training_flops already).
+  // Whether a layer is a fused attention kernel (FlashAttention), timed from a table under compute.matmul = tiles.
+  bool has_fused_attention() const;
   double model_flops() const;
   // Bytes kept for the backward pass per sample; with activation checkpointing only every block's input is kept
   // and one block's activations are rebuilt at a time during the backward pass (see docs/workloads.md).

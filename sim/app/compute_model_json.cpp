@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "sim/config/numerics_setup.hpp"
+
 namespace dtsim::sim {
 
 namespace {
@@ -17,6 +19,10 @@ nlohmann::ordered_json gpu_json(const GpuSpec& gpu, MatmulModel model, MathMode 
     g["achievable_flops"] = gpu.achievable(math);
     g["multiprocessors"] = gpu.multiprocessors;
     g["tile"] = std::to_string(gpu.matmul_tile_m) + "x" + std::to_string(gpu.matmul_tile_n);
+    // Fused attention (FlashAttention layers): from the measured table in BF16, else its FLOPs at the rate above.
+    const bool table = attention_table_applies(gpu, math);
+    g["fused_attention"] = table ? "table" : "achievable_flops";
+    if (table) g["attention_table"] = gpu.attention_table_file;
   }
   return g;
 }

@@ -22,6 +22,7 @@
 #include "sim/scenario/errors.hpp"
 #include "sim/scenario/keys.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/text.hpp"
 
 
 namespace po = boost::program_options;
@@ -188,12 +189,6 @@ std::string grouped(std::uint64_t n) {  // 6738415616 -> "6,738,415,616"
   return out;
 }
 
-std::string fmt(const char* format, double v) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, v);
-  return text;
-}
-
 // FLOPs with an SI prefix: "27.8 TFLOP".
 std::string flops(double f) {
   const char* prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
@@ -202,7 +197,7 @@ std::string flops(double f) {
     f /= 1000;
     ++i;
   }
-  return fmt("%.3g ", f) + prefixes[i] + "FLOP";
+  return printf_number("%.3g ", f) + prefixes[i] + "FLOP";
 }
 
 std::string per_unit(const Workload& w) {
@@ -277,9 +272,9 @@ models::DeviceRates rates_of(const GpuSpec& gpu, Precision precision) {
 
 void print_expected(const Workload& w, const GpuSpec& gpu, const models::StepCompute& expected, double per_second) {
   std::printf("  expected     with products at gpu.efficiency = %g of the peak: %s ms, %s %ss/s%s per GPU\n",
-              gpu.efficiency, fmt("%.4g", expected.total() * 1e3).c_str(), fmt("%.4g", per_second).c_str(),
+              gpu.efficiency, printf_number("%.4g", expected.total() * 1e3).c_str(), printf_number("%.4g", per_second).c_str(),
               w.sample.c_str(),
-              w.sample == "sequence" ? (" = " + fmt("%.4g", per_second * w.tokens_per_sample) + " tokens/s").c_str()
+              w.sample == "sequence" ? (" = " + printf_number("%.4g", per_second * w.tokens_per_sample) + " tokens/s").c_str()
                                      : "");
 }
 
@@ -337,8 +332,8 @@ int show_workload(const Flags& f, const std::string& dir) {
       else
         std::printf("%-30s %-10s %14s %14s %12s %12s %14s %12s\n", l.name.c_str(), l.kind.c_str(),
                     grouped(l.parameters).c_str(), grouped(l.trainable).c_str(), flops(l.forward_flops).c_str(),
-                    flops(l.backward_flops).c_str(), fmt("%.4g", l.forward_traffic + l.backward_traffic).c_str(),
-                    fmt("%.1f MB", l.saved_bytes(2) / 1e6).c_str());
+                    flops(l.backward_flops).c_str(), printf_number("%.4g", l.forward_traffic + l.backward_traffic).c_str(),
+                    printf_number("%.1f MB", l.saved_bytes(2) / 1e6).c_str());
     }
     if (csv) return 0;
     std::printf("\n");
@@ -381,7 +376,7 @@ int show_workload(const Flags& f, const std::string& dir) {
                                {"model_flops_utilisation",
                                 models::model_flops_utilisation(w, f.setup.micro_batch, expected.total(),
                                                                 rates.matmul_flops)}}}};
-    if (tiled)
+    if (tiled) {
       doc["tiled_products"] = {{"multiprocessors", gpu.multiprocessors},
                                {"tile", std::to_string(gpu.matmul_tile_m) + "x" + std::to_string(gpu.matmul_tile_n)},
                                {"achievable_flops", gpu.achievable(math)},
@@ -389,6 +384,10 @@ int show_workload(const Flags& f, const std::string& dir) {
                                {"samples_per_second", f.setup.micro_batch / tiled->total()},
                                {"model_flops_utilisation",
                                 models::model_flops_utilisation(w, f.setup.micro_batch, tiled->total(), rates.matmul_flops)}};
+      if (w.has_fused_attention())
+        doc["tiled_products"]["attention_table"] =
+            attention_table_applies(gpu, math) ? nlohmann::json(gpu.attention_table_file) : nlohmann::json(nullptr);
+    }
     if (f.layers) doc["layers"] = layers;
     if (simulated) doc["simulation"] = simulation_json(*simulated, f.steps);
     std::printf("%s\n", doc.dump(2).c_str());
@@ -397,7 +396,7 @@ int show_workload(const Flags& f, const std::string& dir) {
   std::printf("%s: %s\n", w.name.c_str(), w.title.c_str());
   std::printf("  parameters   %s, of which trained %s\n", grouped(w.parameters()).c_str(), grouped(w.trainable()).c_str());
   if (w.published_parameters.value > 0)
-    std::printf("  published    %s (%+.2f %%): %s\n", fmt("%.6g", w.published_parameters.value).c_str(),
+    std::printf("  published    %s (%+.2f %%): %s\n", printf_number("%.6g", w.published_parameters.value).c_str(),
                 100 * (double(w.parameters()) / w.published_parameters.value - 1), w.published_parameters.source.c_str());
   std::printf("  per %s: forward %s, backward %s%s\n", per_unit(w).c_str(), flops(w.forward_flops()).c_str(),
               flops(w.backward_flops()).c_str(),
@@ -421,28 +420,33 @@ int show_workload(const Flags& f, const std::string& dir) {
   for (const auto& way : ways) std::printf("    would fit with %s\n", way.c_str());
   if (!fits && ways.empty()) std::printf("    nothing dtsim knows of makes it fit\n");
   std::printf("  bound        one micro-batch on one %s by the per-layer roofline (%s matrix peak, %s, %s per launch):\n",
-              gpu.name.c_str(), fmt("%.4g TFLOP/s", rates.matmul_flops / 1e12).c_str(),
-              fmt("%.4g GB/s", rates.memory_bandwidth / 1e9).c_str(), fmt("%.3g us", rates.launch_overhead * 1e6).c_str());
+              gpu.name.c_str(), printf_number("%.4g TFLOP/s", rates.matmul_flops / 1e12).c_str(),
+              printf_number("%.4g GB/s", rates.memory_bandwidth / 1e9).c_str(), printf_number("%.3g us", rates.launch_overhead * 1e6).c_str());
   std::printf("               forward %s ms, backward %s ms, recompute %s ms, optimizer %s ms: %s ms\n",
-              fmt("%.4g", step.forward * 1e3).c_str(), fmt("%.4g", step.backward * 1e3).c_str(),
-              fmt("%.4g", step.recompute * 1e3).c_str(), fmt("%.4g", step.optimizer * 1e3).c_str(),
-              fmt("%.4g", step.total() * 1e3).c_str());
+              printf_number("%.4g", step.forward * 1e3).c_str(), printf_number("%.4g", step.backward * 1e3).c_str(),
+              printf_number("%.4g", step.recompute * 1e3).c_str(), printf_number("%.4g", step.optimizer * 1e3).c_str(),
+              printf_number("%.4g", step.total() * 1e3).c_str());
   std::printf("               %s ms compute-bound, %s ms memory-bound, %d kernels (%s ms of launches)\n",
-              fmt("%.4g", step.compute_bound * 1e3).c_str(), fmt("%.4g", step.memory_bound * 1e3).c_str(),
-              step.kernels, fmt("%.4g", step.launches * 1e3).c_str());
+              printf_number("%.4g", step.compute_bound * 1e3).c_str(), printf_number("%.4g", step.memory_bound * 1e3).c_str(),
+              step.kernels, printf_number("%.4g", step.launches * 1e3).c_str());
   std::printf("               %s %ss/s%s per GPU, model FLOPs utilisation %s %%\n",
-              fmt("%.4g", per_second).c_str(), w.sample.c_str(),
-              w.sample == "sequence" ? (" = " + fmt("%.4g", per_second * w.tokens_per_sample) + " tokens/s").c_str() : "",
-              fmt("%.1f", 100 * mfu).c_str());
+              printf_number("%.4g", per_second).c_str(), w.sample.c_str(),
+              w.sample == "sequence" ? (" = " + printf_number("%.4g", per_second * w.tokens_per_sample) + " tokens/s").c_str() : "",
+              printf_number("%.1f", 100 * mfu).c_str());
   print_expected(w, gpu, expected, expected_per_second);
   if (tiled) {
     const double tiled_per_second = f.setup.micro_batch / tiled->total();
     std::printf("  tiled        with products timed from their shapes (compute.matmul = tiles: %d SMs, %dx%d tiles, "
                 "%s): %s ms, %s %ss/s per GPU, model FLOPs utilisation %s %%\n",
                 gpu.multiprocessors, gpu.matmul_tile_m, gpu.matmul_tile_n,
-                fmt("%.4g TFLOP/s", gpu.achievable(math) / 1e12).c_str(), fmt("%.4g", tiled->total() * 1e3).c_str(),
-                fmt("%.4g", tiled_per_second).c_str(), w.sample.c_str(),
-                fmt("%.1f", 100 * models::model_flops_utilisation(w, f.setup.micro_batch, tiled->total(), rates.matmul_flops)).c_str());
+                printf_number("%.4g TFLOP/s", gpu.achievable(math) / 1e12).c_str(), printf_number("%.4g", tiled->total() * 1e3).c_str(),
+                printf_number("%.4g", tiled_per_second).c_str(), w.sample.c_str(),
+                printf_number("%.1f", 100 * models::model_flops_utilisation(w, f.setup.micro_batch, tiled->total(), rates.matmul_flops)).c_str());
+    if (w.has_fused_attention())
+      std::printf("               FlashAttention %s\n",
+                  attention_table_applies(gpu, math)
+                      ? ("from the measured table " + gpu.attention_table_file).c_str()
+                      : "at the rate above (no gpu.attention_table for this GPU and data type)");
   }
   if (simulated) std::fputs(simulation_text(w, *simulated, f.steps, fits).c_str(), stdout);
   return 0;

@@ -1,8 +1,13 @@
 #include "sim/config/hardware_config.hpp"
 
+#include <filesystem>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 
+#include "models/input_file.hpp"
+#include "models/workload/attention_time.hpp"
 #include "models/workload/matmul_time.hpp"
 #include "sim/config/choice.hpp"
 #include "sim/config/run_config.hpp"
@@ -133,6 +138,40 @@ const char* fabric_protocol_name(FabricProtocol protocol) {
   return "?";
 }
 
+// gpu.attention_table: read and checked when the profile is, so that a bad table is an input error at its
+// own line before anything runs. Its problems name the table's file and line.
+// A name (no '/', no .csv) is a shipped table in the profile folder's gpu/attention/ ($DTSIM_PROFILE_DIR or the
+// source tree's), so that a profile copied elsewhere still finds it; a path is read from the folder of the file
+// that set it.
+static std::string attention_table_path(const Scenario& s) {
+  const std::string value = trim(s.text("gpu.attention_table"));
+  const bool is_path = value.find('/') != std::string::npos ||
+                       (value.size() > 4 && value.compare(value.size() - 4, 4, ".csv") == 0);
+  if (value.empty() || is_path) return s.file_path("gpu.attention_table");
+  return (std::filesystem::path(default_profile_dir()) / "gpu" / "attention" / (value + ".csv")).string();
+}
+
+static void load_attention_table(const Scenario& s, GpuSpec& g) {
+  const std::string path = attention_table_path(s);
+  if (path.empty()) return;
+  models::InputFileProblem problem;
+  const std::optional<std::string> text = models::read_input_file(path, models::kMaxTextInputBytes, problem);
+  if (!text)
+    s.fail("gpu.attention_table", "attention table '" + path + "' " + problem.reason,
+           "give a table's name in network_profiles/gpu/attention/ (e.g. h100-80gb-flash2) or a CSV of "
+           "pass,causal,head_dim,sequence,tflops, or leave it empty");
+  try {
+    g.attention_table = std::make_shared<const models::AttentionTable>(models::parse_attention_table(*text));
+  } catch (const models::AttentionTableError& e) {
+    if (e.line > 0)
+      throw InputError(Origin::at(path, e.line), "gpu.attention_table", e.what(),
+                       "each line is pass,causal,head_dim,sequence,tflops, e.g. forward+backward,yes,128,2048,265");
+    s.fail("gpu.attention_table", "attention table '" + path + "': " + e.what(),
+           "give forward+backward points for both masks");
+  }
+  g.attention_table_file = path;
+}
+
 GpuSpec make_gpu_spec(const Scenario& s) {
   GpuSpec g;
   g.name = s.text("gpu.name").empty() ? s.text("gpu.profile") : s.text("gpu.name");
@@ -165,6 +204,7 @@ GpuSpec make_gpu_spec(const Scenario& s) {
       s.fail_at_set({key, peak}, "is above " + peak + ": a kernel cannot beat the peak",
                     "give the rate large products were measured at, at most the peak");
   }
+  load_attention_table(s, g);
   g.power_idle = s.quantity("gpu.power_idle");
   g.power_busy = s.quantity("gpu.power_busy");
   g.price_low = s.real("gpu.price_low");
@@ -246,6 +286,11 @@ void add_hardware_keys(std::vector<KeySpec>& keys) {
       quantity("gpu.achievable_bf16", Dimension::FlopRate, "0FLOPS", at_least(0),
                "FLOP rate large BF16/FP16 products reach in a kernel benchmark, for compute.matmul = tiles "
                "(0 = not known)"),
+      text("gpu.attention_table", "",
+           "The fused attention kernel's measured BF16/FP16 throughput: a table's name in network_profiles/gpu/attention/, "
+           "or a CSV path (pass,causal,head_dim,sequence,tflops) relative to the file that sets it; compute.matmul = "
+           "tiles times FlashAttention layers from it (empty = none: their FLOPs run at gpu.achievable_bf16)",
+           true),
       quantity("gpu.power_idle", Dimension::Power, "0W", at_least(0),
                "Board power of a GPU that runs no kernel (0 = not known)"),
       quantity("gpu.power_busy", Dimension::Power, "0W", at_least(0),

@@ -1,10 +1,15 @@
 // The hardware a scenario runs on: the GPU and fabric profiles, as resolved (profile file + overrides).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "models/name_table.hpp"
+
+namespace dtsim::models {
+class AttentionTable;
+}
 
 namespace dtsim::sim {
 
@@ -44,6 +49,10 @@ struct GpuSpec {
   int multiprocessors = 0;
   int matmul_tile_m = 128, matmul_tile_n = 256;
   double achievable_fp32 = 0, achievable_tf32 = 0, achievable_bf16 = 0;
+  // The measured BF16/FP16 throughput of the fused attention kernel (gpu.attention_table, a file beside the
+  // profile), which compute.matmul = tiles times FlashAttention layers from; null = none given.
+  std::shared_ptr<const models::AttentionTable> attention_table{};
+  std::string attention_table_file{};
   double power_idle = 0;  // watts; 0 = not known
   double power_busy = 0;  // watts; 0 = not known
   double price_low = 0;   // per GPU-hour, in price_currency; 0 = no price

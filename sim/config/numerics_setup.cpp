@@ -150,6 +150,10 @@ models::MemorySetup run_memory_setup(const RunConfig& c) {
   return s;
 }
 
+bool attention_table_applies(const GpuSpec& gpu, MathMode math) {
+  return math == MathMode::Bf16 && gpu.attention_table != nullptr;
+}
+
 models::MatmulUnit matmul_unit(const GpuSpec& gpu, MathMode math, MatmulModel matmul) {
   models::MatmulUnit u;
   if (matmul != MatmulModel::Tiles) return u;
@@ -158,6 +162,7 @@ models::MatmulUnit matmul_unit(const GpuSpec& gpu, MathMode math, MatmulModel ma
   u.tile_n = gpu.matmul_tile_n;
   u.large_product_flops = gpu.achievable(math);
   u.memory_bandwidth = gpu.memory_bandwidth;
+  if (attention_table_applies(gpu, math)) u.attention = gpu.attention_table;
   return u;
 }
 

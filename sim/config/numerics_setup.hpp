@@ -39,6 +39,9 @@ models::MemorySetup run_memory_setup(const RunConfig& config);
 // with compute.matmul = tiles also its matrix unit (SMs, tile, achievable rate in `math`), which then times the
 // products in place of the peak × efficiency.
 models::DeviceRates run_device_rates(const GpuSpec& gpu, MathMode math, MatmulModel matmul);
+// Whether compute.matmul = tiles times `gpu`'s fused attention kernels from its gpu.attention_table: the tables
+// measure FlashAttention, which runs in BF16/FP16 only.
+bool attention_table_applies(const GpuSpec& gpu, MathMode math);
 // The matrix unit alone (disabled for the roofline).
 models::MatmulUnit matmul_unit(const GpuSpec& gpu, MathMode math, MatmulModel matmul);
 

@@ -253,8 +253,10 @@ const Origin& Scenario::origin(const std::string& key) const {
 std::string Scenario::file_path(const std::string& key) const {
   const std::string path = trim(text(key));
   const Origin& where = origin(key);
-  if (path.empty() || !std::filesystem::path(path).is_relative() || where.command_line || path_.empty()) return path;
-  return (std::filesystem::path(path_).parent_path() / path).lexically_normal().string();
+  // The file that set it: the scenario, or a profile (whose tables sit beside it).
+  const std::string& from = where.file.empty() ? path_ : where.file;
+  if (path.empty() || !std::filesystem::path(path).is_relative() || where.command_line || from.empty()) return path;
+  return (std::filesystem::path(from).parent_path() / path).lexically_normal().string();
 }
 
 double Scenario::quantity(const std::string& key) const {

@@ -49,7 +49,8 @@ class Scenario {
   double quantity(const std::string& key) const;  // in the dimension's base unit
   std::vector<int64_t> int_list(const std::string& key) const;
   // The key's trimmed text read as a file path, resolved like a profile path: a relative path set in a
-  // scenario file is relative to that file's folder, one set on the command line to the working folder.
+  // scenario or profile file is relative to that file's folder, one set on the command line to the working
+  // folder.
   std::string file_path(const std::string& key) const;
   const Origin& origin(const std::string& key) const;
 

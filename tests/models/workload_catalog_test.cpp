@@ -90,7 +90,7 @@ TEST(WorkloadFile, ErrorsNameTheFileLineAndField) {
             "w.json:9: transformer.lora_rank: is not a field here; fields: layers, hidden, heads, kv_heads, ffn, "
             "vocab, sequence, max_positions, token_types, feed_forward, norm, bias, embedding_norm, final_norm, "
             "lm_head, span_head, tied_embeddings, head_transform, head_bias, pooler, pooler_classes, dropout, "
-            "flash_attention, lora");
+            "flash_attention, causal, lora");
   EXPECT_EQ(error_of(tiny(", \"kv_heads\": 3")),
             "w.json:8: transformer.kv_heads: must divide heads (4): each key/value head serves a whole group");
   EXPECT_EQ(error_of(tiny(", \"bias\": 1")), "w.json:8: transformer.bias: must be true or false, not 1");
