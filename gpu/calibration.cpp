@@ -87,4 +87,24 @@ double time_axpy(Ops<float>& ops, size_t count, const TimingBudget& budget) {
 
 double time_empty_call(Ops<float>& ops, const TimingBudget& budget) { return time_axpy(ops, 1, budget); }
 
+AttentionSeconds time_attention(Ops<float>& ops, int batch, int seq, int heads, int head_dim, bool causal,
+                                const TimingBudget& budget) {
+  if (batch < 1 || seq < 1 || heads < 1 || head_dim < 1)
+    throw std::invalid_argument("time_attention: every dimension must be at least 1");
+  const AttentionShape shape{batch, seq, heads, head_dim, causal, nullptr};
+  const size_t tokens = static_cast<size_t>(batch) * seq, width = static_cast<size_t>(heads) * head_dim;
+  const size_t scores = static_cast<size_t>(batch) * heads * seq * seq;
+  // Small values keep the softmax away from overflow however the calls repeat.
+  const DeviceBuffer q(ops, tokens * width, 0.01f), k(ops, tokens * width, 0.02f), v(ops, tokens * width, 0.5f);
+  const DeviceBuffer probs(ops, scores, 0.0f), out(ops, tokens * width, 0.0f), dout(ops, tokens * width, 0.001f);
+  const DeviceBuffer dq(ops, tokens * width, 0.0f), dk(ops, tokens * width, 0.0f), dv(ops, tokens * width, 0.0f);
+  AttentionSeconds t;
+  t.forward = best_seconds_per_call([&] { ops.attention_forward(shape, q.get(), k.get(), v.get(), probs.get(), out.get()); },
+                                    [&] { (void)ops.sum(out.get(), 1); }, budget);
+  t.backward = best_seconds_per_call(
+      [&] { ops.attention_backward(shape, q.get(), k.get(), v.get(), probs.get(), dout.get(), dq.get(), dk.get(), dv.get()); },
+      [&] { (void)ops.sum(dq.get(), 1); }, budget);
+  return t;
+}
+
 }  // namespace dtsim::gpu

@@ -29,4 +29,12 @@ double time_axpy(Ops<float>& ops, size_t count, const TimingBudget& budget);
 // The same on a single element: the fixed cost of one backend call (on CUDA, a kernel launch).
 double time_empty_call(Ops<float>& ops, const TimingBudget& budget);
 
+// The backend's attention op over `batch` sequences of `seq` tokens, `heads` heads of `head_dim`: the forward pass
+// and, after it, the backward pass (which reads the forward's probabilities), each timed on its own.
+struct AttentionSeconds {
+  double forward = 0, backward = 0;  // per call
+};
+AttentionSeconds time_attention(Ops<float>& ops, int batch, int seq, int heads, int head_dim, bool causal,
+                                const TimingBudget& budget);
+
 }  // namespace dtsim::gpu

@@ -34,13 +34,16 @@ const char* const kHelp =
     "Measures this machine's compute backend in wall-clock time and writes what it found as a GPU profile:\n"
     "FP32 matrix products over a sweep of shapes (square, skinny in rows, short and long in the inner\n"
     "dimension), y += a*x over vectors of 4 to 256 MiB (the memory bandwidth), and the same call on one element\n"
-    "(the fixed cost of a call: a kernel launch on CUDA). Each figure is the fastest of 5 batches of calls.\n"
+    "(the fixed cost of a call: a kernel launch on CUDA), and the attention op forward and backward over\n"
+    "sequence lengths and head widths, with and without the causal mask. Each figure is the fastest of 5\n"
+    "batches of calls.\n"
     "Prints every measurement beside the time the written profile gives it, and writes\n"
     "  DIR/gpu.ini          a [gpu] profile: peak = the fastest product's rate, efficiency = the largest\n"
     "                       product's rate over it, memory bandwidth, launch overhead; a run reads it with\n"
     "                       --set gpu.profile=DIR/gpu.ini (or gpu.profile in a scenario)\n"
     "  DIR/calibration.csv  one row per measurement, with the profile's time and its error\n"
-    "DIR is created; a DIR that already holds either file is refused, so nothing is overwritten.\n"
+    "  DIR/attention.csv    the attention measurements as the profile's gpu.attention_table\n"
+    "DIR is created; a DIR that already holds any of these files is refused, so nothing is overwritten.\n"
     "\n"
     "  --out DIR           where to write (required)\n"
     "  --backend B         cpu | cuda | auto (default auto: CUDA when a device answers, else the CPU)\n"
@@ -106,17 +109,33 @@ Flags parse_flags(int argc, char** argv) {
 
 // The shapes measured: squares, then the skinny and long products that small batches, adapters and
 // projections make; the CUDA backend gets larger squares, which only a GPU finishes in a fraction of a second.
+struct AttentionPoint {
+  int batch, seq, heads, head_dim;
+};
+
 struct Sweep {
   std::vector<std::array<int, 3>> products;  // m, n, k
   std::vector<size_t> stream_elements;
+  std::vector<AttentionPoint> attention;  // each with and without the causal mask
   gpu::TimingBudget budget;
 };
+
+// Attention as FlashAttention's benchmark runs it: a fixed number of tokens and a fixed model width per call,
+// over sequence lengths and head widths (16,384 tokens of width 2,048 there; a CPU gets 1,024 of 256).
+std::vector<AttentionPoint> attention_sweep(int tokens, int width, const std::vector<int>& head_dims,
+                                            const std::vector<int>& sequences) {
+  std::vector<AttentionPoint> points;
+  for (const int head_dim : head_dims)
+    for (const int seq : sequences) points.push_back({tokens / seq, seq, width / head_dim, head_dim});
+  return points;
+}
 
 Sweep sweep_for(bool quick, bool cuda) {
   Sweep s;
   if (quick) {
     s.products = {{32, 32, 32}, {64, 64, 64}, {128, 128, 128}, {4, 128, 128}};
     s.stream_elements = {size_t{1} << 16, size_t{1} << 18};
+    s.attention = attention_sweep(64, 32, {16}, {16, 32});
     s.budget = {0.002, 3};
     return s;
   }
@@ -128,6 +147,8 @@ Sweep sweep_for(bool quick, bool cuda) {
   s.products.push_back({128, 128, 8192});
   s.stream_elements = {size_t{1} << 20, size_t{1} << 22, size_t{1} << 24};
   if (cuda) s.stream_elements.push_back(size_t{1} << 26);
+  s.attention = cuda ? attention_sweep(16384, 2048, {64, 128}, {512, 1024, 2048})
+                     : attention_sweep(1024, 256, {32, 64}, {128, 256, 512});
   s.budget = {0.1, 5};
   return s;
 }
@@ -163,7 +184,7 @@ int command_calibrate(int argc, char** argv) {
   if (flags.out.empty()) throw InputError("command line", "--out", "is required", "give --out DIR, a folder to write");
   const fs::path out(flags.out);
   std::error_code ec;
-  for (const char* name : {"gpu.ini", "calibration.csv"})
+  for (const char* name : {"gpu.ini", "calibration.csv", "attention.csv"})
     if (fs::exists(fs::symlink_status(out / name, ec)))
       throw InputError("command line", "--out", (out / name).string() + " exists and would be overwritten",
                        "give another folder, or move that file away");
@@ -198,6 +219,12 @@ int command_calibrate(int argc, char** argv) {
   for (const size_t count : sweep.stream_elements)
     c.streams.push_back({count, gpu::time_axpy(ops, count, sweep.budget)});
   c.empty_call_seconds = gpu::time_empty_call(ops, sweep.budget);
+  for (const AttentionPoint& a : sweep.attention)
+    for (const bool causal : {false, true}) {
+      const gpu::AttentionSeconds t =
+          gpu::time_attention(ops, a.batch, a.seq, a.heads, a.head_dim, causal, sweep.budget);
+      c.attention.push_back({a.batch, a.seq, a.heads, a.head_dim, causal, t.forward, t.backward});
+    }
   const CalibratedProfile profile = fit_profile(c);
 
   std::printf("%-22s %12s %12s %14s %8s\n", "product m x n x k", "measured ms", "GFLOP/s", "profile's ms", "error");
@@ -211,6 +238,11 @@ int command_calibrate(int argc, char** argv) {
   for (const StreamMeasurement& s : c.streams)
     std::printf("y += a*x, %9zu floats: %10.4f ms, %8.2f GB/s\n", s.count, s.seconds * 1e3, s.bandwidth() / 1e9);
   std::printf("empty call: %.3f us\n", c.empty_call_seconds * 1e6);
+  for (const AttentionMeasurement& a : c.attention)
+    std::printf("attention %d x %d tokens, %d heads of %d%s: forward %.4f ms, backward %.4f ms (%.2f GFLOP/s "
+                "forward + backward)\n",
+                a.batch, a.seq, a.heads, a.head_dim, a.causal ? ", causal" : "", a.forward_seconds * 1e3,
+                a.backward_seconds * 1e3, 3.5 * a.forward_flops() / (a.forward_seconds + a.backward_seconds) / 1e9);
 
   ProfileHeader header;
   header.name = flags.name.empty() ? "calibrated " + backend.description : flags.name;
@@ -219,6 +251,8 @@ int command_calibrate(int argc, char** argv) {
   header.command = command_text(argc, argv);
   header.date = utc_now();
   header.memory_bytes = memory;
+  header.attention_table = "attention.csv";
+  write_file_atomically(out.string(), "attention.csv", attention_table_csv(c.attention, header));
   write_file_atomically(out.string(), "calibration.csv", calibration_csv(c, profile));
   write_file_atomically(out.string(), "gpu.ini", profile_ini(profile, header));
   std::printf("profile: %s (peak %s, efficiency %.3f, %s, %s per launch)\n", (out / "gpu.ini").string().c_str(),

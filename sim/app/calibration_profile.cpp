@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "models/workload/attention_time.hpp"
 #include "sim/scenario/text.hpp"
 
 namespace dtsim::sim {
@@ -79,6 +80,47 @@ std::string profile_ini(const CalibratedProfile& p, const ProfileHeader& h) {
   s += "launch_overhead = " + time_text(p.launch_overhead) + "\n";
   s += "# Given with --memory, or the host's physical memory for the CPU backend.\n";
   s += "memory = " + bytes_text(h.memory_bytes) + "\n";
+  if (!h.attention_table.empty()) {
+    s += "# The backend's attention op measured over sequence lengths, head widths and both masks (compute.matmul =\n";
+    s += "# tiles times FlashAttention layers from it); the table beside this file.\n";
+    s += "attention_table = " + h.attention_table + "\n";
+  }
+  return s;
+}
+
+double AttentionMeasurement::forward_flops() const {
+  const models::AttentionShape shape{static_cast<double>(heads), static_cast<double>(head_dim),
+                                     static_cast<double>(seq), causal};
+  return shape.forward_flops(batch);
+}
+
+std::string attention_table_csv(const std::vector<AttentionMeasurement>& attention, const ProfileHeader& h) {
+  bool mask_seen[2] = {false, false};
+  for (const AttentionMeasurement& a : attention) {
+    if (a.batch < 1 || a.seq < 1 || a.heads < 1 || a.head_dim < 1 || !(a.forward_seconds > 0) ||
+        !(a.backward_seconds > 0))
+      throw std::invalid_argument("attention_table_csv: a measurement with no shape or no positive time");
+    mask_seen[a.causal ? 1 : 0] = true;
+  }
+  if (!mask_seen[0] || !mask_seen[1])
+    throw std::invalid_argument("attention_table_csv: both masks must be measured");
+  std::string s;
+  s += "# Written by `" + h.command + "` on " + h.date + "; backend: " + h.backend + ".\n";
+  s += "# The backend's own attention op (scores stored, not a fused kernel), each point the fastest of its\n";
+  s += "# batches. Rates at the FlashAttention benchmark's FLOP count: 4 * batch * seq^2 * heads * head_dim\n";
+  s += "# forward (halved with the causal mask), 3.5 times that forward + backward.\n";
+  s += "pass,causal,head_dim,sequence,tflops\n";
+  for (const AttentionMeasurement& a : attention) {
+    const double flops = a.forward_flops();
+    const char* causal = a.causal ? "yes" : "no";
+    s += "# batch " + std::to_string(a.batch) + ", " + std::to_string(a.heads) + " heads: forward " +
+         printf_number("%.6g ms", a.forward_seconds * 1e3) + ", backward " +
+         printf_number("%.6g ms", a.backward_seconds * 1e3) + "\n";
+    s += std::string("forward,") + causal + "," + std::to_string(a.head_dim) + "," + std::to_string(a.seq) + "," +
+         printf_number("%.9g", flops / a.forward_seconds / 1e12) + "\n";
+    s += std::string("forward+backward,") + causal + "," + std::to_string(a.head_dim) + "," + std::to_string(a.seq) +
+         "," + printf_number("%.9g", 3.5 * flops / (a.forward_seconds + a.backward_seconds) / 1e12) + "\n";
+  }
   return s;
 }
 

@@ -23,10 +23,20 @@ struct StreamMeasurement {
   double bandwidth() const { return bytes() / seconds; }
 };
 
+// The backend's attention op on `batch` sequences: forward, then backward, each per call.
+struct AttentionMeasurement {
+  int batch = 0, seq = 0, heads = 0, head_dim = 0;
+  bool causal = false;
+  double forward_seconds = 0, backward_seconds = 0;
+  // The FlashAttention benchmark's count (models/workload/attention_time.hpp), which attention tables use.
+  double forward_flops() const;
+};
+
 struct Calibration {
   std::vector<ProductMeasurement> products;
   std::vector<StreamMeasurement> streams;
   double empty_call_seconds = 0;
+  std::vector<AttentionMeasurement> attention;  // empty: no attention table is written
 };
 
 // What a run's roofline reads. peak is the fastest product's rate, achievable the rate of the product with the
@@ -54,10 +64,17 @@ struct ProfileHeader {
   std::string command;      // the command line that made it
   std::string date;         // UTC, ISO 8601
   double memory_bytes = 0;  // gpu.memory
+  std::string attention_table;  // the attention table's file name beside the profile; empty: none
 };
 
 // The profile as an .ini file of the [gpu] section, each value with the comment saying where it came from.
 std::string profile_ini(const CalibratedProfile& profile, const ProfileHeader& header);
+
+// The attention measurements as a gpu.attention_table (pass,causal,head_dim,sequence,tflops): per shape, the forward
+// rate and the forward + backward rate at the benchmark's FLOP count, so that a run derives the measured backward
+// rate back from them. Throws std::invalid_argument for a measurement without a positive time or shape, or when
+// one mask has none (a table needs both).
+std::string attention_table_csv(const std::vector<AttentionMeasurement>& attention, const ProfileHeader& header);
 
 // One row per measurement: kind, shape or count, FLOPs, bytes, measured seconds, rate, the profile's seconds and
 // its error against the measurement.

@@ -106,6 +106,31 @@ TEST(Calibrate, WritesAProfileThatALaterCommandReadsBack) {
   const auto check = run_dtsim("check " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/workload_resnet50.ini " +
                                "--set gpu.profile=" + (out / "gpu.ini").string());
   EXPECT_EQ(check.exit_code, 0) << check.output;
+
+  // The attention op, 2 shapes × 2 masks, forward and forward + backward each: the profile's attention table,
+  // which a FlashAttention run under compute.matmul = tiles times its attention from (the SM count is not
+  // measured, so the run gives it).
+  const std::string table = read(out / "attention.csv");
+  int forward = 0, pair = 0;
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) {
+    forward += line.rfind("forward,", 0) == 0;
+    pair += line.rfind("forward+backward,", 0) == 0;
+  }
+  EXPECT_EQ(forward, 4) << table;
+  EXPECT_EQ(pair, 4) << table;
+  EXPECT_NE(read(out / "gpu.ini").find("\nattention_table = attention.csv\n"), std::string::npos);
+  const fs::path run = f.path / "run";
+  const auto lora = run_dtsim("run " + std::string(DTSIM_SOURCE_DIR) + "/scenarios/workload_llama_7b_lora.ini --quiet " +
+                                  "--set cluster.workers=1 --set cluster.gpus_per_node=1 --set cluster.topology=star " +
+                                  "--set workload.steps=2 --set compute.matmul=tiles --set gpu.multiprocessors=1 " +
+                                  "--set gpu.memory=1TB --set gpu.profile=" + (out / "gpu.ini").string() +
+                                  " --out " + run.string(),
+                              true);
+  ASSERT_EQ(lora.exit_code, 0) << lora.err;
+  const nlohmann::json model = nlohmann::json::parse(read(run / "summary.json"))["compute_model"]["gpus"][0];
+  EXPECT_EQ(model["fused_attention"], "table");
+  EXPECT_EQ(fs::path(model["attention_table"].get<std::string>()).filename(), "attention.csv");
 }
 
 TEST(Calibrate, RefusesToOverwriteAndBadFlags) {

@@ -18,7 +18,7 @@
 #      metrics.csv), the 8-worker quickstart and the centralised LeNet; last, the MLP on the device's CPU, for
 #      its time beside the GPU's (this machine's CPU results are in docs/compute.md);
 #   4. golden digests of six CPU cases on the device's CPU, another CPU model for docs/testing.md;
-#   5. dtsim calibrate --backend cuda: the GPU's products, memory bandwidth and launch cost as a profile.
+#   5. dtsim calibrate --backend cuda: the GPU's products, memory bandwidth, launch cost and attention as a profile.
 # Everything lands in OUT_DIR (default $OUT): logs, GoogleTest XML, the benchmark's JSON, each run's folder, and
 # summary.txt, which is also printed. Exit status 0 only when every step passed.
 set -u
@@ -118,9 +118,10 @@ for case_name in sync-mlp fedavg bf16 zero-3 qa-lora async-ps; do
 done
 
 # ---- 5. dtsim calibrate on the GPU ------------------------------------------------------------------------------
-# The device measured as a profile (docs/compute.md, "dtsim calibrate"): gpu.ini and calibration.csv land in OUT.
+# The device measured as a profile (docs/compute.md, "dtsim calibrate"): gpu.ini, calibration.csv and attention.csv
+# (its attention op at FlashAttention's benchmark shapes) land in OUT.
 mem_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -n 1 | tr -d ' ')
-timeout 60 "$work/dtsim" calibrate --backend cuda --memory "${mem_mib:-0}MiB" --out "$out/calibrate" \
+timeout 120 "$work/dtsim" calibrate --backend cuda --memory "${mem_mib:-0}MiB" --out "$out/calibrate" \
   > "$out/calibrate.log" 2>&1
 rc=$?
 tee -a "$summary" < "$out/calibrate.log"

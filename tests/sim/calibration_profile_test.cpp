@@ -5,7 +5,9 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "models/workload/attention_time.hpp"
 #include "sim/app/calibration_profile.hpp"
 
 namespace {
@@ -80,6 +82,42 @@ TEST(CalibrationProfile, MissingOrNonPositiveMeasurementsAreRefused) {
   Calibration no_call = hand_made();
   no_call.empty_call_seconds = 0;
   EXPECT_THROW(dtsim::sim::fit_profile(no_call), std::invalid_argument);
+}
+
+// Two shapes of 2 sequences of 64 tokens, 4 heads of 32, one per mask: 4 · 2 · 64² · 4 · 32 = 4,194,304 forward
+// FLOPs without the mask, half with it. Forward 1 ms and backward 2 ms (no mask), 0.8 and 1.5 ms (causal).
+TEST(CalibrationProfile, TheAttentionTableGivesBackTheMeasuredRatesInBothDirections) {
+  const std::vector<dtsim::sim::AttentionMeasurement> measured = {{2, 64, 4, 32, false, 1e-3, 2e-3},
+                                                                   {2, 64, 4, 32, true, 0.8e-3, 1.5e-3}};
+  EXPECT_DOUBLE_EQ(measured[0].forward_flops(), 4194304.0);
+  EXPECT_DOUBLE_EQ(measured[1].forward_flops(), 2097152.0);
+  ProfileHeader header;
+  header.command = "dtsim calibrate";
+  const std::string csv = dtsim::sim::attention_table_csv(measured, header);
+  const dtsim::models::AttentionTable table = dtsim::models::parse_attention_table(csv);
+  EXPECT_EQ(table.points(), 4u);
+  // Forward: F / t. Backward: what forward + backward at 3.5 F / (t_f + t_b) leaves after the forward, which is
+  // the measured 2.5 F / t_b (to the nine significant digits the table holds).
+  const auto near = [](double got, double want) { EXPECT_NEAR(got / want, 1.0, 1e-7) << got << " against " << want; };
+  near(table.forward_rate(32, 64, false), 4194304.0 / 1e-3);
+  near(table.backward_rate(32, 64, false), 2.5 * 4194304.0 / 2e-3);
+  near(table.forward_rate(32, 64, true), 2097152.0 / 0.8e-3);
+  near(table.backward_rate(32, 64, true), 2.5 * 2097152.0 / 1.5e-3);
+  // One mask alone makes no table, and a time that is not positive is refused.
+  EXPECT_THROW(dtsim::sim::attention_table_csv({measured[0]}, header), std::invalid_argument);
+  EXPECT_THROW(dtsim::sim::attention_table_csv({measured[0], {2, 64, 4, 32, true, 0, 1e-3}}, header),
+               std::invalid_argument);
+}
+
+TEST(CalibrationProfile, AProfileWithAnAttentionTableNamesIt) {
+  ProfileHeader header;
+  header.name = "bench";
+  header.attention_table = "attention.csv";
+  const Calibration c = hand_made();
+  EXPECT_NE(dtsim::sim::profile_ini(dtsim::sim::fit_profile(c), header).find("\nattention_table = attention.csv\n"),
+            std::string::npos);
+  header.attention_table.clear();
+  EXPECT_EQ(dtsim::sim::profile_ini(dtsim::sim::fit_profile(c), header).find("attention_table"), std::string::npos);
 }
 
 }  // namespace
