@@ -153,19 +153,12 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
                            : t.zero_stage == 3             ? 3 * buckets + 2
                                                            : buckets + (t.zero_stage > 0 ? 1 : 0);
   std::string described;
-  std::string fidelity_note;
   const MakeCollective make = [&](CollectiveKind kind, const std::string& name) {
     try {
       // ZeRO's reduce-scatters and all-gathers run as rings, as NCCL runs them.
       const Algorithm algorithm = kind == CollectiveKind::Allreduce ? cfg.collectives.algorithm : Algorithm::Ring;
       auto c = make_collective(kind, algorithm, cfg.collectives.fidelity, platform, name, options);
       if (described.empty()) described = c->describe();
-      // Analytic times each call as if alone on the links: ZeRO-3's weight gathers and gradient reduce-scatters
-      // run at once and share the NICs, which only flows (aggregated, stepwise) charge.
-      if (cfg.collectives.fidelity == Fidelity::Auto && c->fidelity() == Fidelity::Analytic && t.zero_stage == 3)
-        fidelity_note = "fidelity auto chose analytic (its flows exceed auto's budget), which times each collective as "
-                        "if alone: ZeRO-3's all-gathers and reduce-scatters, which run at once, do not contend for the "
-                        "links here; --set collective.fidelity=aggregated charges that contention (slower to simulate)";
       return c;
     } catch (const CollectiveError& e) {
       throw InputError("collective", collective_key_of(e.cause()), e.reason(), e.hint());
@@ -179,7 +172,6 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   t.stragglers = stragglers;
   t.one_rank_may_stand_in = cfg.heterogeneity.empty();  // slow hosts, draws and competing flows make ranks differ
   out.timing = run_sync_timing(platform, t, make);
-  out.note = fidelity_note;
   out.collective = described;
   const auto& ends = out.timing.step_end_s;
   // The first step also fills the pipeline of buckets and builds the collectives' plans.
@@ -302,7 +294,6 @@ std::string simulation_text(const models::Workload& w, const SimulationSummary& 
     append(out, "               energy at %g W per GPU computing (%s %% of the time)%s, %g W idle: %s kWh per %s\n",
            g.power_busy, printf_number("%.1f", 100 * r.busy_share).c_str(), computing.c_str(), g.power_idle,
            printf_number("%.4g", r.energy_kwh).c_str(), r.unit.c_str());
-  if (!sim.note.empty()) append(out, "  note         %s\n", sim.note.c_str());
   return out;
 }
 
@@ -332,7 +323,6 @@ nlohmann::ordered_json simulation_json(const SimulationSummary& r, int steps) {
           {"energy_kwh_per_unit", r.sim.gpu.has_power() ? nlohmann::json(r.energy_kwh) : nlohmann::json(nullptr)},
           {"wall_s_per_step", wall_per_step(r.sim.timing.step_wall_s)}};
   if (!r.sim.details.empty()) j[to_string(r.sim.strategy)] = r.sim.details;
-  if (!r.sim.note.empty()) j["note"] = r.sim.note;
   return j;
 }
 

@@ -29,7 +29,6 @@ struct SimulatedSteps {
   double end_s = 0;         // when the last step (and, for async-ps, every shard's last update) had ended
   double one_gpu_step_s = 0;  // a step's micro-batches on one GPU, and its optimizer step: compute only
   nlohmann::ordered_json details;  // async-ps: shards and staleness; federated: rounds and reports
-  std::string note;  // what the figures leave out, when the run's choices make it matter (printed and in JSON)
   GpuSpec gpu;
   FabricSpec fabric;
 };

@@ -69,6 +69,7 @@ PlannedCollective::PlannedCollective(CollectiveKind kind, Algorithm algorithm, F
       hosts_(platform.workers),
       calibration_(platform.calibration),
       shared_routes_(platform.routes ? platform.routes : std::make_shared<RouteCache>()),
+      shared_links_(platform.analytic_links),
       name_(std::move(name)),
       options_(options),
       builder_(std::move(builder)) {
@@ -275,7 +276,7 @@ void PlannedCollective::time_plan(const Plan& plan, const ProtocolCosts& costs, 
                                               adjusted(level_links_[ph][1], options_.inter_node_hops))
                                         : g.schedule->seconds(link));
       }
-      if (fidelity_ != Fidelity::Aggregated) continue;
+      if (fidelity_ == Fidelity::Stepwise) continue;
       for (int pos = 0; pos < g.schedule->size(); ++pos) {
         const PeerTotals t = g.schedule->totals(pos);
         uint64_t out = 0, in = 0;
@@ -292,6 +293,8 @@ void PlannedCollective::time_plan(const Plan& plan, const ProtocolCosts& costs, 
                                   : 0.0;
     p.phase_seconds.push_back(seconds);
     p.residual.push_back(std::max(0.0, seconds - flows));
+    // Analytic: the part of the phase the links set (its flows less their latency), which concurrent calls share.
+    p.link_seconds += std::min(seconds, std::max(0.0, flows - (any_flow ? links_[ph].alpha : 0.0)));
     p.total_seconds += seconds;
   }
 }
@@ -403,7 +406,18 @@ void PlannedCollective::run_analytic(int rank, const Prepared& p) {
     bytes_sent_ += p.total_bytes;  // the bytes the algorithm would move
     if (LinkTraffic* traffic = LinkTraffic::active()) record_planned_traffic(*traffic, p);
   }
-  if (p.total_seconds > 0.0) sg4::this_actor::sleep_for(p.total_seconds);
+  if (!shared_links_) {
+    if (p.total_seconds > 0.0) sg4::this_actor::sleep_for(p.total_seconds);
+    return;
+  }
+  // Rank 0 times the call for all: its latencies alone, then its link-bound part shared with the other calls
+  // on these ranks in progress meanwhile (alone, the two add up to the closed form). The others wait for it.
+  if (rank == 0) {
+    const double latency = p.total_seconds - p.link_seconds;
+    if (latency > 0.0) sg4::this_actor::sleep_for(latency);
+    shared_links_->serve(hosts_, p.link_seconds);
+  }
+  if (!stand_in_) barrier().wait();
 }
 
 // An analytic call moves no SimGrid flows; links.csv still shows the transfers its plan stands for, each

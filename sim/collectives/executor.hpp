@@ -12,7 +12,9 @@
 // replayed time instead (or longer, if other traffic slows its flows past it). Without other traffic this
 // equals stepwise; with other traffic the flows still share links through max-min.
 //
-// Analytic: a barrier, then sleep_for(the phases' times). No flows.
+// Analytic: a barrier, then the phases' times: their latencies, then their link-bound part (the busiest rank's
+// bytes at the phase's bandwidth share), which concurrent analytic calls over the same ranks share equally
+// (world/shared_links.hpp), as flows on the same bottleneck would. No flows.
 //
 // Phase times: plans with a schedule that is timed_by_replay (tree, halving-doubling, the chain, channel
 // rings) are replayed (replay_plan) on a fluid model of SimGrid's CM02 sharing on the platform's links
@@ -79,6 +81,7 @@ class PlannedCollective final : public Collective {
     std::vector<double> residual;  // aggregated: what each phase's latency terms add to its flows
     std::vector<bool> until_replayed;  // aggregated: the phase is timed by replay (it lasts phase_seconds)
     double total_seconds = 0.0;  // with the protocol's call latency
+    double link_seconds = 0.0;   // analytic and aggregated: of total_seconds, what the links' bandwidth sets
     uint64_t total_bytes = 0;
     Protocol protocol = Protocol::None;  // as chosen for this size (never Auto)
     ProtocolCosts costs;
@@ -126,6 +129,7 @@ class PlannedCollective final : public Collective {
   std::vector<simgrid::s4u::Host*> hosts_;
   std::shared_ptr<const topology::LinkCalibration> calibration_;  // may be null (see Platform::calibration)
   std::shared_ptr<RouteCache> shared_routes_;  // the platform's, shared with its other collectives
+  std::shared_ptr<SharedLinks> shared_links_;  // the platform's; null: analytic calls never share links
   std::string name_;
   CollectiveOptions options_;
   PlanBuilder builder_;

@@ -44,6 +44,7 @@ Platform worker_group(const Platform& platform, const std::vector<int>& ranks) {
   g.description = platform.description;
   g.calibration = platform.calibration;
   g.routes = platform.routes;
+  g.analytic_links = platform.analytic_links;
   std::vector<int> node_index(platform.workers_of_node.size(), -1);
   for (const int r : ranks) {
     const int node = platform.node_of_worker.at(r);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/config/hardware_config.hpp"
+#include "sim/world/shared_links.hpp"
 #include "sim/world/topology/calibration.hpp"
 
 namespace dtsim::sim {
@@ -76,6 +77,8 @@ struct Platform {
   // null for a platform built without one, whose flows then get CollectiveOptions::bandwidth_efficiency.
   std::shared_ptr<const topology::LinkCalibration> calibration;
   std::shared_ptr<RouteCache> routes = std::make_shared<RouteCache>();  // shared by worker groups
+  // The links concurrent analytic collectives share, per rank set (shared by worker groups).
+  std::shared_ptr<SharedLinks> analytic_links = std::make_shared<SharedLinks>();
 
   int num_workers() const { return static_cast<int>(workers.size()); }
 };
