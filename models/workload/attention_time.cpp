@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "gpu/portable_math.hpp"
+
 namespace dtsim::models {
 namespace {
 
@@ -37,7 +39,8 @@ double interpolate(const Map& points, Key x, double (*axis)(double)) {
 }
 
 double linear(double x) { return x; }
-double log2_axis(double x) { return std::log2(x); }
+// Any base will do for interpolating along a log axis; dtsim's own log keeps the result the same on every CPU.
+double log_axis(double x) { return portable::log(x); }
 
 // ceil(blocks / SMs) / (blocks / SMs): how much longer a call takes than its work spread evenly over the SMs.
 double wave_quantisation(double blocks, int multiprocessors) {
@@ -76,7 +79,7 @@ AttentionTable::AttentionTable(const std::vector<AttentionPoint>& points) {
       for (const auto& [sequence, rate] : by_sequence) {
         double backward = rate;
         if (tabled_forward != forward_only.end()) {
-          const double forward = interpolate(tabled_forward->second, sequence, log2_axis);
+          const double forward = interpolate(tabled_forward->second, sequence, log_axis);
           const double left = kForwardBackwardPasses / rate - 1 / forward;  // seconds per forward FLOP
           if (!(left > 0))
             throw std::invalid_argument("the forward rate at (" +
@@ -92,7 +95,7 @@ AttentionTable::AttentionTable(const std::vector<AttentionPoint>& points) {
 
 double AttentionTable::lookup(const Series& series, double head_dim, double sequence) {
   std::map<double, double> by_width;
-  for (const auto& [width, by_sequence] : series) by_width[width] = interpolate(by_sequence, sequence, log2_axis);
+  for (const auto& [width, by_sequence] : series) by_width[width] = interpolate(by_sequence, sequence, log_axis);
   return interpolate(by_width, head_dim, linear);
 }
 

@@ -7,7 +7,7 @@
 // benchmark's FLOP count: 4 · sequences · s² · heads · head width forward, halved under a causal mask; the
 // backward pass counts 2.5 times the forward's, forward + backward 3.5 times).
 //
-// Rates between tabled points are interpolated linearly in log2(sequence length), then linearly in the head
+// Rates between tabled points are interpolated linearly in log(sequence length), then linearly in the head
 // width; outside the tabled range they are held at the nearest point. A point given for forward + backward
 // only is used for both directions; where the forward rate is tabled too, the backward rate is what remains of
 // the pair's time: 2.5 / (3.5 / rate(forward + backward) − 1 / rate(forward)).

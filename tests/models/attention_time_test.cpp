@@ -57,7 +57,7 @@ TEST(AttentionTime, TheBenchmarksOwnCallTakesTheFiguresTimes) {
 TEST(AttentionTime, TheBackwardRateIsWhatThePairLeavesAfterTheForward) {
   const AttentionTable h100 = shipped("h100-80gb-flash2.csv");
   // Causal, width 128, 2k: forward 298, forward + backward 265 → 2.5 / (3.5/265 − 1/298) ≈ 253.8 TFLOP/s.
-  EXPECT_NEAR(h100.backward_rate(128, 2048, true), 2.5 / (3.5 / (265 * T) - 1 / (298 * T)), 1e-3);
+  EXPECT_NEAR(h100.backward_rate(128, 2048, true), 2.5 / (3.5 / (265 * T) - 1 / (298 * T)), 1e-9 * T);
   EXPECT_NEAR(h100.backward_rate(128, 2048, true) / T, 253.76, 0.01);
   EXPECT_DOUBLE_EQ(h100.forward_rate(128, 2048, true), 298 * T);
 }
@@ -65,9 +65,9 @@ TEST(AttentionTime, TheBackwardRateIsWhatThePairLeavesAfterTheForward) {
 TEST(AttentionTime, RatesAreInterpolatedInLogSequenceThenInHeadWidth) {
   const AttentionTable h100 = shipped("h100-80gb-flash2.csv");
   // Halfway between 1k and 2k in log2: the mean of 350 and 362.
-  EXPECT_NEAR(h100.forward_rate(128, 1024 * std::sqrt(2.0), false), 356 * T, 1e-3);
+  EXPECT_NEAR(h100.forward_rate(128, 1024 * std::sqrt(2.0), false), 356 * T, 1e-9 * T);
   // Width 96, halfway between 64 (306 at 1k) and 128 (350): 328.
-  EXPECT_NEAR(h100.forward_rate(96, 1024, false), 328 * T, 1e-3);
+  EXPECT_NEAR(h100.forward_rate(96, 1024, false), 328 * T, 1e-9 * T);
   // Held at the ends: below 512, above 16k, below width 64.
   EXPECT_DOUBLE_EQ(h100.forward_rate(128, 128, false), 309 * T);
   EXPECT_DOUBLE_EQ(h100.forward_rate(128, 65536, false), 370 * T);
