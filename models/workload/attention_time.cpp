@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -11,9 +10,6 @@
 namespace dtsim::models {
 namespace {
 
-// The FlashAttention benchmark's FLOP count of a backward pass and of forward + backward, in forward passes.
-constexpr double kBackwardPasses = 2.5;
-constexpr double kForwardBackwardPasses = 3.5;
 // The benchmark's call (benchmarks/benchmark_flash_attention.py): batch × sequence = 16384 tokens and
 // heads × head width = 2048, in blocks of 128 query rows.
 constexpr double kBenchmarkTokens = 16384;
@@ -80,12 +76,12 @@ AttentionTable::AttentionTable(const std::vector<AttentionPoint>& points) {
         double backward = rate;
         if (tabled_forward != forward_only.end()) {
           const double forward = interpolate(tabled_forward->second, sequence, log_axis);
-          const double left = kForwardBackwardPasses / rate - 1 / forward;  // seconds per forward FLOP
+          const double left = kAttentionForwardBackwardPasses / rate - 1 / forward;  // seconds per forward FLOP
           if (!(left > 0))
             throw std::invalid_argument("the forward rate at (" +
                                         describe(AttentionPass::ForwardBackward, causal, head_dim, sequence) +
                                         ") is so much slower than forward+backward that the backward pass takes no time");
-          backward = kBackwardPasses / left;
+          backward = kAttentionBackwardPasses / left;
         }
         backward_[causal][head_dim][sequence] = backward;
       }
@@ -178,7 +174,7 @@ AttentionTime attention_time(const AttentionShape& shape, double samples, const 
   const double flops = shape.forward_flops(samples);
   t.forward = flops / table.forward_rate(shape.head_dim, shape.sequence, shape.causal) * t.waves_factor;
   t.backward =
-      kBackwardPasses * flops / table.backward_rate(shape.head_dim, shape.sequence, shape.causal) * t.waves_factor;
+      kAttentionBackwardPasses * flops / table.backward_rate(shape.head_dim, shape.sequence, shape.causal) * t.waves_factor;
   return t;
 }
 

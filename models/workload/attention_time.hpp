@@ -37,6 +37,10 @@ struct AttentionShape {
   double forward_flops(double samples) const;
 };
 
+// The FlashAttention benchmark's FLOP count of a backward pass and of forward + backward, in forward passes.
+inline constexpr double kAttentionBackwardPasses = 2.5;
+inline constexpr double kAttentionForwardBackwardPasses = 3.5;
+
 enum class AttentionPass { Forward, ForwardBackward };
 
 struct AttentionPoint {

@@ -15,6 +15,7 @@
 #include "gpu/backend.hpp"
 #include "gpu/calibration.hpp"
 #include "gpu/numerics_environment.hpp"
+#include "models/workload/attention_time.hpp"
 #include "sim/app/calibration_profile.hpp"
 #include "sim/app/flags.hpp"
 #include "sim/app/outputs.hpp"
@@ -242,7 +243,8 @@ int command_calibrate(int argc, char** argv) {
     std::printf("attention %d x %d tokens, %d heads of %d%s: forward %.4f ms, backward %.4f ms (%.2f GFLOP/s "
                 "forward + backward)\n",
                 a.batch, a.seq, a.heads, a.head_dim, a.causal ? ", causal" : "", a.forward_seconds * 1e3,
-                a.backward_seconds * 1e3, 3.5 * a.forward_flops() / (a.forward_seconds + a.backward_seconds) / 1e9);
+                a.backward_seconds * 1e3,
+                models::kAttentionForwardBackwardPasses * a.forward_flops() / (a.forward_seconds + a.backward_seconds) / 1e9);
 
   ProfileHeader header;
   header.name = flags.name.empty() ? "calibrated " + backend.description : flags.name;

@@ -119,7 +119,7 @@ std::string attention_table_csv(const std::vector<AttentionMeasurement>& attenti
     s += std::string("forward,") + causal + "," + std::to_string(a.head_dim) + "," + std::to_string(a.seq) + "," +
          printf_number("%.9g", flops / a.forward_seconds / 1e12) + "\n";
     s += std::string("forward+backward,") + causal + "," + std::to_string(a.head_dim) + "," + std::to_string(a.seq) +
-         "," + printf_number("%.9g", 3.5 * flops / (a.forward_seconds + a.backward_seconds) / 1e12) + "\n";
+         "," + printf_number("%.9g", models::kAttentionForwardBackwardPasses * flops / (a.forward_seconds + a.backward_seconds) / 1e12) + "\n";
   }
   return s;
 }

@@ -145,8 +145,7 @@ const char* fabric_protocol_name(FabricProtocol protocol) {
 // that set it.
 static std::string attention_table_path(const Scenario& s) {
   const std::string value = trim(s.text("gpu.attention_table"));
-  const bool is_path = value.find('/') != std::string::npos ||
-                       (value.size() > 4 && value.compare(value.size() - 4, 4, ".csv") == 0);
+  const bool is_path = value.find('/') != std::string::npos || std::filesystem::path(value).extension() == ".csv";
   if (value.empty() || is_path) return s.file_path("gpu.attention_table");
   return (std::filesystem::path(default_profile_dir()) / "gpu" / "attention" / (value + ".csv")).string();
 }

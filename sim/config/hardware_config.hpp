@@ -49,8 +49,8 @@ struct GpuSpec {
   int multiprocessors = 0;
   int matmul_tile_m = 128, matmul_tile_n = 256;
   double achievable_fp32 = 0, achievable_tf32 = 0, achievable_bf16 = 0;
-  // The measured BF16/FP16 throughput of the fused attention kernel (gpu.attention_table, a file beside the
-  // profile), which compute.matmul = tiles times FlashAttention layers from; null = none given.
+  // The measured BF16/FP16 throughput of the fused attention kernel (gpu.attention_table: a shipped table's name
+  // or a CSV path), which compute.matmul = tiles times FlashAttention layers from; null = none given.
   std::shared_ptr<const models::AttentionTable> attention_table{};
   std::string attention_table_file{};
   double power_idle = 0;  // watts; 0 = not known

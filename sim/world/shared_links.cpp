@@ -56,9 +56,4 @@ void SharedLinks::serve(const std::vector<sg4::Host*>& ranks, double seconds) {
   }
 }
 
-size_t SharedLinks::in_progress(const std::vector<sg4::Host*>& ranks) const {
-  const auto it = channels_.find(ranks);
-  return it == channels_.end() ? 0 : it->second.sharing(sg4::Engine::get_clock());
-}
-
 }  // namespace dtsim::sim

@@ -23,8 +23,6 @@ class SharedLinks {
   // Blocks the calling actor until `seconds` of the links' time (what the call would take alone) have been
   // served, sharing them equally with every other call on the same `ranks` in progress meanwhile.
   void serve(const std::vector<simgrid::s4u::Host*>& ranks, double seconds);
-  // Calls on `ranks` now in their link-bound part.
-  size_t in_progress(const std::vector<simgrid::s4u::Host*>& ranks) const;
 
  private:
   struct Job {
