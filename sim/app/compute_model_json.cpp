@@ -17,6 +17,8 @@ nlohmann::ordered_json gpu_json(const GpuSpec& gpu, MatmulModel model, MathMode 
     g["efficiency"] = gpu.efficiency;
   } else {
     g["achievable_flops"] = gpu.achievable(math);
+    // Memory traffic at the measured streaming fraction of the datasheet's bandwidth.
+    g["memory_efficiency"] = gpu.memory_efficiency;
     g["multiprocessors"] = gpu.multiprocessors;
     g["tile"] = std::to_string(gpu.matmul_tile_m) + "x" + std::to_string(gpu.matmul_tile_n);
     // Fused attention (FlashAttention layers): from the measured table in BF16, else its FLOPs at the rate above.

@@ -298,6 +298,7 @@ int show_workload(const Flags& f, const std::string& dir) {
   if (gpu.multiprocessors > 0 && gpu.achievable(math) > 0) {
     models::DeviceRates t = rates;
     t.matmul = matmul_unit(gpu, math, MatmulModel::Tiles);
+    t.memory_bandwidth = gpu.memory_bandwidth_for(MatmulModel::Tiles);
     tiled = models::step_compute(w, f.setup, t);
   }
   // Simulated before anything is printed, so that a bad key or cluster leaves no partial report.
@@ -380,6 +381,7 @@ int show_workload(const Flags& f, const std::string& dir) {
       doc["tiled_products"] = {{"multiprocessors", gpu.multiprocessors},
                                {"tile", std::to_string(gpu.matmul_tile_m) + "x" + std::to_string(gpu.matmul_tile_n)},
                                {"achievable_flops", gpu.achievable(math)},
+                               {"memory_traffic_bandwidth", gpu.memory_bandwidth_for(MatmulModel::Tiles)},
                                {"step_s", tiled->total()},
                                {"samples_per_second", f.setup.micro_batch / tiled->total()},
                                {"model_flops_utilisation",
@@ -437,9 +439,10 @@ int show_workload(const Flags& f, const std::string& dir) {
   if (tiled) {
     const double tiled_per_second = f.setup.micro_batch / tiled->total();
     std::printf("  tiled        with products timed from their shapes (compute.matmul = tiles: %d SMs, %dx%d tiles, "
-                "%s): %s ms, %s %ss/s per GPU, model FLOPs utilisation %s %%\n",
+                "%s, memory traffic at %s): %s ms, %s %ss/s per GPU, model FLOPs utilisation %s %%\n",
                 gpu.multiprocessors, gpu.matmul_tile_m, gpu.matmul_tile_n,
-                printf_number("%.4g TFLOP/s", gpu.achievable(math) / 1e12).c_str(), printf_number("%.4g", tiled->total() * 1e3).c_str(),
+                printf_number("%.4g TFLOP/s", gpu.achievable(math) / 1e12).c_str(),
+                printf_number("%.4g GB/s", gpu.memory_bandwidth_for(MatmulModel::Tiles) / 1e9).c_str(), printf_number("%.4g", tiled->total() * 1e3).c_str(),
                 printf_number("%.4g", tiled_per_second).c_str(), w.sample.c_str(),
                 printf_number("%.1f", 100 * models::model_flops_utilisation(w, f.setup.micro_batch, tiled->total(), rates.matmul_flops)).c_str());
     if (w.has_fused_attention())

@@ -203,6 +203,7 @@ GpuSpec make_gpu_spec(const Scenario& s) {
       s.fail_at_set({key, peak}, "is above " + peak + ": a kernel cannot beat the peak",
                     "give the rate large products were measured at, at most the peak");
   }
+  g.memory_efficiency = s.real("gpu.memory_efficiency");
   load_attention_table(s, g);
   g.power_idle = s.quantity("gpu.power_idle");
   g.power_busy = s.quantity("gpu.power_busy");
@@ -285,6 +286,10 @@ void add_hardware_keys(std::vector<KeySpec>& keys) {
       quantity("gpu.achievable_bf16", Dimension::FlopRate, "0FLOPS", at_least(0),
                "FLOP rate large BF16/FP16 products reach in a kernel benchmark, for compute.matmul = tiles "
                "(0 = not known)"),
+      real("gpu.memory_efficiency", "1", fraction_open_closed(),
+           "Fraction of gpu.memory_bandwidth a streaming kernel benchmark reaches (BabelStream Triad, a device-to-device "
+           "copy); compute.matmul = tiles times element-wise, normalisation and optimizer kernels and product operands "
+           "at memory_bandwidth × it (1 = the datasheet's bandwidth)"),
       text("gpu.attention_table", "",
            "The fused attention kernel's measured BF16/FP16 throughput: a table's name in network_profiles/gpu/attention/, "
            "or a CSV path (pass,causal,head_dim,sequence,tflops) relative to the file that sets it; compute.matmul = "

@@ -49,6 +49,9 @@ struct GpuSpec {
   int multiprocessors = 0;
   int matmul_tile_m = 128, matmul_tile_n = 256;
   double achievable_fp32 = 0, achievable_tf32 = 0, achievable_bf16 = 0;
+  // The fraction of memory_bandwidth that streaming kernels reach (BabelStream's Triad, a device-to-device copy),
+  // which compute.matmul = tiles times memory traffic at; 1 = the datasheet's bandwidth.
+  double memory_efficiency = 1;
   // The measured BF16/FP16 throughput of the fused attention kernel (gpu.attention_table: a shipped table's name
   // or a CSV path), which compute.matmul = tiles times FlashAttention layers from; null = none given.
   std::shared_ptr<const models::AttentionTable> attention_table{};
@@ -64,6 +67,11 @@ struct GpuSpec {
   double peak(MathMode m) const { return m == MathMode::Fp32 ? peak_fp32 : m == MathMode::Tf32 ? peak_tf32 : peak_bf16; }
   double achievable(MathMode m) const {
     return m == MathMode::Fp32 ? achievable_fp32 : m == MathMode::Tf32 ? achievable_tf32 : achievable_bf16;
+  }
+  // The bandwidth memory traffic is timed at under a matrix model: tiles, the measured streaming fraction of the
+  // datasheet's; the roofline keeps the datasheet's (it is a bound).
+  double memory_bandwidth_for(MatmulModel model) const {
+    return model == MatmulModel::Tiles ? memory_bandwidth * memory_efficiency : memory_bandwidth;
   }
   // The FLOP rate a simulated host of this GPU runs at (a layer's roofline is charged as work at this rate).
   double sustained(MathMode m) const { return peak(m) * efficiency; }

@@ -322,10 +322,10 @@ std::string network_model_settings(const std::string& key, const RunConfig& c) {
 }
 
 // compute.matmul picks which GPU keys time the products: the roofline reads gpu.efficiency, tiles the SMs,
-// the tile and the achievable rates (gpu.efficiency then times nothing).
+// the tile, the achievable rates and the streaming fraction of the bandwidth (gpu.efficiency then times nothing).
 std::string matmul_model_settings(const std::string& key, const RunConfig& c) {
   const bool tiles_key = key == "gpu.multiprocessors" || key == "gpu.matmul_tile" || key == "gpu.attention_table" ||
-                         key.rfind("gpu.achievable_", 0) == 0;
+                         key == "gpu.memory_efficiency" || key.rfind("gpu.achievable_", 0) == 0;
   if (c.matmul == MatmulModel::Tiles && key == "gpu.efficiency")
     return "has no effect with compute.matmul = tiles, which times products from their shapes at "
            "gpu.achievable_<math>";

@@ -161,13 +161,13 @@ models::MatmulUnit matmul_unit(const GpuSpec& gpu, MathMode math, MatmulModel ma
   u.tile_m = gpu.matmul_tile_m;
   u.tile_n = gpu.matmul_tile_n;
   u.large_product_flops = gpu.achievable(math);
-  u.memory_bandwidth = gpu.memory_bandwidth;
+  u.memory_bandwidth = gpu.memory_bandwidth_for(matmul);
   if (attention_table_applies(gpu, math)) u.attention = gpu.attention_table;
   return u;
 }
 
 models::DeviceRates run_device_rates(const GpuSpec& gpu, MathMode math, MatmulModel matmul) {
-  return {gpu.sustained(math), gpu.memory_bandwidth, gpu.launch_overhead, matmul_unit(gpu, math, matmul)};
+  return {gpu.sustained(math), gpu.memory_bandwidth_for(matmul), gpu.launch_overhead, matmul_unit(gpu, math, matmul)};
 }
 
 // A compressor that would never compress: refused at the key that keeps it off (it would only look applied).

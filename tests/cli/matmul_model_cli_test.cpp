@@ -36,8 +36,9 @@ double step_seconds(const fs::path& run) { return summary(run)["simulation"]["st
 
 TEST(MatmulModel, TilesTimeAWorkloadFromItsShapesAndTheRooflineStaysTheDefault) {
   // ResNet-50 on one H100 (no communication): the roofline charges its products at 0.4 of the peak (the
-  // profile's end-to-end efficiency), tiles at the 794.5 TFLOP/s large products reach in a kernel benchmark,
-  // less what wave and tile quantisation lose. The products dominate the step, so the tiled step is shorter.
+  // profile's end-to-end efficiency) and its bytes at the datasheet's 3.35 TB/s; tiles its products at the
+  // 794.5 TFLOP/s large products reach in a kernel benchmark, less what wave and tile quantisation lose, and
+  // its bytes at the 0.867 of 3.35 TB/s a streaming copy reaches.
   Folder f;
   const std::string job = "run " + kScenarios + "workload_resnet50.ini --quiet --set cluster.workers=1 "
                           "--set cluster.gpus_per_node=1 --set cluster.topology=star --set workload.steps=2 --set gpu.profile=h100-80gb --out ";
@@ -45,6 +46,9 @@ TEST(MatmulModel, TilesTimeAWorkloadFromItsShapesAndTheRooflineStaysTheDefault) 
   ASSERT_EQ(roofline.exit_code, 0) << roofline.err;
   const auto tiles = run_dtsim(job + (f.path / "tiles").string() + " --set compute.matmul=tiles", true);
   ASSERT_EQ(tiles.exit_code, 0) << tiles.err;
+  const auto datasheet = run_dtsim(job + (f.path / "datasheet").string() +
+                                   " --set compute.matmul=tiles --set gpu.memory_efficiency=1", true);
+  ASSERT_EQ(datasheet.exit_code, 0) << datasheet.err;
   // The key acts in a timing-only run, so it is not reported as one without effect.
   EXPECT_EQ(tiles.err.find("compute.matmul: has no effect"), std::string::npos) << tiles.err;
   // summary.json says which model timed the products, with its inputs.
@@ -58,12 +62,21 @@ TEST(MatmulModel, TilesTimeAWorkloadFromItsShapesAndTheRooflineStaysTheDefault) 
   EXPECT_DOUBLE_EQ(by_tiles["gpus"][0]["achievable_flops"].get<double>(), 794.5e12);
   EXPECT_EQ(by_tiles["gpus"][0]["multiprocessors"], 132);
   EXPECT_EQ(by_tiles["gpus"][0]["tile"], "128x256");
+  // Memory traffic at the share of 3.35 TB/s a device-to-device copy reached on an H100 (the profile cites it).
+  EXPECT_DOUBLE_EQ(by_tiles["gpus"][0]["memory_efficiency"].get<double>(), 0.867);
+  EXPECT_FALSE(by_roofline["gpus"][0].contains("memory_efficiency"));
   EXPECT_FALSE(by_tiles["gpus"][0].contains("efficiency"));
-  const double r = step_seconds(f.path / "roofline"), t = step_seconds(f.path / "tiles");
-  EXPECT_LT(t, r);
-  // Not below the bound a perfect GPU would give: every product at 794.5 TFLOP/s is at least 0.4 × 989.4 /
-  // 794.5 = 0.50 of the roofline's product time; the rest (memory-bound layers, launches) is the same.
-  EXPECT_GT(t, 0.5 * r);
+  const double r = step_seconds(f.path / "roofline"), t = step_seconds(f.path / "tiles"),
+               t1 = step_seconds(f.path / "datasheet");
+  // With the bytes at the same bandwidth as the roofline's, the products alone differ: faster than at 0.4 of
+  // the peak, and not below the bound a perfect GPU would give (every product at 794.5 TFLOP/s is at least
+  // 0.4 × 989.4 / 794.5 = 0.50 of the roofline's product time).
+  EXPECT_LT(t1, r);
+  EXPECT_GT(t1, 0.5 * r);
+  // At the measured streaming bandwidth every memory time grows by 1 / 0.867 and nothing else moves, so the
+  // step lies between the two.
+  EXPECT_GT(t, t1);
+  EXPECT_LT(t, t1 / 0.867);
 }
 
 TEST(MatmulModel, AGpuWithoutTheModelSInputsIsRefusedAtTheKey) {
@@ -92,6 +105,9 @@ TEST(MatmulModel, BadTilesAndRatesAboveThePeakAreRefused) {
   EXPECT_EQ(tile.exit_code, 2);
   EXPECT_NE(tile.err.find("gpu.matmul_tile"), std::string::npos) << tile.err;
   EXPECT_NE(tile.err.find("multiple of 16"), std::string::npos) << tile.err;
+  const auto stream = run_dtsim("check " + kScenarios + "quickstart.ini --set gpu.memory_efficiency=1.2", true);
+  EXPECT_EQ(stream.exit_code, 2);  // a streaming kernel cannot beat the memory's own bandwidth
+  EXPECT_NE(stream.err.find("gpu.memory_efficiency"), std::string::npos) << stream.err;
   const auto rate = run_dtsim("check " + kScenarios + "quickstart.ini --set gpu.achievable_bf16=400TFLOPS", true);
   EXPECT_EQ(rate.exit_code, 2);  // the A100's BF16 peak is 312 TFLOPS
   EXPECT_NE(rate.err.find("gpu.achievable_bf16"), std::string::npos) << rate.err;
@@ -106,6 +122,10 @@ TEST(MatmulModel, TheUnusedModelSKeysAreReported) {
                                "--set gpu.efficiency=0.3", true);
   EXPECT_EQ(tiles.exit_code, 0);
   EXPECT_NE(tiles.err.find("gpu.efficiency: has no effect with compute.matmul = tiles"), std::string::npos) << tiles.err;
+  const auto stream = run_dtsim("check " + kScenarios + "quickstart.ini --set gpu.memory_efficiency=0.9", true);
+  EXPECT_EQ(stream.exit_code, 0);
+  EXPECT_NE(stream.err.find("gpu.memory_efficiency: has no effect with compute.matmul = roofline"), std::string::npos)
+      << stream.err;
   // Under --strict an unused key is an error.
   EXPECT_EQ(run_dtsim("check " + kScenarios + "quickstart.ini --strict --set gpu.multiprocessors=100", true).exit_code, 2);
 }

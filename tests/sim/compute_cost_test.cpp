@@ -75,6 +75,32 @@ TEST(ComputeCost, OneWorkerStepIsTheRooflineOfEveryLayerPlusItsLaunches) {
   EXPECT_GT(23 * launch / step, 0.8);
 }
 
+TEST(ComputeCost, TilesChargeMemoryTrafficAtTheMeasuredStreamingFractionOfTheBandwidth) {
+  // compute.matmul = tiles: the MLP's layers have no product shapes, so their FLOPs run at the achievable rate
+  // (5 TFLOP/s here), and every byte at memory_bandwidth × memory_efficiency (a streaming benchmark's share of
+  // the datasheet's). The same closed form as above, at 0.6 × 1.5 TB/s; the roofline keeps the datasheet's.
+  const double rate = 5e12, bandwidth = 1.5e12, efficiency = 0.6, launch = 5e-6;
+  const auto run = [&](sim::MatmulModel model) {
+    return run_and_report([&] {
+      return small_training_run(1, 32, 3, [&](sim::RunConfig& c) {
+        c.gpu.memory_bandwidth = bandwidth;
+        c.gpu.memory_efficiency = efficiency;
+        c.gpu.launch_overhead = launch;
+        c.gpu.multiprocessors = 100;
+        c.gpu.achievable_fp32 = rate;
+        c.matmul = model;
+      });
+    });
+  };
+  const RunReport tiles = run(sim::MatmulModel::Tiles);
+  const double step = mlp_step_seconds(32, rate, efficiency * bandwidth, launch);
+  EXPECT_NEAR(tiles.simulated_time, 3 * step, 1e-9 * 3 * step);
+  // test-gpu's roofline: 10 TFLOP/s at efficiency 0.5, bytes at the full 1.5 TB/s.
+  const RunReport roofline = run(sim::MatmulModel::Roofline);
+  EXPECT_NEAR(roofline.simulated_time, 3 * mlp_step_seconds(32, rate, bandwidth, launch), 1e-9 * roofline.simulated_time);
+  EXPECT_GT(tiles.simulated_time, roofline.simulated_time);  // the MLP's small layers are memory-bound
+}
+
 TEST(ComputeCost, WithoutBandwidthOrLaunchCostAStepIsItsFlopsAtTheSustainedRate) {
   const RunReport r = one_worker_run(0, 0, 4);
   const double b = 32;
