@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace dtsim::models {
 namespace {
@@ -56,12 +57,10 @@ double backward(const LayerCost& l, double samples, double e, const DeviceRates&
   return roofline(compute, bytes, d, tally) + l.backward_kernels * d.launch_overhead;
 }
 
-// Adam-style update per trained weight: read the gradient and the weight, read and write the master copy and
-// the optimizer state, write the weight; one kernel per trained layer. With ZeRO (any stage) each GPU updates
-// only its 1/N shard of the optimizer state.
+// The update over every trained weight (optimizer_update's traffic and kernels per trained layer). With ZeRO
+// (any stage) each GPU updates only its 1/N shard of the optimizer state.
 double optimizer(const Workload& w, const MemorySetup& s, const DeviceRates& d, StepCompute* tally) {
-  const bool master = s.master_weights && s.weight_bytes < 4;
-  const double per_weight = s.gradient_bytes + 2 * s.weight_bytes + (master ? 8 : 0) + 2 * s.optimizer_bytes;
+  const OptimizerUpdate update = optimizer_update(s);
   double trained = 0;
   int updates = 0;
   for (const auto& l : w.layers)
@@ -70,8 +69,9 @@ double optimizer(const Workload& w, const MemorySetup& s, const DeviceRates& d, 
       ++updates;
     }
   const double shard = s.zero_stage >= 1 ? 1.0 / s.data_parallel : 1.0;
-  if (tally) tally->kernels += updates;
-  return roofline(0, per_weight * trained * shard, d, tally) + updates * d.launch_overhead;  // no products
+  const int kernels = updates * update.kernels_per_layer;
+  if (tally) tally->kernels += kernels;
+  return roofline(0, update.bytes_per_weight * trained * shard, d, tally) + kernels * d.launch_overhead;  // no products
 }
 
 }  // namespace
@@ -139,6 +139,22 @@ GradientTimeline gradient_timeline(const Workload& w, const MemorySetup& s, cons
   t.tail_parameters = pending_parameters;
   t.optimizer = optimizer(w, s, d, nullptr);
   return t;
+}
+
+OptimizerUpdate optimizer_update(const MemorySetup& s) {
+  const bool master = s.master_weights && s.weight_bytes < 4;
+  if (s.optimizer_kernels == OptimizerKernels::Fused)
+    return {s.gradient_bytes + 2 * s.weight_bytes + (master ? 8 : 0) + 2 * s.optimizer_bytes, 1};
+  constexpr double kState = 4;  // fp32 moments and temporaries
+  const double written = master ? 4 : s.weight_bytes;
+  const double copy = master ? 4 + s.weight_bytes : 0;
+  const int copy_kernels = master ? 1 : 0;
+  const double g = s.gradient_bytes;
+  if (s.optimizer_bytes == 8) return {16 * kState + 2 * g + 2 * written + copy, 8 + copy_kernels};
+  if (s.optimizer_bytes == 4) return {5 * kState + g + 2 * written + copy, 3 + copy_kernels};
+  if (s.optimizer_bytes == 0) return {g + 2 * written + copy, 1 + copy_kernels};
+  throw std::invalid_argument("the foreach optimizer kernels are known for Adam (8 bytes of state per weight), SGD "
+                              "with momentum (4) and SGD (0), not for " + std::to_string(s.optimizer_bytes) + " bytes");
 }
 
 double model_flops_utilisation(const Workload& w, double samples, double seconds, double peak_flops) {

@@ -67,6 +67,23 @@ struct GradientTimeline {
 };
 GradientTimeline gradient_timeline(const Workload& workload, const MemorySetup& setup, const DeviceRates& device);
 
+// The optimizer step's memory traffic per trained weight and its kernels per trained layer. Fused: read the
+// gradient and the weight, read and write the fp32 master copy (weights narrower than fp32) and the optimizer
+// state, write the weight; one kernel. Foreach, as PyTorch's _multi_tensor_adam and _multi_tensor_sgd run it
+// (torch/optim/adam.py, sgd.py): every step below is one kernel that reads its operands and writes its result
+// in full, 4-byte state and temporaries, P the tensor the update writes (the fp32 master copy, else the weight):
+//   Adam (2 moments): m *= b1; m += (1 − b1) g; v *= b2; v += (1 − b2) g²; t = sqrt(v); t /= c2; t += eps;
+//     P += −s · m / t: 16 state passes, 2 of the gradient, 2 of P, 8 kernels;
+//   SGD with momentum (1): b *= mu; b += g; P −= lr · b: 5 state passes, 1 gradient, 2 of P, 3 kernels;
+//   SGD (0): P −= lr · g: 1 gradient, 2 of P, 1 kernel;
+// plus, with a master copy, the copy to the narrower weights (read 4 bytes, write the weight): 1 kernel.
+// Throws std::invalid_argument for a foreach setup whose optimizer state is not 0, 4 or 8 bytes.
+struct OptimizerUpdate {
+  double bytes_per_weight = 0;
+  int kernels_per_layer = 0;
+};
+OptimizerUpdate optimizer_update(const MemorySetup& setup);
+
 // Model FLOPs utilisation: the workload's forward and backward matrix FLOPs (no recomputation) per second
 // over the peak.
 double model_flops_utilisation(const Workload& workload, double samples, double seconds, double peak_flops);

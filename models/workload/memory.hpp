@@ -6,9 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "models/name_table.hpp"
 #include "models/workload/workload.hpp"
 
 namespace dtsim::models {
+
+// How the optimizer step runs on the GPU. Fused: one pass per trained layer that reads the gradient, the
+// weights and the state and writes them back (PyTorch's fused=True, Apex's and DeepSpeed's FusedAdam).
+// Foreach: PyTorch's multi-tensor default, one element-wise kernel per arithmetic step of the update, each a
+// full pass over its tensors (optimizer_update_passes in compute_time.hpp counts them).
+enum class OptimizerKernels { Fused, Foreach };
+const NameTable<OptimizerKernels>& optimizer_kernels_table();  // fused, foreach
 
 struct MemorySetup {
   int data_parallel = 1;  // GPUs holding replicas of the model; ZeRO shards its state over them
@@ -22,6 +30,7 @@ struct MemorySetup {
   double optimizer_bytes = 8;
   // With weights narrower than fp32 the optimizer updates an fp32 master copy (4 bytes per trained weight).
   bool master_weights = true;
+  OptimizerKernels optimizer_kernels = OptimizerKernels::Fused;
 };
 
 struct MemoryBreakdown {

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "models/workload/memory.hpp"
 #include "sim/config/numerics_setup.hpp"
 
 namespace dtsim::sim {
@@ -42,7 +43,10 @@ nlohmann::ordered_json compute_model_json(const RunConfig& c, MathMode math) {
       gpus.push_back(g);
     }
   }
-  return {{"matmul", to_string(c.matmul)}, {"math", to_string(math)}, {"gpus", gpus}};
+  return {{"matmul", to_string(c.matmul)},
+          {"math", to_string(math)},
+          {"optimizer_kernels", models::optimizer_kernels_table().name(c.optimizer_kernels)},
+          {"gpus", gpus}};
 }
 
 }  // namespace dtsim::sim

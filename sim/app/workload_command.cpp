@@ -55,6 +55,8 @@ const char* const kHelp =
     "                      optimizer state; matrix products at the BF16 tensor peak) | tf32 (fp32 storage,\n"
     "                      products at the TF32 tensor peak) | fp32 (fp32 storage and FP32 peak)\n"
     "  --optimizer O       adam (default: two fp32 moments per weight) | sgd-momentum (one) | sgd (none)\n"
+    "  --optimizer-kernels K  fused (default: one pass over gradient, weights and state) | foreach (PyTorch's\n"
+    "                      multi-tensor default: one pass per arithmetic step, Adam 8 kernels)\n"
     "  --gpu P             GPU profile: its memory is the budget, its peaks, memory bandwidth and launch\n"
     "                      overhead time one step by a per-layer roofline (gpu.profile; default a100-80gb)\n"
     "  --layers            print the per-layer table (forward order)\n"
@@ -112,6 +114,7 @@ Flags parse_flags(int argc, char** argv) {
   opts.add_options()("gpus", po::value<std::string>())("zero", po::value<std::string>())(
       "micro-batch", po::value<std::string>())("checkpointing", po::bool_switch())(
       "precision", po::value<std::string>())("optimizer", po::value<std::string>())("gpu", po::value<std::string>())(
+      "optimizer-kernels", po::value<std::string>())(
       "layers", po::bool_switch())("format", po::value<std::string>())("help,h", po::bool_switch())(
       "simulate", po::bool_switch())("steps", po::value<std::string>())(
       "set", po::value<std::vector<std::string>>()->composing());
@@ -131,6 +134,8 @@ Flags parse_flags(int argc, char** argv) {
                                   vm["checkpointing"].as<bool>(),
                                   static_cast<int>(whole_number_flag(vm, "gpus", 1, 1, 1 << 24)));
   f.setup.zero_stage = static_cast<int>(whole_number_flag(vm, "zero", 0, 0, 3));
+  f.setup.optimizer_kernels =
+      parse_choice(vm, "optimizer-kernels", models::optimizer_kernels_table(), models::OptimizerKernels::Fused);
   if (vm.count("gpu")) f.gpu_profile = vm["gpu"].as<std::string>();
   f.layers = vm["layers"].as<bool>();
   f.format = parse_choice(vm, "format", formats(), Format::Table);
@@ -161,7 +166,7 @@ Flags parse_flags(int argc, char** argv) {
   // Where no training setup is read, a flag for one would be ignored: the first such flag is refused.
   const auto refuse_setup_flags = [&vm](std::initializer_list<const char*> switches, const std::string& reason,
                                         const std::string& hint) {
-    for (const char* flag : {"gpus", "zero", "micro-batch", "precision", "optimizer", "gpu", "steps", "set"})
+    for (const char* flag : {"gpus", "zero", "micro-batch", "precision", "optimizer", "optimizer-kernels", "gpu", "steps", "set"})
       if (vm.count(flag)) throw InputError("command line", std::string("--") + flag, reason, hint);
     for (const char* flag : switches)
       if (vm[flag].as<bool>()) throw InputError("command line", std::string("--") + flag, reason, hint);
@@ -356,7 +361,8 @@ int show_workload(const Flags& f, const std::string& dir) {
         {"recompute_flops_per_sample", recompute},
         {"setup", {{"gpus", f.setup.data_parallel}, {"zero_stage", f.setup.zero_stage},
                    {"micro_batch", f.setup.micro_batch}, {"checkpointing", f.setup.checkpointing},
-                   {"precision", precisions().name(f.precision)}, {"optimizer", optimizers().name(f.optimizer)}}},
+                   {"precision", precisions().name(f.precision)}, {"optimizer", optimizers().name(f.optimizer)},
+                   {"optimizer_kernels", models::optimizer_kernels_table().name(f.setup.optimizer_kernels)}}},
         {"memory_per_gpu_bytes", {{"weights", m.weights}, {"master_weights", m.master_weights},
                                   {"gradients", m.gradients}, {"optimizer", m.optimizer},
                                   {"activations", m.activations}, {"total", m.total()}}},
@@ -406,13 +412,13 @@ int show_workload(const Flags& f, const std::string& dir) {
   if (w.sample == "sequence")
     std::printf("  per token: training %s (6 x parameters = %s)\n", flops((w.training_flops() + recompute) / tokens).c_str(),
                 flops(6.0 * double(w.parameters())).c_str());
-  std::printf("  setup        %d GPU%s, ZeRO stage %d, micro-batch %.15g, %s, %s, %s\n", f.setup.data_parallel,
+  std::printf("  setup        %d GPU%s, ZeRO stage %d, micro-batch %.15g, %s, %s, %s (%s kernels)\n", f.setup.data_parallel,
               f.setup.data_parallel == 1 ? "" : "s", f.setup.zero_stage, f.setup.micro_batch,
               f.setup.checkpointing ? "activation checkpointing" : "no activation checkpointing",
               f.precision == Precision::Bf16   ? "bf16 with fp32 master weights"
               : f.precision == Precision::Tf32 ? "fp32 with TF32 products"
                                                : "fp32",
-              optimizers().name(f.optimizer));
+              optimizers().name(f.optimizer), models::optimizer_kernels_table().name(f.setup.optimizer_kernels));
   std::printf("  memory/GPU   weights %s, master weights %s, gradients %s, optimizer %s, activations %s: %s\n",
               models::format_gigabytes(m.weights).c_str(), models::format_gigabytes(m.master_weights).c_str(),
               models::format_gigabytes(m.gradients).c_str(), models::format_gigabytes(m.optimizer).c_str(),

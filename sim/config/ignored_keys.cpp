@@ -335,6 +335,14 @@ std::string matmul_model_settings(const std::string& key, const RunConfig& c) {
   return "";
 }
 
+// An asynchronous parameter server's update costs no simulated time (its shards apply pushes as they come),
+// and its workers run no optimizer step of their own: nothing is charged for the optimizer's kernels.
+std::string optimizer_kernel_settings(const std::string& key, const RunConfig& c) {
+  if (key != "compute.optimizer_kernels" || c.strategy != Strategy::AsyncPs) return "";
+  return "has no effect with training.strategy = async-ps, whose parameter servers apply updates in no simulated "
+         "time";
+}
+
 // How synchronous training reacts to failures (strategies/sync/sync_recovery.cpp): nothing of it runs without a
 // failure (not even the checkpoints, which only a job that watches for failures writes); with one, checkpoints
 // and the restart time belong to restart.
@@ -399,7 +407,7 @@ const std::vector<Rule>& rules() {
                            strategy_sections,
                            strategy_general_keys,
                            straggler_settings, fault_reaction_settings, compression_settings, fl_algorithm_settings,
-                           fl_round_settings, network_model_settings, matmul_model_settings,
+                           fl_round_settings, network_model_settings, matmul_model_settings, optimizer_kernel_settings,
                            secure_aggregation_settings,
                            architecture_settings, qa_model_settings, dataset_settings, topology_settings,
                            hierarchical_without_nodes, intra_node_fabric_without_nodes, pcie_switch_settings,

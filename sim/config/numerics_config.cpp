@@ -70,6 +70,7 @@ void read_numerics_sections(const Scenario& s, RunConfig& c) {
   c.device = gpu::parse_device(trim(s.text("compute.device")));  // a choice key of the same names
   c.math = choice_value(math_mode_table(), s, "compute.math");
   c.matmul = choice_value(matmul_model_table(), s, "compute.matmul");
+  c.optimizer_kernels = choice_value(models::optimizer_kernels_table(), s, "compute.optimizer_kernels");
 
   c.arch = choice_value(models::architecture_table(), s, "model.arch");
   c.activation = choice_value(models::activation_table(), s, "model.activation");
@@ -106,6 +107,11 @@ void add_model_keys(std::vector<KeySpec>& keys) {
              "How simulated matrix products are timed: roofline = FLOPs at the peak × gpu.efficiency; tiles = from "
              "each product's shape, in waves of tiles over gpu.multiprocessors at gpu.achievable_<math> "
              "(docs/compute.md)"),
+      choice("compute.optimizer_kernels", "fused", models::optimizer_kernels_table().names(),
+             "How the simulated optimizer step runs: fused = one pass over the gradient, weights and state per "
+             "trained layer (PyTorch fused=True, Apex/DeepSpeed FusedAdam); foreach = PyTorch's multi-tensor "
+             "default, one full pass per arithmetic step of the update (Adam: 8 kernels, about 2.7x the bytes "
+             "in bf16 with master weights)"),
       // ---- model ------------------------------------------------------------------------------------------
       choice("model.arch", "mlp", models::architecture_names(),
              "Network: logreg = multinomial logistic regression, mlp = fully connected, lenet = LeNet-5 style "

@@ -147,6 +147,7 @@ models::MemorySetup run_memory_setup(const RunConfig& c) {
   s.activation_bytes = gpu::storage_bytes(c.precision.activations);
   s.optimizer_bytes = optimizer_state_bytes(c);
   s.zero_stage = c.strategy == Strategy::Sync ? c.sync.zero_stage : 0;
+  s.optimizer_kernels = c.optimizer_kernels;
   return s;
 }
 

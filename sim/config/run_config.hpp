@@ -52,6 +52,7 @@ struct RunConfig {
   bool crosstraffic = false;
   MathMode math = MathMode::Fp32;
   MatmulModel matmul = MatmulModel::Roofline;  // compute.matmul
+  models::OptimizerKernels optimizer_kernels = models::OptimizerKernels::Fused;  // compute.optimizer_kernels
   gpu::Device device = gpu::Device::Auto;
 
   models::Architecture arch = models::Architecture::Mlp;

@@ -77,7 +77,9 @@ models::MemorySetup workload_memory_setup(const WorkloadConfig& w, int gpus, int
 }
 
 models::MemorySetup workload_memory_setup(const RunConfig& c) {
-  return workload_memory_setup(c.workload, c.workers, c.strategy == Strategy::Sync ? c.sync.zero_stage : 0);
+  models::MemorySetup s = workload_memory_setup(c.workload, c.workers, c.strategy == Strategy::Sync ? c.sync.zero_stage : 0);
+  s.optimizer_kernels = c.optimizer_kernels;
+  return s;
 }
 
 models::MemoryBreakdown workload_memory_per_gpu(const RunConfig& c, const models::Workload& workload) {

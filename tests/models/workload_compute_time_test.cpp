@@ -69,6 +69,42 @@ TEST(Roofline, StepAddsBothPassesRecomputationAndTheOptimizer) {
   EXPECT_NEAR(t.compute_bound + t.memory_bound + t.launches, t.total(), 1e-15);
 }
 
+TEST(Roofline, AForeachOptimizerPassesOverMemoryOncePerArithmeticStep) {
+  // PyTorch's multi-tensor Adam, written out from torch/optim/adam.py's _multi_tensor_adam, per trained weight
+  // in bf16 with an fp32 master copy (P, 4 bytes), gradient g (2 bytes), moments m, v and temporary t (4 each):
+  //   m *= b1        read m, write m          8        v += c g^2      read v, g, write v     10
+  //   m += c g       read m, g, write m      10        t = sqrt(v)     read v, write t         8
+  //   v *= b2        read v, write v          8        t /= c2         read t, write t         8
+  //   t += eps       read t, write t          8        P += -s m / t   read P, m, t, write P  16
+  // then the copy to the bf16 weights (read 4, write 2): 82 bytes and 9 kernels against the fused 30 and 1.
+  Workload w;
+  w.layers = {linear(1e9, 1'000'000, 1e6), linear(1e9, 1'000'000, 1e6)};
+  MemorySetup s;
+  s.optimizer_kernels = OptimizerKernels::Foreach;
+  EXPECT_DOUBLE_EQ(optimizer_update(s).bytes_per_weight, 8 + 10 + 8 + 10 + 8 + 8 + 8 + 16 + 6);
+  EXPECT_EQ(optimizer_update(s).kernels_per_layer, 9);
+  const StepCompute t = step_compute(w, s, kDevice);
+  EXPECT_DOUBLE_EQ(t.optimizer, 82 * 2e6 / 1e12 + 2 * 9 * 5e-6);
+  EXPECT_EQ(t.kernels, 2 * 3 + 2 * 9);
+  // SGD with momentum in fp32 (no master copy): b *= mu (8), b += g (12), P -= lr b (12): 32 bytes, 3 kernels;
+  // plain SGD: P -= lr g (12), 1 kernel. Fused, the same optimizers read and write each tensor once: 20 and 12.
+  s.weight_bytes = s.gradient_bytes = s.activation_bytes = 4;
+  s.optimizer_bytes = 4;
+  EXPECT_DOUBLE_EQ(optimizer_update(s).bytes_per_weight, 32);
+  EXPECT_EQ(optimizer_update(s).kernels_per_layer, 3);
+  s.optimizer_bytes = 0;
+  EXPECT_DOUBLE_EQ(optimizer_update(s).bytes_per_weight, 12);
+  EXPECT_EQ(optimizer_update(s).kernels_per_layer, 1);
+  s.optimizer_kernels = OptimizerKernels::Fused;
+  EXPECT_DOUBLE_EQ(optimizer_update(s).bytes_per_weight, 12);
+  s.optimizer_bytes = 4;
+  EXPECT_DOUBLE_EQ(optimizer_update(s).bytes_per_weight, 20);
+  // An optimizer whose foreach sequence is not known is refused, not guessed.
+  s.optimizer_kernels = OptimizerKernels::Foreach;
+  s.optimizer_bytes = 12;
+  EXPECT_THROW(optimizer_update(s), std::invalid_argument);
+}
+
 TEST(Roofline, TinyNetworksAreLaunchBound) {
   // The quickstart's MLP (784-256-128-10) on 32 samples: 15 MFLOP at 100 TFLOP/s is 0.15 us, while its
   // 3 layers launch 9 kernels a step and 3 optimizer kernels: 60 us of launches against 7 us for the
