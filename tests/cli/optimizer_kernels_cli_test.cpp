@@ -2,49 +2,37 @@
 // multi-tensor (foreach) optimizer with its extra passes over memory and kernels, summary.json and the
 // workload report say which was charged, and the key is reported where nothing runs an optimizer step.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "tests/cli/run_dtsim.hpp"
+#include "tests/cli/scratch_folder.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using dtsim::testing::file_text;
 using dtsim::testing::run_dtsim;
+using OptimizerKernels = dtsim::testing::ScratchFolder;
 
 const std::string kScenarios = std::string(DTSIM_SOURCE_DIR) + "/scenarios/";
 
-struct Folder {
-  fs::path path = fs::temp_directory_path() / ("dtsim_optimizer_kernels_" + std::to_string(getpid()));
-  Folder() { fs::create_directories(path); }
-  ~Folder() { fs::remove_all(path); }
-};
+nlohmann::json summary(const fs::path& run) { return nlohmann::json::parse(file_text(run / "summary.json")); }
 
-nlohmann::json read_json(const fs::path& file) {
-  std::ifstream f(file);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return nlohmann::json::parse(s.str());
-}
-
-TEST(OptimizerKernels, AForeachStepAddsItsPassesAndKernelsToEveryStepOfARun) {
+TEST_F(OptimizerKernels, AForeachStepAddsItsPassesAndKernelsToEveryStepOfARun) {
   // The quickstart: an fp32 MLP 784-256-128-10 (235,146 weights in 3 dense layers), SGD with momentum, on
   // A100s at 1,555 GB/s and 5 us per launch. Fused, the update reads the gradient and the weight and reads
   // and writes the momentum, and writes the weight: 20 bytes a weight, 1 kernel a layer. Foreach: b *= mu (8),
   // b += g (12), w -= lr b (12): 32 bytes, 3 kernels. The update ends every step after the allreduce, so each
   // step grows by 12 × 235,146 / 1,555 GB/s + 3 × 2 × 5 us.
-  Folder f;
   const std::string job = "run " + kScenarios + "quickstart.ini --quiet --set training.epochs=1 --out ";
-  const auto fused = run_dtsim(job + (f.path / "fused").string(), true);
+  const auto fused = run_dtsim(job + (dir_ / "fused").string(), true);
   ASSERT_EQ(fused.exit_code, 0) << fused.err;
-  const auto foreach = run_dtsim(job + (f.path / "foreach").string() + " --set compute.optimizer_kernels=foreach", true);
+  const auto foreach = run_dtsim(job + (dir_ / "foreach").string() + " --set compute.optimizer_kernels=foreach", true);
   ASSERT_EQ(foreach.exit_code, 0) << foreach.err;
-  const nlohmann::json a = read_json(f.path / "fused" / "summary.json"), b = read_json(f.path / "foreach" / "summary.json");
+  const nlohmann::json a = summary(dir_ / "fused"), b = summary(dir_ / "foreach");
   EXPECT_EQ(a["compute_model"]["optimizer_kernels"], "fused");
   EXPECT_EQ(b["compute_model"]["optimizer_kernels"], "foreach");
   const double steps = b["steps"].get<double>();
@@ -56,7 +44,7 @@ TEST(OptimizerKernels, AForeachStepAddsItsPassesAndKernelsToEveryStepOfARun) {
   EXPECT_EQ(a["final_test_accuracy"], b["final_test_accuracy"]);
 }
 
-TEST(OptimizerKernels, DtsimWorkloadChargesTheForeachAdamPasses) {
+TEST_F(OptimizerKernels, DtsimWorkloadChargesTheForeachAdamPasses) {
   // LLaMA-7B on one A100 80GB in bf16 with fp32 master weights: foreach Adam moves 82 bytes a weight where
   // fused moves 30, and launches 9 kernels a trained layer where fused launches 1.
   const auto fused = run_dtsim("workload llama-7b --format json", true);
@@ -81,7 +69,7 @@ TEST(OptimizerKernels, DtsimWorkloadChargesTheForeachAdamPasses) {
   EXPECT_NE(bad.err.find("did you mean 'fused'"), std::string::npos) << bad.err;
 }
 
-TEST(OptimizerKernels, AParameterServerRunReportsTheKeyAsWithoutEffect) {
+TEST_F(OptimizerKernels, AParameterServerRunReportsTheKeyAsWithoutEffect) {
   const auto ps = run_dtsim("check " + kScenarios + "quickstart.ini --set training.strategy=async-ps "
                             "--set compute.optimizer_kernels=foreach", true);
   EXPECT_EQ(ps.exit_code, 0) << ps.err;
