@@ -286,6 +286,7 @@ nlohmann::json make_summary(const RunInputs& inputs, const RunResult& r, double 
   if (const std::string note = every_step_skipped_note(c, r); !note.empty()) s["precision"]["note"] = note;
   // A proxy run charges the workload's products, in the workload's precision (compute_cost.cpp).
   s["compute_model"] = compute_model_json(c, charged_math(c));
+  s["framework"] = c.framework.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.framework);
   if (!r.qa_details.empty()) s["qa"] = r.qa_details;
   s["optimizer"] = models::to_string(c.optimizer.kind);
   s["strategy"] = r.strategy_details;

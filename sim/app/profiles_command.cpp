@@ -99,6 +99,21 @@ Table fabric_table(const std::string& profile_dir) {
   return rows;
 }
 
+// A framework profile's [sync] and [compute] values, as a run that names it takes them (a folder of profiles
+// without framework/ has none to list).
+Table framework_table(const std::string& profile_dir) {
+  Table rows = {{"PROFILE", "NAME", "ZERO STAGE", "BUCKET", "OVERLAP", "OPTIMIZER KERNELS"}};
+  std::error_code ec;
+  if (!fs::is_directory(fs::path(profile_dir) / "framework", ec)) return rows;
+  for (const std::string& file : profile_files(profile_dir, "framework")) {
+    const Scenario s = load_profile("framework", file, profile_dir);
+    rows.push_back({profile_name(file), s.text("framework.name"), s.text("sync.zero_stage"),
+                    format_quantity(s.quantity("sync.bucket_size"), Dimension::Bytes),
+                    s.boolean("sync.overlap") ? "yes" : "no", s.text("compute.optimizer_kernels")});
+  }
+  return rows;
+}
+
 }  // namespace
 
 std::vector<std::string> profile_files(const std::string& profile_dir, const std::string& section) {
@@ -116,10 +131,11 @@ std::vector<std::string> profile_files(const std::string& profile_dir, const std
 }
 
 Scenario load_profile(const std::string& section, const std::string& file, const std::string& profile_dir) {
-  const std::string other = section == "gpu" ? "fabric" : "gpu";
   // An absolute path is taken as a file, never as a name to look up in the folder.
   const std::string path = fs::absolute(file).string();
-  const std::string content = "[" + section + "]\nprofile = " + path + "\n" + stand_in_section(other);
+  std::string content = "[" + section + "]\nprofile = " + path + "\n";
+  for (const char* other : {"gpu", "fabric"})
+    if (section != other) content += stand_in_section(other);
   return parse_scenario(path, content, {}, profile_dir);
 }
 
@@ -127,10 +143,16 @@ int command_profiles(const std::string& profile_dir, std::FILE* out) {
   // Both tables are built before anything is printed, so a broken profile leaves only the error.
   const Table gpus = gpu_table(profile_dir);
   const Table fabrics = fabric_table(profile_dir);
+  const Table frameworks = framework_table(profile_dir);
   std::fprintf(out, "GPU profiles (%s/gpu), peak dense TFLOPS\n", profile_dir.c_str());
   print_table(out, gpus);
   std::fprintf(out, "\nFabric profiles (%s/fabric), bandwidth per port and direction\n", profile_dir.c_str());
   print_table(out, fabrics);
+  if (frameworks.size() > 1) {
+    std::fprintf(out, "\nFramework profiles (%s/framework), the [sync] and [compute] defaults a run takes from them\n",
+                 profile_dir.c_str());
+    print_table(out, frameworks);
+  }
   return 0;
 }
 

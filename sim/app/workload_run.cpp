@@ -83,6 +83,7 @@ std::string run_workload(const WorkloadRun& run, const std::string& staging, con
                          {"activations", run.memory.activations}, {"total", run.memory.total()},
                          {"gpu_memory", c.gpu.memory}, {"fits", run.fits}};
   s["compute_model"] = compute_model_json(c, workload_math(c.workload.precision));
+  s["framework"] = c.framework.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.framework);
   s["simulation"] = simulation_json(r, c.workload.steps);
   if (c.links)
     if (const auto busiest = traffic.busiest(r.sim.end_s)) s["busiest_link"] = link_json(*busiest);

@@ -90,6 +90,7 @@ RunConfig make_run_config(const Scenario& s, ConfigUse use) {
   RunConfig c;
   // [run], [eval] and [output]: this module's own sections.
   c.name = run_name(s);
+  c.framework = trim(s.text("framework.name")).empty() ? trim(s.text("framework.profile")) : trim(s.text("framework.name"));
   c.scenario_path = s.path();
   c.seed = static_cast<uint64_t>(s.integer("run.seed"));
   const auto stream_seed = [&](const char* key) {

@@ -31,6 +31,7 @@ class Scenario;
 
 struct RunConfig {
   std::string name;
+  std::string framework;  // framework.name, else framework.profile; empty = none
   std::string scenario_path;
   uint64_t seed = 1;  // run.seed: compression's random choices, and the default of the three streams below
   // Separate seed streams, each run.seed unless set, so that one source of randomness can vary while the

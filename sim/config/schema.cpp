@@ -14,6 +14,7 @@ std::vector<KeySpec> build_keys() {
   add_qa_model_keys(keys);
   add_data_keys(keys);
   add_training_keys(keys);
+  add_framework_keys(keys);
   add_sync_keys(keys);
   add_ps_keys(keys);
   add_fl_keys(keys);

@@ -33,6 +33,7 @@ void add_qa_model_keys(std::vector<KeySpec>& keys);  // transformer, lora (qa_mo
 void add_data_keys(std::vector<KeySpec>& keys);
 void add_training_keys(std::vector<KeySpec>& keys);  // training, precision (numerics_config.cpp)
 void add_collective_keys(std::vector<KeySpec>& keys);
+void add_framework_keys(std::vector<KeySpec>& keys);  // framework (sync_config.cpp)
 void add_sync_keys(std::vector<KeySpec>& keys);
 void add_ps_keys(std::vector<KeySpec>& keys);
 void add_fl_keys(std::vector<KeySpec>& keys);

@@ -35,6 +35,20 @@ SyncConfig make_sync_config(const Scenario& s) {
 // Scenario keys: synchronous data parallel and local SGD.
 using namespace key_builders;
 
+// [framework]: a profile of a training framework's documented defaults for [sync] and [compute] keys
+// (network_profiles/framework/), applied between dtsim's defaults and the scenario's own values.
+void add_framework_keys(std::vector<KeySpec>& keys) {
+  const std::vector<KeySpec> mine = {
+      text("framework.profile", "",
+           "Training framework whose documented defaults the run takes (gradient bucket size, overlap, ZeRO stage, "
+           "optimizer kernels): a name in network_profiles/framework/ (pytorch-ddp, pytorch-fsdp, deepspeed-zero2, "
+           "deepspeed-zero3, megatron-lm) or a path; keys the scenario sets override it; empty = dtsim's own defaults",
+           true),
+      text("framework.name", "", "Display name of the framework", true),
+  };
+  keys.insert(keys.end(), mine.begin(), mine.end());
+}
+
 void add_sync_keys(std::vector<KeySpec>& keys) {
   const std::vector<KeySpec> mine = {
       quantity("sync.bucket_size", Dimension::Bytes, "25MB", positive(),

@@ -109,11 +109,13 @@ MathMode workload_math(WorkloadPrecision precision) {
 
 bool read_by_workload_run(const std::string& key, Strategy strategy) {
   const std::string section = key.substr(0, key.find('.'));
-  // [faults] is read to be refused (run_checks.cpp); [stragglers] and [background] apply to every strategy, and
-  // compute.matmul times every workload's products.
+  // [faults] is read to be refused (run_checks.cpp); [stragglers] and [background] apply to every strategy,
+  // compute.matmul times every workload's products and compute.optimizer_kernels its optimizer step, and a
+  // [framework] profile sets [sync] and [compute] keys (those are judged one by one).
   if (section == "cluster" || section == "fabric" || section == "gpu" || section == "network" ||
       section == "collective" || section == "stragglers" || section == "background" || section == "faults" ||
-      key == "run.name" || key == "training.strategy" || key == "output.links" || key == "compute.matmul")
+      section == "framework" || key == "run.name" || key == "training.strategy" || key == "output.links" ||
+      key == "compute.matmul" || key == "compute.optimizer_kernels")
     return true;
   const auto among = [&](std::initializer_list<const char*> keys) {
     for (const char* k : keys)

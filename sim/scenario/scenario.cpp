@@ -18,7 +18,18 @@ namespace dtsim::sim {
 namespace {
 
 // Sections whose fields can come from a profile file named by "<section>.profile".
-const char* const kProfileSections[] = {"gpu", "fabric"};
+const char* const kProfileSections[] = {"gpu", "fabric", "framework"};
+
+// The sections a profile of `section` may set: its own; a framework profile also the [sync] and [compute] keys
+// whose defaults it documents (bucket sizes, overlap, sharding, optimizer kernels).
+bool profile_may_set(const std::string& section, const std::string& other) {
+  if (other == section) return true;
+  return section == "framework" && (other == "sync" || other == "compute");
+}
+
+std::string profile_sections_text(const std::string& section) {
+  return section == "framework" ? "[framework], [sync] and [compute] sections" : "a [" + section + "] section";
+}
 
 // The hint of an unknown key: the nearest known one (of `only_section`'s keys, for a profile), else where to look.
 std::string unknown_key_hint(const KeySchema& schema, const std::string& key, const std::string& only_section = "") {
@@ -84,12 +95,14 @@ std::string apply_profile(const KeySchema& schema, std::map<std::string, Value>&
   const std::string file = resolve_profile_path(section, name, where, key, scenario_dir, profile_dir);
   const IniFile profile = read_ini(file, section + " profile", schema.keys());
   for (const IniSection& s : profile.sections)
-    if (s.name != section)
+    if (!profile_may_set(section, s.name))
       throw InputError(Origin::at(file, s.line), "[" + s.name + "]",
-                       "a " + section + " profile holds only a [" + section + "] section");
+                       "a " + section + " profile holds only " + profile_sections_text(section));
   for (const IniEntry& e : profile.entries) {
     const Origin at = Origin::at(file, e.line);
-    if (!schema.find(e.key)) throw InputError(at, e.key, "unknown key", unknown_key_hint(schema, e.key, section));
+    if (!schema.find(e.key))
+      throw InputError(at, e.key, "unknown key",
+                       unknown_key_hint(schema, e.key, profile_may_set(section, "sync") ? "" : section));
     if (e.key == profile_key) throw InputError(at, e.key, "a profile cannot name another profile");
     values[e.key] = {e.value, at};
   }
@@ -124,7 +137,7 @@ std::string folder_from_environment(const char* variable, const std::string& fal
 }
 
 std::string default_profile_dir() {
-  return folder_from_environment("DTSIM_PROFILE_DIR", DTSIM_SOURCE_PROFILE_DIR, "gpu/ and fabric/ profiles");
+  return folder_from_environment("DTSIM_PROFILE_DIR", DTSIM_SOURCE_PROFILE_DIR, "gpu/, fabric/ and framework/ profiles");
 }
 
 Scenario Scenario::load(const KeySchema& schema, const std::string& path, const std::vector<std::string>& overrides,
@@ -200,7 +213,9 @@ Scenario Scenario::parse(const KeySchema& schema, const std::string& name, const
   for (const char* section : kProfileSections) {
     const std::string profile_key = std::string(section) + ".profile";
     const auto it = explicit_values.find(profile_key);
-    const Value chosen = it != explicit_values.end() ? it->second : sc.values_.at(profile_key);
+    const auto fallback = sc.values_.find(profile_key);
+    if (it == explicit_values.end() && fallback == sc.values_.end()) continue;  // a schema without the section
+    const Value chosen = it != explicit_values.end() ? it->second : fallback->second;
     if (trim(chosen.text).empty()) continue;
     profile_files[section] = apply_profile(schema, sc.values_, section, trim(chosen.text), chosen.origin, profile_key,
                                            scenario_dir, profile_dir);
