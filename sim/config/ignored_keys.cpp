@@ -337,10 +337,14 @@ std::string matmul_model_settings(const std::string& key, const RunConfig& c) {
 
 // An asynchronous parameter server's update costs no simulated time (its shards apply pushes as they come),
 // and its workers run no optimizer step of their own: nothing is charged for the optimizer's kernels.
+// A framework profile sets gradient buckets, overlap, sharding and optimizer kernels, none of which such a run has.
 std::string optimizer_kernel_settings(const std::string& key, const RunConfig& c) {
-  if (key != "compute.optimizer_kernels" || c.strategy != Strategy::AsyncPs) return "";
-  return "has no effect with training.strategy = async-ps, whose parameter servers apply updates in no simulated "
-         "time";
+  if ((key != "compute.optimizer_kernels" && key != "framework.profile") || c.strategy != Strategy::AsyncPs) return "";
+  return key == "framework.profile"
+             ? "has no effect with training.strategy = async-ps, which has no gradient buckets, overlap or sharding, "
+               "and whose parameter servers apply updates in no simulated time"
+             : "has no effect with training.strategy = async-ps, whose parameter servers apply updates in no "
+               "simulated time";
 }
 
 // How synchronous training reacts to failures (strategies/sync/sync_recovery.cpp): nothing of it runs without a

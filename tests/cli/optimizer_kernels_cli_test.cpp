@@ -75,6 +75,15 @@ TEST_F(OptimizerKernels, AParameterServerRunReportsTheKeyAsWithoutEffect) {
   EXPECT_EQ(ps.exit_code, 0) << ps.err;
   EXPECT_NE(ps.err.find("compute.optimizer_kernels: has no effect with training.strategy = async-ps"), std::string::npos)
       << ps.err;
+  // A framework profile's buckets, overlap, sharding and optimizer kernels are all outside such a run.
+  const auto framework = run_dtsim("check " + kScenarios + "quickstart.ini --set training.strategy=async-ps "
+                                   "--set framework.profile=pytorch-ddp", true);
+  EXPECT_EQ(framework.exit_code, 0) << framework.err;
+  EXPECT_NE(framework.err.find("framework.profile: has no effect with training.strategy = async-ps"), std::string::npos)
+      << framework.err;
+  // In a synchronous run it applies, and is not reported.
+  const auto sync = run_dtsim("check " + kScenarios + "quickstart.ini --set framework.profile=pytorch-ddp", true);
+  EXPECT_EQ(sync.err.find("framework.profile"), std::string::npos) << sync.err;
 }
 
 }  // namespace
