@@ -1,6 +1,7 @@
 #include "models/workload/compute_time.hpp"
 
 #include <algorithm>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -153,8 +154,10 @@ OptimizerUpdate optimizer_update(const MemorySetup& s) {
   if (s.optimizer_bytes == 8) return {16 * kState + 2 * g + 2 * written + copy, 8 + copy_kernels};
   if (s.optimizer_bytes == 4) return {5 * kState + g + 2 * written + copy, 3 + copy_kernels};
   if (s.optimizer_bytes == 0) return {g + 2 * written + copy, 1 + copy_kernels};
+  std::ostringstream state;
+  state << s.optimizer_bytes;
   throw std::invalid_argument("the foreach optimizer kernels are known for Adam (8 bytes of state per weight), SGD "
-                              "with momentum (4) and SGD (0), not for " + std::to_string(s.optimizer_bytes) + " bytes");
+                              "with momentum (4) and SGD (0), not for " + state.str() + " bytes");
 }
 
 double model_flops_utilisation(const Workload& w, double samples, double seconds, double peak_flops) {

@@ -11,7 +11,6 @@ const NameTable<OptimizerKernels>& optimizer_kernels_table() {
   return table;
 }
 
-
 void validate(const MemorySetup& s) {
   if (s.data_parallel < 1) throw std::invalid_argument("data_parallel must be at least 1");
   if (s.zero_stage < 0 || s.zero_stage > 3) throw std::invalid_argument("zero_stage must be 0, 1, 2 or 3");

@@ -14,7 +14,7 @@ namespace dtsim::models {
 // How the optimizer step runs on the GPU. Fused: one pass per trained layer that reads the gradient, the
 // weights and the state and writes them back (PyTorch's fused=True, Apex's and DeepSpeed's FusedAdam).
 // Foreach: PyTorch's multi-tensor default, one element-wise kernel per arithmetic step of the update, each a
-// full pass over its tensors (optimizer_update_passes in compute_time.hpp counts them).
+// full pass over its tensors (optimizer_update in compute_time.hpp counts them).
 enum class OptimizerKernels { Fused, Foreach };
 const NameTable<OptimizerKernels>& optimizer_kernels_table();  // fused, foreach
 
