@@ -338,7 +338,7 @@ std::string matmul_model_settings(const std::string& key, const RunConfig& c) {
 // An asynchronous parameter server's update costs no simulated time (its shards apply pushes as they come),
 // and its workers run no optimizer step of their own: nothing is charged for the optimizer's kernels.
 // A framework profile sets gradient buckets, overlap, sharding and optimizer kernels, none of which such a run has.
-std::string optimizer_kernel_settings(const std::string& key, const RunConfig& c) {
+std::string parameter_server_update_settings(const std::string& key, const RunConfig& c) {
   if ((key != "compute.optimizer_kernels" && key != "framework.profile") || c.strategy != Strategy::AsyncPs) return "";
   return key == "framework.profile"
              ? "has no effect with training.strategy = async-ps, which has no gradient buckets, overlap or sharding, "
@@ -411,7 +411,7 @@ const std::vector<Rule>& rules() {
                            strategy_sections,
                            strategy_general_keys,
                            straggler_settings, fault_reaction_settings, compression_settings, fl_algorithm_settings,
-                           fl_round_settings, network_model_settings, matmul_model_settings, optimizer_kernel_settings,
+                           fl_round_settings, network_model_settings, matmul_model_settings, parameter_server_update_settings,
                            secure_aggregation_settings,
                            architecture_settings, qa_model_settings, dataset_settings, topology_settings,
                            hierarchical_without_nodes, intra_node_fabric_without_nodes, pcie_switch_settings,

@@ -9,30 +9,17 @@
 #include <unistd.h>
 
 #include "sim/collectives/collective.hpp"
-#include "sim/config/run_config.hpp"
-#include "sim/config/schema.hpp"
-#include "sim/scenario/errors.hpp"
 #include "sim/strategies/timing/sync_timing.hpp"
 #include "sim/world/build_platform.hpp"
+#include "tests/sim/topology_support.hpp"
 #include "tests/subprocess.hpp"
 
 namespace dtsim::sim {
 namespace {
 
-const std::string kProfiles = std::string(DTSIM_SOURCE_DIR) + "/network_profiles";
-
-RunConfig config_of(const std::string& text, const std::vector<std::string>& sets = {}) {
-  return make_run_config(parse_scenario("framework_test.ini", text, sets, kProfiles));
-}
-
-std::string error_of(const std::string& text, const std::vector<std::string>& sets = {}) {
-  try {
-    config_of(text, sets);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+// The shared loaders (shipped profiles): a scenario's text to its config, or to the input error it raises.
+using testing::config_error_of;
+using testing::config_of;
 
 RunConfig framework(const std::string& name) { return config_of("[framework]\nprofile = " + name + "\n"); }
 
@@ -73,7 +60,7 @@ TEST(FrameworkProfiles, TheScenarioSOwnValuesOverrideTheProfile) {
 }
 
 TEST(FrameworkProfiles, ABadProfileIsRefusedWithWhereAndWhy) {
-  const std::string unknown = error_of("[framework]\nprofile = pytorch-dp\n");
+  const std::string unknown = config_error_of("[framework]\nprofile = pytorch-dp\n");
   EXPECT_NE(unknown.find("framework.profile"), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("did you mean 'pytorch-ddp'"), std::string::npos) << unknown;
   // A framework profile sets [framework], [sync] and [compute] keys, not a GPU's.
@@ -81,11 +68,11 @@ TEST(FrameworkProfiles, ABadProfileIsRefusedWithWhereAndWhy) {
   std::filesystem::create_directories(dir);
   const std::string bad = dir + "/bad.ini";
   std::ofstream(bad) << "[framework]\nname = bad\n[gpu]\nmemory = 1GB\n";
-  const std::string gpu = error_of("[framework]\nprofile = " + bad + "\n");
+  const std::string gpu = config_error_of("[framework]\nprofile = " + bad + "\n");
   EXPECT_NE(gpu.find(bad + ":3"), std::string::npos) << gpu;
   EXPECT_NE(gpu.find("[framework], [sync] and [compute]"), std::string::npos) << gpu;
   std::ofstream(bad) << "[sync]\nbucket_sise = 1MB\n";
-  const std::string typo = error_of("[framework]\nprofile = " + bad + "\n");
+  const std::string typo = config_error_of("[framework]\nprofile = " + bad + "\n");
   EXPECT_NE(typo.find("did you mean 'sync.bucket_size'"), std::string::npos) << typo;
   std::filesystem::remove_all(dir);
 }
