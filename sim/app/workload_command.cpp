@@ -65,7 +65,8 @@ const char* const kHelp =
     "                      gpu.efficiency, gradients bucketed in backward order and allreduced as DDP does\n"
     "  --steps N           steps to simulate, 2 or more (default 10; the first is not counted in the step time)\n"
     "  --set k=v           with --simulate: a cluster, fabric, gpu, network, collective, stragglers or background\n"
-    "                      key, sync.bucket_size, sync.overlap or sync.accumulation_steps (micro-batches a\n"
+    "                      key, compute.matmul (tiles: products from their shapes, as the tiled line),\n"
+    "                      sync.bucket_size, sync.overlap or sync.accumulation_steps (micro-batches a\n"
     "                      step, one allreduce), e.g. --set cluster.topology=fat-tree; run.seed with random\n"
     "                      stragglers; no [faults] (repeatable)\n"
     "  --format F          table (default) | csv (the catalog's rows, or one workload's per-layer table, which\n"
@@ -154,11 +155,19 @@ Flags parse_flags(int argc, char** argv) {
       for (const std::string& kv : vm["set"].as<std::vector<std::string>>()) {
         // Two ways to say one thing would disagree: the flags own these keys.
         const std::string key = kv.substr(0, kv.find('='));
-        if (key == "gpu.profile" || key == "cluster.workers" || key == "sync.zero_stage")
+        const std::string flag = key == "gpu.profile"                 ? "--gpu"
+                                 : key == "cluster.workers"           ? "--gpus"
+                                 : key == "sync.zero_stage"           ? "--zero"
+                                 : key == "compute.optimizer_kernels" ? "--optimizer-kernels"
+                                                                      : "";
+        if (!flag.empty()) throw InputError("command line", "--set", key + " is set by " + flag, "use that flag");
+        // A framework profile sets the ZeRO stage and optimizer kernels, which this command's flags own, so
+        // it would be half applied.
+        if (key == "framework.profile" || key == "framework.name")
           throw InputError("command line", "--set",
-                           key + " is set by " +
-                               (key == "gpu.profile" ? "--gpu" : key == "cluster.workers" ? "--gpus" : "--zero"),
-                           "use that flag");
+                           key + " is not read by dtsim workload, whose flags set what a framework profile would",
+                           "give the profile's --zero and --optimizer-kernels (and --set sync.bucket_size, sync.overlap), "
+                           "or run a workload scenario with [framework] under dtsim run");
         f.sets.push_back(kv);
         f.set_flags.push_back("--set");
       }
@@ -308,7 +317,7 @@ int show_workload(const Flags& f, const std::string& dir) {
   }
   // Simulated before anything is printed, so that a bad key or cluster leaves no partial report.
   std::optional<SimulationSummary> simulated;
-  if (f.simulate) simulated = summarize_simulation(w, f.setup, rates, f.sets, f.set_flags, f.steps);
+  if (f.simulate) simulated = summarize_simulation(w, f.setup, f.precision, rates, f.sets, f.set_flags, f.steps);
   const models::MemoryBreakdown m = models::memory_per_gpu(w, f.setup);
   const bool fits = m.total() <= gpu.memory;
   const auto ways = models::ways_to_fit(w, f.setup, gpu.memory);

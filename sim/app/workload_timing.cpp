@@ -42,8 +42,9 @@ void append(std::string& out, const char* format, Args... args) {
 }  // namespace
 
 SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::MemorySetup& setup,
-                                       models::DeviceRates rates, const std::vector<std::string>& sets,
-                                       const std::vector<std::string>& set_flags, int steps) {
+                                       WorkloadPrecision precision, models::DeviceRates rates,
+                                       const std::vector<std::string>& sets, const std::vector<std::string>& set_flags,
+                                       int steps) {
   const auto is_seed = [](const std::string& key) { return key == "run.seed" || key == "run.heterogeneity_seed"; };
   std::vector<std::string> seeds;  // the seed keys set, checked once the stragglers are known
   for (std::size_t i = 0; i < sets.size(); ++i) {
@@ -65,14 +66,14 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
                        "set cluster, fabric, gpu, network, collective, stragglers or background keys, sync.bucket_size, "
                        "sync.overlap or sync.accumulation_steps");
   }
-  const Scenario scenario = parse_scenario("dtsim workload", "", sets, default_profile_dir(), set_flags);
-  const RunConfig cfg = make_run_config(scenario);
-  // As dtsim run refuses it: stage 3 would gather the weights again for every micro-batch.
-  if (setup.zero_stage == 3 && cfg.sync.accumulation_steps > 1)
-    throw InputError("command line", "sync.accumulation_steps",
-                     "--zero 3 with gradient accumulation is not simulated (each micro-batch would gather the weights "
-                     "again)",
-                     "use --zero 1 or 2, or leave sync.accumulation_steps at 1");
+  // The job's math mode as compute.math, so that the configuration checks compute.matmul = tiles against the
+  // rate of the products this job runs (a scenario without [workload] charges compute.math).
+  std::vector<std::string> all_sets = sets, all_flags = set_flags;
+  all_sets.push_back(std::string("compute.math=") + to_string(workload_math(precision)));
+  all_flags.push_back("--precision");
+  const Scenario scenario = parse_scenario("dtsim workload", "", all_sets, default_profile_dir(), all_flags);
+  RunConfig cfg = make_run_config(scenario);
+  cfg.workload.precision = precision;
   // The collective keys by dtsim run's rules, with --zero as sync.zero_stage: under ZeRO a step calls no
   // allreduce (its reduce-scatters and all-gathers run as rings), so the algorithm keys do nothing.
   RunConfig as_run = cfg;
@@ -119,6 +120,9 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   // compute.matmul = tiles, from their shapes on the GPU's matrix unit.
   rates.matmul_flops *= cfg.gpu.efficiency;
   rates.matmul = matmul_unit(cfg.gpu, workload_math(cfg.workload.precision), cfg.matmul);
+  // Under tiles, element-wise, normalisation and optimizer kernels stream at the measured share of the
+  // bandwidth (gpu.memory_efficiency), as a built-in model's run charges them.
+  rates.memory_bandwidth = cfg.gpu.memory_bandwidth_for(cfg.matmul);
   // Times become FLOPs at the first worker's speed, so that each host runs them at its own speed.
   const double speed = platform.workers.front()->get_speed();
   TimingSpec t = timing_spec(w, setup, rates, speed);
@@ -150,7 +154,7 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   // Stage 3 gathers each bucket's weights twice (forward and backward) and a frozen tail's.
   const size_t buckets = timing_buckets(t).size();
   options.calls_per_step = cfg.strategy == Strategy::Local && cfg.sync.sync_until_step == 0 ? 1
-                           : t.zero_stage == 3             ? 3 * buckets + 2
+                           : t.zero_stage == 3             ? (3 * buckets + 2) * cfg.sync.accumulation_steps
                                                            : buckets + (t.zero_stage > 0 ? 1 : 0);
   std::string described;
   const MakeCollective make = [&](CollectiveKind kind, const std::string& name) {
@@ -181,9 +185,10 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
 }
 
 SimulationSummary summarize_simulation(const models::Workload& w, const models::MemorySetup& setup,
-                                       const models::DeviceRates& rates, const std::vector<std::string>& sets,
-                                       const std::vector<std::string>& set_flags, int steps) {
-  return summarize_steps(w, setup, rates, simulate_workload_steps(w, setup, rates, sets, set_flags, steps));
+                                       WorkloadPrecision precision, const models::DeviceRates& rates,
+                                       const std::vector<std::string>& sets, const std::vector<std::string>& set_flags,
+                                       int steps) {
+  return summarize_steps(w, setup, rates, simulate_workload_steps(w, setup, precision, rates, sets, set_flags, steps));
 }
 
 SimulationSummary summarize_steps(const models::Workload& w, const models::MemorySetup& setup,

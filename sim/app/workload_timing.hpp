@@ -35,10 +35,12 @@ struct SimulatedSteps {
 
 // `sets` are scenario keys (gpu.profile and cluster.workers among them); only cluster, fabric, gpu, network,
 // collective keys and sync.bucket_size / sync.overlap may be given (anything else would be ignored: an
-// InputError). `set_flags` names the flag behind each, for messages.
+// InputError). `set_flags` names the flag behind each, for messages. `precision` is the job's (--precision):
+// it picks the rate products reach under compute.matmul = tiles.
 SimulatedSteps simulate_workload_steps(const models::Workload& workload, const models::MemorySetup& setup,
-                                       models::DeviceRates rates_at_peak, const std::vector<std::string>& sets,
-                                       const std::vector<std::string>& set_flags, int steps);
+                                       WorkloadPrecision precision, models::DeviceRates rates_at_peak,
+                                       const std::vector<std::string>& sets, const std::vector<std::string>& set_flags,
+                                       int steps);
 
 // The same on the cluster, hardware, collective and strategy of `config` (a workload scenario's).
 SimulatedSteps simulate_workload_steps(const models::Workload& workload, const models::MemorySetup& setup,
@@ -57,8 +59,9 @@ struct SimulationSummary {
 };
 
 SimulationSummary summarize_simulation(const models::Workload& workload, const models::MemorySetup& setup,
-                                       const models::DeviceRates& rates_at_peak, const std::vector<std::string>& sets,
-                                       const std::vector<std::string>& set_flags, int steps);
+                                       WorkloadPrecision precision, const models::DeviceRates& rates_at_peak,
+                                       const std::vector<std::string>& sets, const std::vector<std::string>& set_flags,
+                                       int steps);
 SimulationSummary summarize_steps(const models::Workload& workload, const models::MemorySetup& setup,
                                   const models::DeviceRates& rates_at_peak, const SimulatedSteps& steps);
 // The lines `dtsim workload --simulate` and a workload scenario's run print; `fits`: whether the job fits in GPU

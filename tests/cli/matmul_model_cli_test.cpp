@@ -79,6 +79,29 @@ TEST(MatmulModel, TilesTimeAWorkloadFromItsShapesAndTheRooflineStaysTheDefault) 
   EXPECT_LT(t, t1 / 0.867);
 }
 
+TEST(MatmulModel, DtsimWorkloadSimulatesUnderTilesWhatItsTiledLineCharges) {
+  // `dtsim workload --simulate --set compute.matmul=tiles`: one GPU's compute in the simulated step is the step
+  // the `tiled` line prints (the same shapes, the job's own BF16 rate, element-wise bytes at the measured share of
+  // the bandwidth), on an A100 and on an H100.
+  for (const std::string gpu : {"a100-80gb", "h100-80gb"}) {
+    const auto out = run_dtsim("workload resnet50 --micro-batch 64 --gpu " + gpu +
+                                   " --simulate --steps 2 --set compute.matmul=tiles --format json", true);
+    ASSERT_EQ(out.exit_code, 0) << out.err;
+    const nlohmann::json report = nlohmann::json::parse(out.output);
+    const double tiled = report["tiled_products"]["step_s"].get<double>();
+    const double roofline = report["compute_per_micro_batch_s"]["total"].get<double>();
+    const nlohmann::json& sim = report["simulation"];
+    EXPECT_NEAR(sim["one_gpu_step_s"].get<double>(), tiled, 1e-9 * tiled) << gpu;
+    EXPECT_NEAR(sim["compute_s_per_step"].get<double>(), tiled, 1e-6 * tiled) << gpu;
+    EXPECT_GT(tiled, roofline) << gpu;  // the bound at the datasheet's peak and bandwidth is faster
+  }
+  // The job's precision picks the rate: no profile gives a TF32 kernel benchmark, so a TF32 job is refused at
+  // the key rather than charged at the BF16 rate.
+  const auto tf32 = run_dtsim("workload resnet50 --precision tf32 --simulate --steps 2 --set compute.matmul=tiles", true);
+  EXPECT_EQ(tf32.exit_code, 2) << tf32.output;
+  EXPECT_NE(tf32.err.find("gpu.achievable_tf32"), std::string::npos) << tf32.err;
+}
+
 TEST(MatmulModel, AGpuWithoutTheModelSInputsIsRefusedAtTheKey) {
   // The V100 profile gives its SMs but no achievable BF16 rate (no kernel benchmark of an SXM2 was found).
   const auto v100 = run_dtsim("check " + kScenarios + "workload_resnet50.ini --set gpu.profile=v100-32gb "

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <tuple>
+#include <vector>
 
 #include "models/workload/catalog.hpp"
 
@@ -35,6 +37,16 @@ TEST(WorkloadCatalog, CountsEqualTheHandDerivedOnes) {
   // (1024 x 1024 + 1024, norm 2048), the output bias (30,522; the matrix is the tied embedding) and the
   // next-sentence classifier (1024 x 2 + 2).
   EXPECT_EQ(find_workload("bert-large", kDir).parameters(), 335141888u + 1049600 + 2048 + 30522 + 2050);
+  // MPT as llm-foundry benchmarks it: per block 12 d² of products, 9 d of biases and 4 d of two LayerNorms;
+  // a tied embedding of 50,368 tokens, learned positions of 2048, and a final LayerNorm. The benchmark table's
+  // NumParams (published_parameters) is this sum for every size.
+  for (const auto& [name, hidden, layers] : std::vector<std::tuple<std::string, uint64_t, uint64_t>>{
+           {"mpt-760m", 1536, 24}, {"mpt-1b", 2048, 24}, {"mpt-3b", 2560, 32}, {"mpt-7b", 4096, 32},
+           {"mpt-13b", 5120, 40}, {"mpt-30b", 7168, 48}, {"mpt-70b", 8192, 80}}) {
+    const Workload mpt = find_workload(name, kDir);
+    EXPECT_EQ(mpt.parameters(), layers * (12 * hidden * hidden + 13 * hidden) + (50368 + 2048 + 2) * hidden) << name;
+    EXPECT_EQ(double(mpt.parameters()), mpt.published_parameters.value) << name;
+  }
   const Workload lora = find_workload("llama-7b-lora", kDir);
   EXPECT_EQ(lora.trainable(), 32u * 2 * 16 * (4096 + 4096));
   EXPECT_EQ(lora.parameters(), 6738415616u + lora.trainable());
@@ -53,7 +65,7 @@ TEST(WorkloadCatalog, FindsByNameOrPathAndListsTheKnownOnes) {
     find_workload("gpt3", kDir);
     FAIL();
   } catch (const WorkloadFileError& e) {
-    EXPECT_NE(std::string(e.what()).find("known: bert-large, gpt2-xl, llama-7b, llama-7b-lora, llama2-70b, resnet50"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("known: bert-large, gpt2-xl, llama-7b, llama-7b-lora, llama2-70b, mpt-13b, mpt-1b, mpt-30b, mpt-3b, mpt-70b, mpt-760m, mpt-7b, resnet50"), std::string::npos)
         << e.what();
   }
 }

@@ -7,6 +7,7 @@
 set -euo pipefail
 DTSIM=$1
 SOURCE=$2
+source "$(dirname "$0")/goal_verdict.sh"
 CALIBRATION=" L1 L9 "
 MISSES=" L4 L5 L11 S9 "   # docs/validation.md: "Misses", each with its reason
 
@@ -19,14 +20,10 @@ while read -r id _ _ measured _ predicted _ error _; do
   rows=$((rows + 1))
   goal=25
   [[ $id == L* ]] && goal=10
-  abs=$(awk -v e="$error" 'BEGIN { print (e < 0 ? -e : e) }')
-  if [[ $CALIBRATION == *" $id "* ]]; then
-    verdict=$(awk -v a="$abs" 'BEGIN { print (a <= 5 ? "ok" : "calibration off by more than 5 %") }')
-  elif [[ $MISSES == *" $id "* ]]; then
-    verdict=$(awk -v a="$abs" -v g="$goal" 'BEGIN { print (a <= g ? "now within the goal: update docs/validation.md" : a <= 2 * g ? "ok" : "miss grew beyond twice the goal") }')
-  else
-    verdict=$(awk -v a="$abs" -v g="$goal" 'BEGIN { print (a <= g ? "ok" : "outside the goal") }')
-  fi
+  kind=row
+  [[ $MISSES == *" $id "* ]] && kind=miss
+  [[ $CALIBRATION == *" $id "* ]] && kind=calibration
+  verdict=$(goal_verdict "$error" "$goal" "$kind")
   if [[ $verdict != ok ]]; then
     echo "FAIL $id: measured $measured, predicted $predicted, error $error % ($verdict)"
     status=1

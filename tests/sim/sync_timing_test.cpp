@@ -158,6 +158,26 @@ TEST(SyncTiming, ZeroStage3GathersEachUnitBeforeItsForwardAndItsBackward) {
   EXPECT_NEAR(overlapped[2] - overlapped[1], step - half_ring(20e6), 1e-3 * step);
 }
 
+// ZeRO-3 with two micro-batches, no overlap: no worker holds the whole weights between them, so each
+// micro-batch runs the timeline above (its own gathers, forward and backward, and its reduce-scatters, done
+// before the next micro-batch starts), and the optimizer steps once: 2 (4 ms + 4 half rings) + 0.125 ms,
+// twice the bytes.
+TEST(SyncTiming, ZeroStage3AccumulationGathersAndReduceScattersEveryMicroBatch) {
+  const int n = 4;
+  const auto half_ring = [&](double bytes) { return (n - 1) * (2e-6 + bytes / (n * 25e9)); };
+  TimingSpec s = zero3(false);
+  const auto one = simulate(n, s);
+  s.micro_batches = 2;
+  const auto two = simulate(n, s);
+  const double step = 2 * (4e-3 + 4 * half_ring(20e6)) + 0.5e-3 / n;
+  EXPECT_NEAR(two[2] - two[1], step, 1e-3 * step);
+  EXPECT_NEAR(two[3], 2 * 4e-3 + 0.5e-3 / n, 1e-12);  // compute per step
+  EXPECT_NEAR(two[4], 8 * half_ring(20e6), 1e-3 * step);
+  EXPECT_DOUBLE_EQ(two[6], 2 * one[6]);  // bytes
+  // On one worker it is its compute alone.
+  EXPECT_NEAR(simulate(1, s)[0], 2 * 4e-3 + 0.5e-3 / n, 1e-12);
+}
+
 // ZeRO-3's units are runs of at least sync.bucket_size of weights inside each bucket (and the tail): with every
 // weight trained a unit is its bucket; a bucket of few trained values (LoRA) spanning many layers is cut, so
 // that no unit holds the whole model (a LLaMA-7B LoRA bucket was gathered as one 13.5 GB piece).

@@ -73,9 +73,6 @@ SyncStepper::SyncStepper(const Platform& platform, const TimingSpec& spec, const
     : spec_(spec) {
   if (spec.zero_stage < 0 || spec.zero_stage > 3) throw std::invalid_argument("timing: ZeRO stage must be 0 to 3");
   if (spec.micro_batches < 1) throw std::invalid_argument("timing: at least one micro-batch per step");
-  // Stage 3 would gather the weights again for every micro-batch (refused where the scenario is checked).
-  if (spec.zero_stage == 3 && spec.micro_batches > 1)
-    throw std::invalid_argument("timing: ZeRO stage 3 with gradient accumulation is not simulated");
   for (size_t i = valued_segments(spec); i < spec.segments.size(); ++i) tail_flops_ += spec.segments[i].backward_flops;
   const std::vector<Bucket> buckets = timing_buckets(spec);
   const bool zero = spec.zero_stage > 0, zero3 = spec.zero_stage == 3;
@@ -119,36 +116,43 @@ double SyncStepper::step(int r, int step, double multiplier, double* backward_co
     sg4::this_actor::execute(flops * multiplier);
     computed += sg4::Engine::get_clock() - t0;
   };
-  if (spec_.micro_batches > 1) {  // the micro-batches before the last: forward and backward, no communication
+  // Without stage 3 the micro-batches before the last run forward and backward without communicating.
+  // Stage 3 has no whole weights to compute them with: each micro-batch gathers and reduce-scatters.
+  const int passes = units_ ? spec_.micro_batches : 1;
+  if (!units_ && spec_.micro_batches > 1) {
     double backward = 0;
     for (const models::GradientSegment& s : spec_.segments) backward += s.backward_flops;
     run((spec_.micro_batches - 1) * (spec_.forward_flops + backward));
   }
-  if (units_)
-    units_->forward(r, step, [&](int u) { run(unit_forward_[u]); });
-  else
-    run(spec_.forward_flops);
-  // Stage 3: each unit's weights gathered before its backward (a bucket may span several units).
-  int next_unit = 0;
-  const auto segment_flops = [&](size_t i) { return spec_.segments[i].backward_flops; };
-  for (int b = 0; b < streams_->size(); ++b) {
-    const Bucket& bucket = streams_->bucket(b);
+  for (int pass = 0; pass < passes; ++pass) {
     if (units_)
-      units_->backward_over(r, step, bucket.first_segment, bucket.segments, bucket.backward_flops, next_unit,
-                            segment_flops, run);
+      units_->forward(r, step, [&](int u) { run(unit_forward_[u]); });
     else
-      run(bucket.backward_flops);
-    if (spec_.overlap) streams_->hand(r, b, step);
+      run(spec_.forward_flops);
+    // Stage 3: each unit's weights gathered before its backward (a bucket may span several units).
+    int next_unit = 0;
+    const auto segment_flops = [&](size_t i) { return spec_.segments[i].backward_flops; };
+    for (int b = 0; b < streams_->size(); ++b) {
+      const Bucket& bucket = streams_->bucket(b);
+      if (units_)
+        units_->backward_over(r, step, bucket.first_segment, bucket.segments, bucket.backward_flops, next_unit,
+                              segment_flops, run);
+      else
+        run(bucket.backward_flops);
+      if (spec_.overlap) streams_->hand(r, b, step);
+    }
+    const size_t tail_first = valued_segments(spec_);
+    if (units_ && next_unit < units_->units())  // the frozen layers below the buckets
+      units_->backward_over(r, step, tail_first, spec_.segments.size() - tail_first, tail_flops_, next_unit,
+                            segment_flops, run);
+    else if (tail_flops_ > 0)
+      run(tail_flops_);
+    if (!spec_.overlap) {  // after the backward pass, and done before the next micro-batch starts
+      for (int b = 0; b < streams_->size(); ++b) streams_->hand(r, b, step);
+      if (pass + 1 < passes) streams_->wait_all(r);
+    }
   }
-  const size_t tail_first = valued_segments(spec_);
-  if (units_ && next_unit < units_->units())  // the frozen layers below the buckets
-    units_->backward_over(r, step, tail_first, spec_.segments.size() - tail_first, tail_flops_, next_unit,
-                          segment_flops, run);
-  else if (tail_flops_ > 0)
-    run(tail_flops_);
   if (backward_compute) *backward_compute = computed;
-  if (!spec_.overlap)
-    for (int b = 0; b < streams_->size(); ++b) streams_->hand(r, b, step);
   streams_->wait_all(r);
   run(spec_.optimizer_flops);
   if (gather_) gather_->run(r, static_cast<uint64_t>(spec_.gathered_bytes));

@@ -37,7 +37,9 @@ struct TimingSpec {
   std::vector<double> segment_gather_bytes;   // stage 3: aligned with segments, every weight of its layers
   int steps = 10;
   // Gradient accumulation: micro-batches per step. The first m − 1 run forward and backward without
-  // communicating (DDP's no_sync); the last runs as above, its buckets handed to the collectives.
+  // communicating (DDP's no_sync); the last runs as above, its buckets handed to the collectives. Under
+  // stage 3 every micro-batch gathers its units again and reduce-scatters its own gradients, as DeepSpeed's
+  // ZeRO-3 and FSDP without no_sync do (the gradients stay sharded); the optimizer steps once.
   int micro_batches = 1;
   bool one_rank_may_stand_in = true;               // false: simulate every rank even where one could stand in
   // Per-step slowdowns ([stragglers]): every execution of worker r's step s takes compute_multiplier(r, s)
