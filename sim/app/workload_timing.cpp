@@ -129,6 +129,7 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   t.steps = steps;
   t.bucket_bytes = cfg.sync.bucket_bytes;
   t.overlap = cfg.sync.overlap;
+  t.prefetch_units = cfg.sync.prefetch_units;
   // The same GPU's compute without any communication (with ZeRO, its shard of the optimizer step): scaling
   // efficiency then measures what the network costs.
   const models::StepCompute alone = models::step_compute(w, setup, rates);

@@ -90,6 +90,16 @@ std::string single_worker_zero(const std::string& key, const RunConfig& c) {
   return why.empty() ? "" : why + " (cluster.workers = 1)";
 }
 
+// Only ZeRO stage 3 gathers weights before their use, and only across several workers.
+std::string zero3_prefetch_settings(const std::string& key, const RunConfig& c) {
+  if (key != "sync.prefetch_units") return "";
+  if (c.strategy != Strategy::Sync || c.sync.zero_stage != 3)
+    return "has no effect without sync.zero_stage = 3 under training.strategy = sync: only stage 3 gathers weights "
+           "before their use";
+  if (c.workers == 1) return "has no effect: one worker holds every weight and gathers none (cluster.workers = 1)";
+  return "";
+}
+
 // One worker of sync or local SGD has nobody to exchange with: no collective runs.
 std::string single_worker_collectives(const std::string& key, const RunConfig& c) {
   if (section_of(key) != "collective" || c.workers != 1) return "";

@@ -416,7 +416,8 @@ const std::vector<Rule>& rules() {
                            architecture_settings, qa_model_settings, dataset_settings, topology_settings,
                            hierarchical_without_nodes, intra_node_fabric_without_nodes, pcie_switch_settings,
                            network_in_one_node,
-                           grouped_gpu_settings, single_worker_collectives, single_worker_zero, zero_collective_settings};
+                           grouped_gpu_settings, single_worker_collectives, single_worker_zero, zero3_prefetch_settings,
+                           zero_collective_settings};
     for (Rule& n : numerics_rules()) r.push_back(std::move(n));
     return r;
   }();

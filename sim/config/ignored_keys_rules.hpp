@@ -23,6 +23,7 @@ std::string tuner_settings(const std::string& key, const RunConfig& c, const std
                            bool training);
 std::string zero_collective_settings(const std::string& key, const RunConfig& c);
 std::string single_worker_zero(const std::string& key, const RunConfig& c);
+std::string zero3_prefetch_settings(const std::string& key, const RunConfig& c);
 std::string single_worker_collectives(const std::string& key, const RunConfig& c);
 std::string grouped_gpu_settings(const std::string& key, const RunConfig& c);
 std::string hierarchical_without_nodes(const std::string& key, const RunConfig& c);

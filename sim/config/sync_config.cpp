@@ -21,6 +21,7 @@ SyncConfig make_sync_config(const Scenario& s) {
   c.overlap = s.boolean("sync.overlap");
   c.accumulation_steps = static_cast<int>(s.integer("sync.accumulation_steps"));
   c.zero_stage = static_cast<int>(s.integer("sync.zero_stage"));
+  c.prefetch_units = static_cast<int>(s.integer("sync.prefetch_units"));
   c.local_steps = static_cast<int>(s.integer("local.local_steps"));
   c.sync_until_step = s.integer("local.sync_until_step");
   c.fault_reaction = choice_value(fault_reaction_table(), s, "sync.fault_reaction");
@@ -61,6 +62,9 @@ void add_sync_keys(std::vector<KeySpec>& keys) {
               "ZeRO: 1 shards optimizer state and fp32 master weights over the workers, 2 also gradients "
               "(buckets reduce-scattered, updated weights all-gathered after the step), 3 also the weights "
               "(each bucket's weights all-gathered before its forward and its backward)"),
+      integer("sync.prefetch_units", "1", between(1, 64),
+              "ZeRO stage 3: units of weights whose all-gathers are queued ahead of the unit being computed, in "
+              "the forward and the backward pass (1: the next unit, as PyTorch FSDP prefetches)"),
       choice("sync.fault_reaction", "elastic", fault_reaction_table().names(),
              "After a worker fails: elastic = the survivors continue without it; restart = the job waits for the "
              "failed node to come back up (faults.events' 'up at'), then restarts from its last finished checkpoint; "

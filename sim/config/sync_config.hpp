@@ -25,6 +25,9 @@ struct SyncConfig {
   // 2 the gradients too. Gradients are reduce-scattered bucket by bucket, each worker updates its shard, and
   // the updated weights are all-gathered. 0: plain data parallelism (allreduce).
   int zero_stage = 0;
+  // ZeRO-3: units whose weight gathers are queued ahead of the unit being computed (1: the next one, as FSDP's
+  // backward prefetch and its rate limiter of two gathers in flight allow).
+  int prefetch_units = 1;
   // local SGD
   int local_steps = 4;              // H: local steps between model averagings
   int64_t sync_until_step = 0;      // post-local SGD: synchronous before this step (0 = local from the start)

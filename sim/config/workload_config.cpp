@@ -125,7 +125,8 @@ bool read_by_workload_run(const std::string& key, Strategy strategy) {
   switch (strategy) {
     case Strategy::Sync:
       return section == "workload" ||
-             among({"sync.bucket_size", "sync.overlap", "sync.zero_stage", "sync.accumulation_steps"});
+             among({"sync.bucket_size", "sync.overlap", "sync.zero_stage", "sync.prefetch_units",
+                     "sync.accumulation_steps"});
     case Strategy::AsyncPs:
       return section == "workload" || among({"ps.servers", "ps.gradients_per_update", "ps.staleness_bound"});
     case Strategy::Federated:

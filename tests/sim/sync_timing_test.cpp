@@ -178,6 +178,30 @@ TEST(SyncTiming, ZeroStage3AccumulationGathersAndReduceScattersEveryMicroBatch) 
   EXPECT_NEAR(simulate(1, s)[0], 2 * 4e-3 + 0.5e-3 / n, 1e-12);
 }
 
+// sync.prefetch_units on three units of 20 MB whose forward is 3 ms for the first computed (unit 2) and 0.1 ms
+// for the others, backward 3 ms each, no overlap. One unit ahead: units 2 and 1 are queued at the start, unit 0
+// only when unit 1 starts, so its gather (half a ring, 0.606 ms) is exposed but for unit 1's 0.1 ms. Two ahead:
+// all three are queued at the start and done within unit 2's 3 ms. The backward is the same for both (its
+// first gather is exposed, the others hide behind 3 ms), so the step is half a ring less 0.1 ms shorter.
+TEST(SyncTiming, ZeroStage3PrefetchesAsManyUnitsAheadAsAsked) {
+  const int n = 4;
+  const auto half_ring = [&](double bytes) { return (n - 1) * (2e-6 + bytes / (n * 25e9)); };
+  TimingSpec s = zero3(false);
+  s.segments = {{0, 10'000'000, 3e9}, {10'000'000, 10'000'000, 3e9}, {20'000'000, 10'000'000, 3e9}};
+  s.segment_forward_flops = {0.1e9, 0.1e9, 3e9};  // backward order: unit 2 is the first layer's, computed first
+  s.segment_gather_bytes = {20e6, 20e6, 20e6};
+  s.forward_flops = 3.2e9;
+  const auto one = simulate(n, s);
+  s.prefetch_units = 2;
+  const auto two = simulate(n, s);
+  EXPECT_EQ(one[5], 3);  // buckets
+  EXPECT_NEAR((one[2] - one[1]) - (two[2] - two[1]), half_ring(20e6) - 0.1e-3, 1e-6);
+  EXPECT_DOUBLE_EQ(one[6], two[6]);  // the same bytes, sent earlier
+  // Beyond the units there are, nothing more to queue.
+  s.prefetch_units = 8;
+  EXPECT_NEAR(simulate(n, s)[2] - simulate(n, s)[1], two[2] - two[1], 1e-12);
+}
+
 // ZeRO-3's units are runs of at least sync.bucket_size of weights inside each bucket (and the tail): with every
 // weight trained a unit is its bucket; a bucket of few trained values (LoRA) spanning many layers is cut, so
 // that no unit holds the whole model (a LLaMA-7B LoRA bucket was gathered as one 13.5 GB piece).

@@ -97,7 +97,8 @@ void SyncDataParallel::launch(int64_t first_step) {
       throw InputError("sync", "sync.zero_stage", "stage 3 needs per-layer costs, which this objective has not",
                        "use sync.zero_stage = 1 or 2");
     weight_gathers_ = std::make_unique<WeightGathers>(
-        group_, weight_units(buckets, ctx_.compute.segment_weight_bytes(), ctx_.config().sync.bucket_bytes), make);
+        group_, weight_units(buckets, ctx_.compute.segment_weight_bytes(), ctx_.config().sync.bucket_bytes), make,
+        ctx_.config().sync.prefetch_units);
   }
   actors_.clear();
   for (size_t slot = 0; slot < active_.size(); ++slot) {

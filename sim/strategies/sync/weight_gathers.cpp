@@ -1,5 +1,6 @@
 #include "sim/strategies/sync/weight_gathers.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
@@ -60,10 +61,12 @@ double WeightGathers::backward_over(int rank, int64_t step, size_t first, size_t
   return waited;
 }
 
-WeightGathers::WeightGathers(const Platform& platform, std::vector<Bucket> units, MakeCollective make)
+WeightGathers::WeightGathers(const Platform& platform, std::vector<Bucket> units, MakeCollective make, int ahead)
     : streams_(platform, units, 1.0, std::move(make), nullptr, CollectiveKind::AllGather),
+      ahead_(ahead),
       backward_base_(static_cast<size_t>(platform.num_workers()), 0) {
   if (units.empty()) throw std::invalid_argument("ZeRO-3: no units of weights to gather");
+  if (ahead < 1) throw std::invalid_argument("ZeRO-3: gathers must run at least one unit ahead");
 }
 
 double WeightGathers::wait_for(int rank, int count) {
@@ -76,9 +79,10 @@ double WeightGathers::forward(int rank, int64_t step, const std::function<void(i
   const int n = units(), base = streams_.handed(rank);
   double waited = 0;
   streams_.hand(rank, n - 1, step);
+  for (int u = n - 2; u >= std::max(0, n - ahead_); --u) streams_.hand(rank, u, step);  // all but the last ahead
   for (int k = 0; k < n; ++k) {
     const int u = n - 1 - k;
-    if (u > 0) streams_.hand(rank, u - 1, step);  // prefetch the next unit while this one computes
+    if (u - ahead_ >= 0) streams_.hand(rank, u - ahead_, step);  // prefetch while this unit computes
     waited += wait_for(rank, base + k + 1);
     compute(u);
   }
@@ -89,9 +93,9 @@ double WeightGathers::before_backward(int rank, int unit, int64_t step) {
   int& base = backward_base_[static_cast<size_t>(rank)];
   if (unit == 0) {
     base = streams_.handed(rank);
-    streams_.hand(rank, 0, step);
+    for (int u = 0; u < std::min(ahead_, units()); ++u) streams_.hand(rank, u, step);
   }
-  if (unit + 1 < units()) streams_.hand(rank, unit + 1, step);
+  if (unit + ahead_ < units()) streams_.hand(rank, unit + ahead_, step);
   return wait_for(rank, base + unit + 1);
 }
 

@@ -1,7 +1,7 @@
 // ZeRO-3's weight gathers. With the weights sharded over the workers, each unit of layers (runs of a gradient
 // bucket's layers of at least sync.bucket_size of weights, and likewise the frozen layers after the last
 // bucket) is all-gathered before its forward and again before its backward, on a communication stream of its
-// own and one unit ahead of the compute, as DeepSpeed's ZeRO-3 and PyTorch FSDP prefetch. The gradients still
+// own and `ahead` units ahead of the compute (sync.prefetch_units; 1 as PyTorch FSDP prefetches). The gradients still
 // go bucket by bucket to BucketStreams.
 #pragma once
 
@@ -25,7 +25,7 @@ std::vector<Bucket> weight_units(const std::vector<Bucket>& buckets, const std::
 
 class WeightGathers {
  public:
-  WeightGathers(const Platform& platform, std::vector<Bucket> units, MakeCollective make);
+  WeightGathers(const Platform& platform, std::vector<Bucket> units, MakeCollective make, int ahead = 1);
 
   simgrid::s4u::ActorPtr start(int rank, const std::string& name) { return streams_.start(rank, name); }
   int units() const { return streams_.size(); }
@@ -42,7 +42,7 @@ class WeightGathers {
   // the simulated seconds spent waiting for gathers (exposed communication).
   double forward(int rank, int64_t step, const std::function<void(int unit)>& compute);
   // Call before the backward of unit u = 0, 1, … (in that order): returns once its weights are gathered,
-  // the next unit's gather under way, with the seconds it waited.
+  // the next `ahead` units' gathers queued, with the seconds it waited.
   double before_backward(int rank, int unit, int64_t step);
   // The backward pass over segments [first, first + count) (a bucket's, or the tail's), unit by unit from
   // `next_unit` (advanced past them): each unit's gather, then `compute(flops)` of its segments
@@ -59,6 +59,7 @@ class WeightGathers {
  private:
   double wait_for(int rank, int count);  // the seconds until the first `count` gathers are done
   BucketStreams streams_;
+  int ahead_;                       // units gathered ahead of the one computing
   std::vector<int> backward_base_;  // per rank: gathers handed before its current backward pass
 };
 

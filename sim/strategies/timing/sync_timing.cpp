@@ -85,7 +85,7 @@ SyncStepper::SyncStepper(const Platform& platform, const TimingSpec& spec, const
         spec.segment_gather_bytes.size() != spec.segments.size())
       throw std::invalid_argument("timing: ZeRO stage 3 needs each segment's forward FLOPs and weight bytes");
     units_ = std::make_unique<WeightGathers>(
-        platform, weight_units(buckets, spec.segment_gather_bytes, spec.bucket_bytes), make);
+        platform, weight_units(buckets, spec.segment_gather_bytes, spec.bucket_bytes), make, spec.prefetch_units);
     for (int u = 0; u < units_->units(); ++u)
       unit_forward_.push_back(units_->over_segments(u, [&](size_t i) { return spec.segment_forward_flops[i]; }));
   }

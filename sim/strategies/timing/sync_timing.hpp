@@ -35,6 +35,7 @@ struct TimingSpec {
   double gathered_bytes = 0;
   std::vector<double> segment_forward_flops;  // stage 3: aligned with segments (their sum is forward_flops)
   std::vector<double> segment_gather_bytes;   // stage 3: aligned with segments, every weight of its layers
+  int prefetch_units = 1;                     // stage 3: units gathered ahead of the compute
   int steps = 10;
   // Gradient accumulation: micro-batches per step. The first m − 1 run forward and backward without
   // communicating (DDP's no_sync); the last runs as above, its buckets handed to the collectives. Under
