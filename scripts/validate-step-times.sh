@@ -30,7 +30,6 @@ print(s["tokens_per_second"] / s["workers"] if s["unit"] == "billion tokens" els
 }
 
 echo "# FSDP (llm-foundry MPT, sequences of 2048 tokens), A100 40GB, activation checkpointing"
-
 row F1   32 3725 mpt-7b  --gpu a100-40gb --micro-batch 18 --checkpointing $FSDP $MOSAIC_A100
 row F2  128 3623 mpt-7b  --gpu a100-40gb --micro-batch 18 --checkpointing $FSDP $MOSAIC_A100
 row F3   16 1993 mpt-13b --gpu a100-40gb --micro-batch 10 --checkpointing $FSDP $MOSAIC_A100

@@ -74,19 +74,19 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   const Scenario scenario = parse_scenario("dtsim workload", "", all_sets, default_profile_dir(), all_flags);
   RunConfig cfg = make_run_config(scenario);
   cfg.workload.precision = precision;
-  // The collective keys by dtsim run's rules, with --zero as sync.zero_stage: under ZeRO a step calls no
-  // allreduce (its reduce-scatters and all-gathers run as rings), so the algorithm keys do nothing.
+  // The keys whose effect depends on the ZeRO stage, by dtsim run's rules with --zero as sync.zero_stage:
+  // under ZeRO a step calls no allreduce (its reduce-scatters and all-gathers run as rings), so the algorithm
+  // keys do nothing, and only stage 3 gathers weights ahead (sync.prefetch_units).
   RunConfig as_run = cfg;
   as_run.sync.zero_stage = setup.zero_stage;
   for (std::size_t i = 0; i < sets.size(); ++i) {
     const std::string key = sets[i].substr(0, sets[i].find('='));
-    if (key.rfind("collective.", 0) != 0) continue;
+    if (key.rfind("collective.", 0) != 0 && key != "sync.prefetch_units") continue;
     std::string why = why_ignored(key, as_run);
     if (why.empty()) continue;
     // Said in the flag this command takes.
-    const std::string stage_key = "sync.zero_stage = " + std::to_string(setup.zero_stage);
-    if (const size_t at = why.find(stage_key); at != std::string::npos)
-      why.replace(at, stage_key.size(), "--zero " + std::to_string(setup.zero_stage));
+    const std::string stage_key = "sync.zero_stage = ";
+    if (const size_t at = why.find(stage_key); at != std::string::npos) why.replace(at, stage_key.size(), "--zero ");
     if (const size_t at = why.find("cluster.workers = 1"); at != std::string::npos)
       why.replace(at, std::string("cluster.workers = 1").size(), "--gpus 1");
     throw InputError("command line", set_flags[i] == "--set" ? key : set_flags[i], why, "leave it out");

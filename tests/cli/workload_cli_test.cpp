@@ -111,6 +111,8 @@ TEST(WorkloadCli, ZeroThreeAccumulationGathersAndReduceScattersEveryMicroBatch) 
   EXPECT_NEAR(two["compute_s_per_step"].get<double>() - one["compute_s_per_step"].get<double>(), pass,
               1e-6 * one["step_s"].get<double>());
   EXPECT_NEAR(two["samples_per_second"].get<double>() * two["step_s"].get<double>(), 2 * 8 * 64, 1e-6);
+  // Under --zero 3 the prefetch depth is read: gathers queued earlier, the same bytes.
+  EXPECT_EQ(simulation(job + " --set sync.prefetch_units=2")["bytes_sent"], one["bytes_sent"]);
 }
 
 TEST(WorkloadCli, GpuKeysReachTheReportAndTheSimulationAlike) {
@@ -274,6 +276,9 @@ TEST(WorkloadCli, BadInputIsExitTwoWithOneLine) {
             "dtsim: error: command line: --set: compute.optimizer_kernels is set by --optimizer-kernels; use that flag"},
            {"workload gpt2-xl --simulate --set framework.profile=pytorch-fsdp",
             "dtsim: error: command line: --set: framework.profile is not read by dtsim workload"},
+           // Only stage 3 gathers weights ahead; under --zero 0 the key would change nothing.
+           {"workload gpt2-xl --simulate --gpus 2 --set sync.prefetch_units=2",
+            "dtsim: error: command line: sync.prefetch_units: has no effect without --zero 3"},
            {"workload gpt2-xl --simulate --set training.lr=1",
             "dtsim: error: command line: training.lr: has no effect on a timing-only run of a workload"},
            // Before 2026-12-06 a failure reached the timing actors, which deadlocked and printed an infinite rate.
