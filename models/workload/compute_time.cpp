@@ -32,10 +32,18 @@ double roofline(double compute, double bytes, const DeviceRates& d, StepCompute*
   return std::max(compute, memory);
 }
 
+// A pass issued as KernelIssue says; the host's excess over the GPU's own time is tallied as host-bound.
+double issue_pass(double work, int kernels, const DeviceRates& d, StepCompute* tally) {
+  const double seconds = issued_seconds(work, kernels, d);
+  if (tally && !d.issue.cuda_graphs) tally->host_bound += seconds - (work + kernels * d.launch_overhead);
+  return seconds;
+}
+
 void check(const DeviceRates& d) {
-  if (!(d.matmul_flops > 0) || !(d.memory_bandwidth >= 0) || !(d.launch_overhead >= 0))
+  if (!(d.matmul_flops > 0) || !(d.memory_bandwidth >= 0) || !(d.launch_overhead >= 0) || !(d.issue.host_dispatch >= 0))
     throw std::invalid_argument(
-        "the FLOP rate must be positive, and the memory bandwidth and the launch overhead not negative");
+        "the FLOP rate must be positive, and the memory bandwidth, the launch overhead and the host dispatch not "
+        "negative");
   if (d.matmul.enabled() && !(d.matmul.large_product_flops > 0))
     throw std::invalid_argument("a matrix unit needs a positive rate for large products");
 }
@@ -45,7 +53,7 @@ double forward(const LayerCost& l, double samples, double e, const DeviceRates& 
   const double compute = timed_from_attention_table(l, d)
                              ? attention_time(l.fused_attention, samples, *d.matmul.attention, d.matmul.multiprocessors).forward
                              : compute_seconds(samples * l.forward_flops, l.forward_products, samples, e, d);
-  return roofline(compute, bytes, d, tally) + l.forward_kernels * d.launch_overhead;
+  return issue_pass(roofline(compute, bytes, d, tally), l.forward_kernels, d, tally);
 }
 
 double backward(const LayerCost& l, double samples, double e, const DeviceRates& d, StepCompute* tally) {
@@ -55,7 +63,7 @@ double backward(const LayerCost& l, double samples, double e, const DeviceRates&
   const double compute = timed_from_attention_table(l, d)
                              ? attention_time(l.fused_attention, samples, *d.matmul.attention, d.matmul.multiprocessors).backward
                              : compute_seconds(samples * l.backward_flops, l.backward_products, samples, e, d);
-  return roofline(compute, bytes, d, tally) + l.backward_kernels * d.launch_overhead;
+  return issue_pass(roofline(compute, bytes, d, tally), l.backward_kernels, d, tally);
 }
 
 // The update over every trained weight (optimizer_update's traffic and kernels per trained layer). With ZeRO
@@ -72,10 +80,17 @@ double optimizer(const Workload& w, const MemorySetup& s, const DeviceRates& d, 
   const double shard = s.zero_stage >= 1 ? 1.0 / s.data_parallel : 1.0;
   const int kernels = updates * update.kernels_per_layer;
   if (tally) tally->kernels += kernels;
-  return roofline(0, update.bytes_per_weight * trained * shard, d, tally) + kernels * d.launch_overhead;  // no products
+  return issue_pass(roofline(0, update.bytes_per_weight * trained * shard, d, tally), kernels, d, tally);  // no products
 }
 
 }  // namespace
+
+double issued_seconds(double work_seconds, int kernels, const DeviceRates& d) {
+  if (d.issue.cuda_graphs) return work_seconds;
+  const double on_gpu = work_seconds + kernels * d.launch_overhead;
+  const double on_host = kernels * (d.launch_overhead + d.issue.host_dispatch);
+  return std::max(on_gpu, on_host);
+}
 
 double layer_forward_seconds(const LayerCost& layer, double samples, double element_bytes, const DeviceRates& d) {
   check(d);
@@ -102,7 +117,7 @@ StepCompute step_compute(const Workload& w, const MemorySetup& s, const DeviceRa
     }
   }
   t.optimizer = optimizer(w, s, d, &t);
-  t.launches = t.kernels * d.launch_overhead;
+  t.launches = d.issue.cuda_graphs ? 0 : t.kernels * d.launch_overhead;
   return t;
 }
 

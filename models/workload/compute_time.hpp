@@ -13,6 +13,18 @@
 
 namespace dtsim::models {
 
+// How the host issues a pass's kernels (compute.host_dispatch, compute.cuda_graphs). An eager framework runs
+// its own code for every kernel (Python, the operator dispatcher, autograd's bookkeeping) before it calls the
+// launch, and the host runs ahead of the GPU: a pass takes the longer of its GPU time (work plus a launch per
+// kernel) and its host time (dispatch plus launch per kernel). A layer of long kernels hides the host; a layer
+// of short ones waits for it. A captured CUDA graph replays every kernel from one launch per step: neither the
+// dispatch nor the per-kernel launch is paid, and dtsim charges the kernels' work alone, a lower bound (the
+// GPU's own gap between graph nodes is not charged).
+struct KernelIssue {
+  double host_dispatch = 0;  // seconds of framework work on the host per kernel; 0 = none
+  bool cuda_graphs = false;
+};
+
 struct DeviceRates {
   double matmul_flops = 0;      // FLOP/s of matrix products at the training precision (tensor-core peak)
   double memory_bandwidth = 0;  // bytes/s of device memory; 0 = not known, and memory traffic then costs nothing
@@ -21,19 +33,27 @@ struct DeviceRates {
   // the FLOPs of a layer without shapes (a fused FlashAttention kernel) run at the unit's rate; matmul_flops is
   // then not used for time.
   MatmulUnit matmul{};
+  KernelIssue issue{};
 };
+
+// One pass of `kernels` kernels whose work (products and memory traffic, launches excluded) takes
+// `work_seconds` on the GPU, as KernelIssue says: max(work + kernels × launch, kernels × (launch + dispatch)),
+// or the work alone from a CUDA graph.
+double issued_seconds(double work_seconds, int kernels, const DeviceRates& d);
 
 struct StepCompute {
   double forward = 0, backward = 0, recompute = 0, optimizer = 0;  // seconds
   double compute_bound = 0;  // seconds of layers whose FLOPs take longer than their bytes
   double memory_bound = 0;   // seconds of the others (launches excluded)
-  double launches = 0;       // seconds of kernel launches
+  double launches = 0;       // seconds of kernel launches (none from a CUDA graph)
+  double host_bound = 0;     // seconds the GPU waits for the host's dispatch beyond its own work and launches
   int kernels = 0;
   double total() const { return forward + backward + recompute + optimizer; }
 };
 
-// One layer's forward (or backward) time for `samples` samples: max(FLOPs / peak, bytes / bandwidth) plus its
-// launches; with a matrix unit, the products' shape-aware times in place of FLOPs / peak. Weights are read once per pass; a trained layer's backward also writes its weight gradient.
+// One layer's forward (or backward) time for `samples` samples: max(FLOPs / peak, bytes / bandwidth), issued
+// with its kernels as issued_seconds says; with a matrix unit, the products' shape-aware times in place of
+// FLOPs / peak. Weights are read once per pass; a trained layer's backward also writes its weight gradient.
 double layer_forward_seconds(const LayerCost& layer, double samples, double element_bytes, const DeviceRates& d);
 double layer_backward_seconds(const LayerCost& layer, double samples, double element_bytes, const DeviceRates& d);
 

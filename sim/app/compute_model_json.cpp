@@ -46,6 +46,8 @@ nlohmann::ordered_json compute_model_json(const RunConfig& c, MathMode math) {
   return {{"matmul", to_string(c.matmul)},
           {"math", to_string(math)},
           {"optimizer_kernels", models::optimizer_kernels_table().name(c.optimizer_kernels)},
+          {"host_dispatch_s", c.kernel_issue.host_dispatch},
+          {"cuda_graphs", c.kernel_issue.cuda_graphs},
           {"gpus", gpus}};
 }
 

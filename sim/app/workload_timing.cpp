@@ -63,8 +63,9 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
     }
     if (!read_by_timing(key))
       throw InputError("command line", where, "has no effect on a timing-only run of a workload",
-                       "set cluster, fabric, gpu, network, collective, stragglers or background keys, sync.bucket_size, "
-                       "sync.overlap or sync.accumulation_steps");
+                       "set cluster, fabric, gpu, network, collective, stragglers or background keys, compute.matmul, "
+                       "compute.host_dispatch, compute.cuda_graphs, sync.bucket_size, sync.overlap, "
+                       "sync.prefetch_units or sync.accumulation_steps");
   }
   // The job's math mode as compute.math, so that the configuration checks compute.matmul = tiles against the
   // rate of the products this job runs (a scenario without [workload] charges compute.math).
@@ -74,14 +75,16 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   const Scenario scenario = parse_scenario("dtsim workload", "", all_sets, default_profile_dir(), all_flags);
   RunConfig cfg = make_run_config(scenario);
   cfg.workload.precision = precision;
-  // The keys whose effect depends on the ZeRO stage, by dtsim run's rules with --zero as sync.zero_stage:
-  // under ZeRO a step calls no allreduce (its reduce-scatters and all-gathers run as rings), so the algorithm
-  // keys do nothing, and only stage 3 gathers weights ahead (sync.prefetch_units).
+  // Every key by dtsim run's rules for the same run, with --zero as sync.zero_stage: a key the run would not
+  // read is refused, never ignored. Under ZeRO a step calls no allreduce (its reduce-scatters and all-gathers run
+  // as rings), so the algorithm keys do nothing; only stage 3 gathers weights ahead (sync.prefetch_units); the
+  // tile keys do nothing under the roofline, nor gpu.efficiency under tiles.
   RunConfig as_run = cfg;
   as_run.sync.zero_stage = setup.zero_stage;
+  as_run.workload.name = w.name;
   for (std::size_t i = 0; i < sets.size(); ++i) {
     const std::string key = sets[i].substr(0, sets[i].find('='));
-    if (key.rfind("collective.", 0) != 0 && key != "sync.prefetch_units") continue;
+    if (is_seed(key)) continue;  // checked below, once the stragglers are known
     std::string why = why_ignored(key, as_run);
     if (why.empty()) continue;
     // Said in the flag this command takes.
@@ -123,6 +126,8 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   // Under tiles, element-wise, normalisation and optimizer kernels stream at the measured share of the
   // bandwidth (gpu.memory_efficiency), as a built-in model's run charges them.
   rates.memory_bandwidth = cfg.gpu.memory_bandwidth_for(cfg.matmul);
+  // The framework's dispatch per kernel and CUDA graphs (compute.host_dispatch, compute.cuda_graphs).
+  rates.issue = cfg.kernel_issue;
   // Times become FLOPs at the first worker's speed, so that each host runs them at its own speed.
   const double speed = platform.workers.front()->get_speed();
   TimingSpec t = timing_spec(w, setup, rates, speed);

@@ -335,6 +335,18 @@ std::string matmul_model_settings(const std::string& key, const RunConfig& c) {
   return "";
 }
 
+// A captured CUDA graph issues no kernel one by one, so there is no dispatch to wait for; and a graph saves
+// nothing where issuing a kernel costs nothing (no launch overhead on any GPU in use, no dispatch).
+std::string kernel_issue_settings(const std::string& key, const RunConfig& c) {
+  if (key == "compute.host_dispatch" && c.kernel_issue.cuda_graphs)
+    return "has no effect with compute.cuda_graphs = true: the graph replays the kernels without the host's dispatch";
+  if (key != "compute.cuda_graphs" || c.kernel_issue.host_dispatch > 0) return "";
+  for (const GpuSpec* gpu : gpus_in_use(c))
+    if (gpu->launch_overhead > 0) return "";
+  return "has no effect: gpu.launch_overhead and compute.host_dispatch are 0, so issuing a kernel costs nothing "
+         "to save";
+}
+
 // An asynchronous parameter server's update costs no simulated time (its shards apply pushes as they come),
 // and its workers run no optimizer step of their own: nothing is charged for the optimizer's kernels.
 // A framework profile sets gradient buckets, overlap, sharding and optimizer kernels, none of which such a run has.
@@ -411,7 +423,8 @@ const std::vector<Rule>& rules() {
                            strategy_sections,
                            strategy_general_keys,
                            straggler_settings, fault_reaction_settings, compression_settings, fl_algorithm_settings,
-                           fl_round_settings, network_model_settings, matmul_model_settings, parameter_server_update_settings,
+                           fl_round_settings, network_model_settings, matmul_model_settings, kernel_issue_settings,
+                           parameter_server_update_settings,
                            secure_aggregation_settings,
                            architecture_settings, qa_model_settings, dataset_settings, topology_settings,
                            hierarchical_without_nodes, intra_node_fabric_without_nodes, pcie_switch_settings,

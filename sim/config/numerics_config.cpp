@@ -71,6 +71,8 @@ void read_numerics_sections(const Scenario& s, RunConfig& c) {
   c.math = choice_value(math_mode_table(), s, "compute.math");
   c.matmul = choice_value(matmul_model_table(), s, "compute.matmul");
   c.optimizer_kernels = choice_value(models::optimizer_kernels_table(), s, "compute.optimizer_kernels");
+  c.kernel_issue.host_dispatch = s.quantity("compute.host_dispatch");
+  c.kernel_issue.cuda_graphs = s.boolean("compute.cuda_graphs");
 
   c.arch = choice_value(models::architecture_table(), s, "model.arch");
   c.activation = choice_value(models::activation_table(), s, "model.activation");
@@ -112,6 +114,13 @@ void add_model_keys(std::vector<KeySpec>& keys) {
              "trained layer (PyTorch fused=True, Apex/DeepSpeed FusedAdam); foreach = PyTorch's multi-tensor "
              "default, one full pass per arithmetic step of the update (Adam: 8 kernels, about 2.7x the bytes "
              "in bf16 with master weights)"),
+      quantity("compute.host_dispatch", Dimension::Time, "0s", between(0, 1e-3),
+               "Framework work on the host per simulated kernel before its launch (an eager framework's dispatch; "
+               "a framework profile sets it): a pass takes the longer of its GPU time and kernels x "
+               "(gpu.launch_overhead + this); 0 = the host always keeps ahead"),
+      boolean("compute.cuda_graphs", "false",
+              "Replay each step's kernels from a captured CUDA graph: no per-kernel launch or host dispatch is "
+              "charged, only the kernels' work (a lower bound)"),
       // ---- model ------------------------------------------------------------------------------------------
       choice("model.arch", "mlp", models::architecture_names(),
              "Network: logreg = multinomial logistic regression, mlp = fully connected, lenet = LeNet-5 style "

@@ -167,8 +167,10 @@ models::MatmulUnit matmul_unit(const GpuSpec& gpu, MathMode math, MatmulModel ma
   return u;
 }
 
-models::DeviceRates run_device_rates(const GpuSpec& gpu, MathMode math, MatmulModel matmul) {
-  return {gpu.sustained(math), gpu.memory_bandwidth_for(matmul), gpu.launch_overhead, matmul_unit(gpu, math, matmul)};
+models::DeviceRates run_device_rates(const GpuSpec& gpu, MathMode math, MatmulModel matmul,
+                                     const models::KernelIssue& issue) {
+  return {gpu.sustained(math), gpu.memory_bandwidth_for(matmul), gpu.launch_overhead, matmul_unit(gpu, math, matmul),
+          issue};
 }
 
 // A compressor that would never compress: refused at the key that keeps it off (it would only look applied).

@@ -37,8 +37,10 @@ models::PrecisionSettings precision_settings(const RunConfig& config);
 models::MemorySetup run_memory_setup(const RunConfig& config);
 // The rates of `gpu` for a run's roofline: its peak in `math` × gpu.efficiency, memory bandwidth, launch cost;
 // with compute.matmul = tiles also its matrix unit (SMs, tile, achievable rate in `math`), which then times the
-// products in place of the peak × efficiency.
-models::DeviceRates run_device_rates(const GpuSpec& gpu, MathMode math, MatmulModel matmul);
+// products in place of the peak × efficiency; and how the host issues kernels (compute.host_dispatch,
+// compute.cuda_graphs).
+models::DeviceRates run_device_rates(const GpuSpec& gpu, MathMode math, MatmulModel matmul,
+                                     const models::KernelIssue& issue);
 // Whether compute.matmul = tiles times `gpu`'s fused attention kernels from its gpu.attention_table: the tables
 // measure FlashAttention, which runs in BF16/FP16 only.
 bool attention_table_applies(const GpuSpec& gpu, MathMode math);

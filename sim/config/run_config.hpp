@@ -10,6 +10,7 @@
 
 #include "gpu/backend.hpp"
 #include "models/architectures.hpp"
+#include "models/workload/compute_time.hpp"
 
 #include "sim/config/cluster_config.hpp"
 #include "sim/config/collective_config.hpp"
@@ -54,6 +55,7 @@ struct RunConfig {
   MathMode math = MathMode::Fp32;
   MatmulModel matmul = MatmulModel::Roofline;  // compute.matmul
   models::OptimizerKernels optimizer_kernels = models::OptimizerKernels::Fused;  // compute.optimizer_kernels
+  models::KernelIssue kernel_issue;  // compute.host_dispatch and compute.cuda_graphs
   gpu::Device device = gpu::Device::Auto;
 
   models::Architecture arch = models::Architecture::Mlp;

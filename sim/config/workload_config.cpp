@@ -110,12 +110,14 @@ MathMode workload_math(WorkloadPrecision precision) {
 bool read_by_workload_run(const std::string& key, Strategy strategy) {
   const std::string section = key.substr(0, key.find('.'));
   // [faults] is read to be refused (run_checks.cpp); [stragglers] and [background] apply to every strategy,
-  // compute.matmul times every workload's products and compute.optimizer_kernels its optimizer step, and a
+  // compute.matmul times every workload's products, compute.optimizer_kernels its optimizer step and
+  // compute.host_dispatch and compute.cuda_graphs how every kernel is issued, and a
   // [framework] profile sets [sync] and [compute] keys (those are judged one by one).
   if (section == "cluster" || section == "fabric" || section == "gpu" || section == "network" ||
       section == "collective" || section == "stragglers" || section == "background" || section == "faults" ||
       section == "framework" || key == "run.name" || key == "training.strategy" || key == "output.links" ||
-      key == "compute.matmul" || key == "compute.optimizer_kernels")
+      key == "compute.matmul" || key == "compute.optimizer_kernels" || key == "compute.host_dispatch" ||
+      key == "compute.cuda_graphs")
     return true;
   const auto among = [&](std::initializer_list<const char*> keys) {
     for (const char* k : keys)

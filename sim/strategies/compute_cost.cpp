@@ -51,7 +51,8 @@ ComputeCost::ComputeCost(const RunConfig& config, const models::Objective<float>
     if (costs) {
       models::MemorySetup rank_setup = setup;
       if (batch > 0) rank_setup.micro_batch = batch;
-      const models::GradientTimeline t = models::gradient_timeline(*costs, rank_setup, run_device_rates(gpu, math, config.matmul));
+      const models::GradientTimeline t = models::gradient_timeline(
+          *costs, rank_setup, run_device_rates(gpu, math, config.matmul, config.kernel_issue));
       if (t.backward.size() != segments_.size())
         throw std::logic_error("the per-layer costs have " + std::to_string(t.backward.size()) +
                                " trained layers for " + std::to_string(segments_.size()) + " gradient segments");

@@ -279,6 +279,14 @@ TEST(WorkloadCli, BadInputIsExitTwoWithOneLine) {
            // Only stage 3 gathers weights ahead; under --zero 0 the key would change nothing.
            {"workload gpt2-xl --simulate --gpus 2 --set sync.prefetch_units=2",
             "dtsim: error: command line: sync.prefetch_units: has no effect without --zero 3"},
+           // Until 2026-12-08 only the collective keys and sync.prefetch_units went through dtsim run's rules, and
+           // these three were read and then changed nothing.
+           {"workload gpt2-xl --simulate --set gpu.multiprocessors=100",
+            "dtsim: error: command line: gpu.multiprocessors: has no effect with compute.matmul = roofline"},
+           {"workload gpt2-xl --simulate --set compute.matmul=tiles --set gpu.efficiency=0.3",
+            "dtsim: error: command line: gpu.efficiency: has no effect with compute.matmul = tiles"},
+           {"workload gpt2-xl --simulate --gpus 2 --set stragglers.step_slowdown=2",
+            "dtsim: error: command line: stragglers.step_slowdown: has no effect"},
            {"workload gpt2-xl --simulate --set training.lr=1",
             "dtsim: error: command line: training.lr: has no effect on a timing-only run of a workload"},
            // Before 2026-12-06 a failure reached the timing actors, which deadlocked and printed an infinite rate.

@@ -120,6 +120,59 @@ TEST(Roofline, TinyNetworksAreLaunchBound) {
   EXPECT_LT(t.compute_bound, 1e-6);
 }
 
+TEST(KernelIssue, APassTakesTheLongerOfItsGpuTimeAndTheHostsDispatch) {
+  // Two layers, hand-drawn. The host spends 5 us launching and 10 us dispatching per kernel, 15 us a kernel;
+  // the GPU spends each kernel's work plus its 5 us launch.
+  //   big:   1 kernel forward, 800 us of FLOPs (8 samples x 10 GFLOP at 100 TFLOP/s): GPU 805 us > host 15 us.
+  //   small: 1 kernel forward, 8 x 1 MFLOP = 0.08 us of FLOPs (bytes: 2 x (1000 + 8 x 100) = 3.6 KB,
+  //          0.0036 us): GPU 5.08 us < host 15 us, so the GPU waits for the host.
+  DeviceRates eager = kDevice;
+  eager.issue.host_dispatch = 10e-6;
+  const LayerCost big = linear(1e10, 1000, 100), small = linear(1e6, 1000, 100);
+  EXPECT_DOUBLE_EQ(layer_forward_seconds(big, 8, 2, eager), 8e10 / 100e12 + 5e-6);
+  EXPECT_NEAR(layer_forward_seconds(small, 8, 2, eager), 15e-6, 1e-18);
+  // Backward: 2 kernels each. big: 1600 us + 10 us; small: the host's 2 x 15 us.
+  EXPECT_DOUBLE_EQ(layer_backward_seconds(big, 8, 2, eager), 16e10 / 100e12 + 10e-6);
+  EXPECT_NEAR(layer_backward_seconds(small, 8, 2, eager), 30e-6, 1e-18);
+  // Without dispatch the same layers are the roofline plus launches, as before the key existed.
+  EXPECT_DOUBLE_EQ(layer_forward_seconds(small, 8, 2, kDevice), 8e6 / 100e12 + 5e-6);
+
+  // The whole step: 6 forward and backward kernels and 2 fused optimizer kernels, one per trained layer. The
+  // host's excess over the GPU is the small layer's (15 - 5.08) + (30 - 10.16) us and the optimizer's, whose
+  // 2 kernels at 15 us outweigh its 2 launches and a few KB of traffic.
+  Workload w;
+  w.layers = {big, small};
+  MemorySetup s;
+  s.micro_batch = 8;
+  const StepCompute plain = step_compute(w, s, kDevice), dispatched = step_compute(w, s, eager);
+  EXPECT_EQ(dispatched.kernels, 8);
+  EXPECT_DOUBLE_EQ(dispatched.launches, 8 * 5e-6);
+  EXPECT_NEAR(dispatched.total() - plain.total(), dispatched.host_bound, 1e-15);
+  EXPECT_NEAR(dispatched.forward, 805e-6 + 15e-6, 1e-12);
+  EXPECT_NEAR(dispatched.backward, 1610e-6 + 30e-6, 1e-12);
+  EXPECT_NEAR(dispatched.optimizer, 30e-6, 1e-12);
+}
+
+TEST(KernelIssue, ACudaGraphChargesTheKernelsWorkAlone) {
+  DeviceRates graphed = kDevice;
+  graphed.issue.cuda_graphs = true;
+  graphed.issue.host_dispatch = 10e-6;  // replayed from the graph: never paid
+  const LayerCost big = linear(1e10, 1000, 100), small = linear(1e6, 1000, 100);
+  EXPECT_DOUBLE_EQ(layer_forward_seconds(big, 8, 2, graphed), 8e10 / 100e12);
+  EXPECT_DOUBLE_EQ(layer_forward_seconds(small, 8, 2, graphed), 8e6 / 100e12);
+  Workload w;
+  w.layers = {big, small};
+  MemorySetup s;
+  s.micro_batch = 8;
+  const StepCompute t = step_compute(w, s, graphed);
+  EXPECT_DOUBLE_EQ(t.launches, 0);
+  EXPECT_DOUBLE_EQ(t.host_bound, 0);
+  EXPECT_NEAR(t.total(), t.compute_bound + t.memory_bound, 1e-15);
+  DeviceRates negative = kDevice;
+  negative.issue.host_dispatch = -1e-6;
+  EXPECT_THROW(step_compute(w, s, negative), std::invalid_argument);
+}
+
 TEST(Roofline, ModelFlopsUtilisation) {
   Workload w;
   w.layers = {linear(1e9, 1, 0)};  // 3 GFLOP per sample, forward and backward

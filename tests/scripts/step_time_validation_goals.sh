@@ -11,7 +11,7 @@ SOURCE=$2
 source "$(dirname "$0")/goal_verdict.sh"
 GOAL=25
 MISSES=" F7 F10 F11 F12 A2 H1 H2 H3 H4 H5 H6 D2 "   # docs/validation.md: each with its reason
-DOCUMENTED_MEAN=24.3     # docs/validation.md: the mean |error| over the rows, in %
+DOCUMENTED_MEAN=24.2     # docs/validation.md: the mean |error| over the rows, in %
 ROWS=28
 
 table=$(bash "$SOURCE/scripts/validate-step-times.sh" "$DTSIM")

@@ -144,7 +144,7 @@ TEST(ComputeCost, TimingOnlyAndNumericsGiveTheSameSimulatedTime) {
       const sim::Platform platform = sim::build_platform(*engine, sim::platform_spec(cfg));
       const auto net = models::make_mlp<float>(784, {256, 128}, 10);
       sim::TimingSpec spec = sim::timing_spec(models::network_workload(*net, "mlp"), sim::run_memory_setup(cfg),
-                                              sim::run_device_rates(cfg.gpu, cfg.math, cfg.matmul),
+                                              sim::run_device_rates(cfg.gpu, cfg.math, cfg.matmul, cfg.kernel_issue),
                                               platform.workers.front()->get_speed());
       spec.steps = steps;
       spec.bucket_bytes = cfg.sync.bucket_bytes;

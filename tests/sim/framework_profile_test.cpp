@@ -1,5 +1,5 @@
 // Framework profiles (network_profiles/framework/): each ships the defaults its framework documents for
-// [sync] and [compute] keys, a scenario's own value overrides the profile's, a bad profile is refused at its
+// [sync] and [compute] keys (the host's dispatch per kernel and CUDA graphs among them), a scenario's own value overrides the profile's, a bad profile is refused at its
 // file and line, and the overlap a profile picks shows on a two-layer toy exactly as a timeline drawn by hand.
 #include <gtest/gtest.h>
 
@@ -48,6 +48,14 @@ TEST(FrameworkProfiles, EachShipsItsFrameworksDocumentedDefaults) {
   EXPECT_FALSE(megatron.sync.overlap);  // overlap_grad_reduce = False
   EXPECT_GE(megatron.sync.bucket_bytes, 1e12);
   EXPECT_EQ(megatron.optimizer_kernels, models::OptimizerKernels::Fused);
+  // Every one runs eager PyTorch (PyTorch's operator benchmark: 3.333 us a dispatch) and captures no CUDA graph
+  // by default; without a profile nothing is dispatched on the host.
+  EXPECT_DOUBLE_EQ(none.kernel_issue.host_dispatch, 0);
+  EXPECT_FALSE(none.kernel_issue.cuda_graphs);
+  for (const RunConfig* c : {&ddp, &fsdp, &zero2, &zero3, &megatron}) {
+    EXPECT_DOUBLE_EQ(c->kernel_issue.host_dispatch, 3.3e-6) << c->framework;
+    EXPECT_FALSE(c->kernel_issue.cuda_graphs) << c->framework;
+  }
 }
 
 TEST(FrameworkProfiles, TheScenarioSOwnValuesOverrideTheProfile) {

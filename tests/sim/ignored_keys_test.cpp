@@ -63,6 +63,24 @@ TEST(IgnoredKeys, SettingsThatOtherSettingsLeaveWithoutEffect) {
             "");
 }
 
+// A CUDA graph issues no kernel one by one (the host's dispatch is never paid), and saves nothing where a
+// kernel costs nothing to issue.
+TEST(IgnoredKeys, KernelIssueSettingsThatChangeNothing) {
+  EXPECT_TRUE(has(reason_for(ignored_in("[gpu]\nlaunch_overhead = 5us\n[compute]\ncuda_graphs = true\n"
+                                        "host_dispatch = 3us\n"),
+                             "compute.host_dispatch"),
+                  "has no effect with compute.cuda_graphs = true"));
+  EXPECT_TRUE(has(reason_for(ignored_in("[gpu]\nlaunch_overhead = 0s\n[compute]\ncuda_graphs = true\n"),
+                             "compute.cuda_graphs"),
+                  "issuing a kernel costs nothing to save"));
+  EXPECT_TRUE(ignored_in("[gpu]\nlaunch_overhead = 5us\n[compute]\ncuda_graphs = true\n").empty());
+  EXPECT_TRUE(ignored_in("[gpu]\nlaunch_overhead = 0s\n[compute]\nhost_dispatch = 3us\n").empty());
+  // The dispatch alone is worth capturing away, whatever the launch costs.
+  EXPECT_EQ(reason_for(ignored_in("[gpu]\nlaunch_overhead = 0s\n[compute]\ncuda_graphs = true\nhost_dispatch = 3us\n"),
+                       "compute.cuda_graphs"),
+            "");
+}
+
 TEST(IgnoredKeys, AWarmupStartWithoutAWarmup) {
   EXPECT_EQ(reason_for(ignored_in("[training]\nwarmup_start_lr = base\n"), "training.warmup_start_lr"),
             "has no effect without a warmup (training.warmup_epochs or training.warmup_steps)");
