@@ -55,7 +55,7 @@ std::string run_workload(const WorkloadRun& run, const std::string& staging, con
   LinkTraffic traffic;  // links.csv's ledger (output.links)
   const LinkTraffic::Scope traffic_scope(c.links ? &traffic : nullptr);
   const SimulationSummary r =
-      summarize_steps(run.workload, run.setup, peak, simulate_workload_steps(run.workload, run.setup, peak, c, c.workload.steps));
+      summarize_steps(run.workload, run.setup, peak, simulate_workload_steps(run.workload, run.setup, c, c.workload.steps));
   if (c.links) write_file_atomically(staging, "links.csv", traffic.csv(r.sim.end_s));
 
   // metrics.csv: when each step ended on every worker.

@@ -42,9 +42,8 @@ void append(std::string& out, const char* format, Args... args) {
 }  // namespace
 
 SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::MemorySetup& setup,
-                                       WorkloadPrecision precision, models::DeviceRates rates,
-                                       const std::vector<std::string>& sets, const std::vector<std::string>& set_flags,
-                                       int steps) {
+                                       WorkloadPrecision precision, const std::vector<std::string>& sets,
+                                       const std::vector<std::string>& set_flags, int steps) {
   const auto is_seed = [](const std::string& key) { return key == "run.seed" || key == "run.heterogeneity_seed"; };
   std::vector<std::string> seeds;  // the seed keys set, checked once the stragglers are known
   for (std::size_t i = 0; i < sets.size(); ++i) {
@@ -99,11 +98,11 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   if (!seeds.empty() && !stragglers.chosen_at_random && !stragglers.has_random_slowdowns())
     throw InputError("command line", seeds.front(), "has no effect on a timing-only run of a workload without stragglers",
                      "set stragglers.slow_fraction or stragglers.step_probability, or leave the seed out");
-  return simulate_workload_steps(w, setup, rates, cfg, steps);
+  return simulate_workload_steps(w, setup, cfg, steps);
 }
 
 SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::MemorySetup& setup,
-                                       models::DeviceRates rates, const RunConfig& cfg, int steps) {
+                                       const RunConfig& cfg, int steps) {
   const PlatformSpec spec = platform_spec(cfg);
   auto engine = create_engine(network_settings(spec));
   reclaim_stop_signals();  // a timing-only `dtsim run`: a stop signal leaves nothing, like SIGTERM
@@ -119,15 +118,12 @@ SimulatedSteps simulate_workload_steps(const models::Workload& w, const models::
   out.platform = platform.description;
   out.gpu = cfg.gpu;
   out.fabric = cfg.fabric;
-  // The products run at the profile's sustained fraction of the peak, as a run charges them, or, with
-  // compute.matmul = tiles, from their shapes on the GPU's matrix unit.
-  rates.matmul_flops *= cfg.gpu.efficiency;
-  rates.matmul = matmul_unit(cfg.gpu, workload_math(cfg.workload.precision), cfg.matmul);
-  // Under tiles, element-wise, normalisation and optimizer kernels stream at the measured share of the
-  // bandwidth (gpu.memory_efficiency), as a built-in model's run charges them.
-  rates.memory_bandwidth = cfg.gpu.memory_bandwidth_for(cfg.matmul);
-  // The framework's dispatch per kernel and CUDA graphs (compute.host_dispatch, compute.cuda_graphs).
-  rates.issue = cfg.kernel_issue;
+  // The job's rates as a run charges them (run_device_rates): products at the profile's sustained fraction of
+  // the peak in the job's math or, with compute.matmul = tiles, from their shapes on the GPU's matrix unit;
+  // memory-bound kernels at gpu.memory_efficiency of the bandwidth under tiles; the host's dispatch per kernel
+  // and CUDA graphs (compute.host_dispatch, compute.cuda_graphs).
+  const models::DeviceRates rates =
+      run_device_rates(cfg.gpu, workload_math(cfg.workload.precision), cfg.matmul, cfg.kernel_issue);
   // Times become FLOPs at the first worker's speed, so that each host runs them at its own speed.
   const double speed = platform.workers.front()->get_speed();
   TimingSpec t = timing_spec(w, setup, rates, speed);
@@ -194,7 +190,7 @@ SimulationSummary summarize_simulation(const models::Workload& w, const models::
                                        WorkloadPrecision precision, const models::DeviceRates& rates,
                                        const std::vector<std::string>& sets, const std::vector<std::string>& set_flags,
                                        int steps) {
-  return summarize_steps(w, setup, rates, simulate_workload_steps(w, setup, precision, rates, sets, set_flags, steps));
+  return summarize_steps(w, setup, rates, simulate_workload_steps(w, setup, precision, sets, set_flags, steps));
 }
 
 SimulationSummary summarize_steps(const models::Workload& w, const models::MemorySetup& setup,

@@ -38,13 +38,13 @@ struct SimulatedSteps {
 // InputError). `set_flags` names the flag behind each, for messages. `precision` is the job's (--precision):
 // it picks the rate products reach under compute.matmul = tiles.
 SimulatedSteps simulate_workload_steps(const models::Workload& workload, const models::MemorySetup& setup,
-                                       WorkloadPrecision precision, models::DeviceRates rates_at_peak,
-                                       const std::vector<std::string>& sets, const std::vector<std::string>& set_flags,
-                                       int steps);
+                                       WorkloadPrecision precision, const std::vector<std::string>& sets,
+                                       const std::vector<std::string>& set_flags, int steps);
 
 // The same on the cluster, hardware, collective and strategy of `config` (a workload scenario's).
+// Its rates are those of config's GPU as a run charges them (run_device_rates).
 SimulatedSteps simulate_workload_steps(const models::Workload& workload, const models::MemorySetup& setup,
-                                       models::DeviceRates rates_at_peak, const RunConfig& config, int steps);
+                                       const RunConfig& config, int steps);
 
 // The simulated steps and what follows from them: throughput, scaling against one GPU, utilisation, and
 // the cost and energy of a billion tokens (or a million samples) at the profile's price and power.

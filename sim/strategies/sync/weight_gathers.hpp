@@ -25,7 +25,7 @@ std::vector<Bucket> weight_units(const std::vector<Bucket>& buckets, const std::
 
 class WeightGathers {
  public:
-  WeightGathers(const Platform& platform, std::vector<Bucket> units, MakeCollective make, int ahead = 1);
+  WeightGathers(const Platform& platform, std::vector<Bucket> units, MakeCollective make, int ahead);
 
   simgrid::s4u::ActorPtr start(int rank, const std::string& name) { return streams_.start(rank, name); }
   int units() const { return streams_.size(); }
