@@ -16,12 +16,12 @@ namespace {
 namespace fs = std::filesystem;
 using dtsim::testing::file_text;
 using dtsim::testing::run_dtsim;
+using dtsim::testing::run_summary;
 using AttentionTable = dtsim::testing::ScratchFolder;
 
 const std::string kSource = std::string(DTSIM_SOURCE_DIR);
 const std::string kScenarios = kSource + "/scenarios/";
 
-nlohmann::json summary(const fs::path& run) { return nlohmann::json::parse(file_text(run / "summary.json")); }
 
 // LLaMA-7B with LoRA on one H100, 4 sequences per micro-batch, activation checkpointing, products from their shapes.
 const std::string kOneH100 = "run " + kScenarios + "workload_llama_7b_lora.ini --quiet --set cluster.workers=1 "
@@ -41,14 +41,14 @@ TEST_F(AttentionTable, AFlashAttentionStepMovesByWhatTheTableSays) {
   // run at 794.5 TFLOP/s. 32 layers, 4 sequences.
   const double F = 4.0 * 2048 * 2048 * 32 * 128 / 2;
   const double expected = 32 * 4 * F * (3.5 / 265e12 + 1 / 298e12 - 9 / 794.5e12);
-  const double step_table = summary(dir_ / "table")["simulation"]["step_s"].get<double>();
-  const double step_none = summary(dir_ / "none")["simulation"]["step_s"].get<double>();
+  const double step_table = run_summary(dir_ / "table")["simulation"]["step_s"].get<double>();
+  const double step_none = run_summary(dir_ / "none")["simulation"]["step_s"].get<double>();
   EXPECT_NEAR(step_table - step_none, expected, 1e-9 * step_table);
 
-  const nlohmann::json table_gpu = summary(dir_ / "table")["compute_model"]["gpus"][0];
+  const nlohmann::json table_gpu = run_summary(dir_ / "table")["compute_model"]["gpus"][0];
   EXPECT_EQ(table_gpu["fused_attention"], "table");
   EXPECT_NE(table_gpu["attention_table"].get<std::string>().find("attention/h100-80gb-flash2.csv"), std::string::npos);
-  const nlohmann::json none_gpu = summary(dir_ / "none")["compute_model"]["gpus"][0];
+  const nlohmann::json none_gpu = run_summary(dir_ / "none")["compute_model"]["gpus"][0];
   EXPECT_EQ(none_gpu["fused_attention"], "achievable_flops");
   EXPECT_FALSE(none_gpu.contains("attention_table"));
 }

@@ -13,13 +13,12 @@
 namespace {
 
 namespace fs = std::filesystem;
-using dtsim::testing::file_text;
 using dtsim::testing::run_dtsim;
+using dtsim::testing::run_summary;
 using KernelIssue = dtsim::testing::ScratchFolder;
 
 const std::string kScenarios = std::string(DTSIM_SOURCE_DIR) + "/scenarios/";
 
-nlohmann::json summary(const fs::path& run) { return nlohmann::json::parse(file_text(run / "summary.json")); }
 
 TEST_F(KernelIssue, GraphsRemoveTheLaunchesAndASlowHostSetsThePace) {
   // The quickstart's step on an A100 40GB (README): 3.5 us of layer rooflines, 3.0 us of optimizer traffic and
@@ -34,7 +33,7 @@ TEST_F(KernelIssue, GraphsRemoveTheLaunchesAndASlowHostSetsThePace) {
   ASSERT_EQ(graphed.exit_code, 0) << graphed.err;
   const auto slow = run_dtsim(job + (dir_ / "slow").string() + " --set compute.host_dispatch=100us", true);
   ASSERT_EQ(slow.exit_code, 0) << slow.err;
-  const nlohmann::json a = summary(dir_ / "eager"), g = summary(dir_ / "graphed"), s = summary(dir_ / "slow");
+  const nlohmann::json a = run_summary(dir_ / "eager"), g = run_summary(dir_ / "graphed"), s = run_summary(dir_ / "slow");
   EXPECT_EQ(a["compute_model"]["host_dispatch_s"], 0.0);
   EXPECT_EQ(a["compute_model"]["cuda_graphs"], false);
   EXPECT_EQ(g["compute_model"]["cuda_graphs"], true);

@@ -7,15 +7,16 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "tests/cli/run_dtsim.hpp"
+#include "tests/cli/scratch_folder.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using dtsim::testing::run_dtsim;
+using dtsim::testing::run_summary;
 
 const std::string kScenarios = std::string(DTSIM_SOURCE_DIR) + "/scenarios/";
 
@@ -25,14 +26,8 @@ struct Folder {
   ~Folder() { fs::remove_all(path); }
 };
 
-nlohmann::json summary(const fs::path& run) {
-  std::ifstream f(run / "summary.json");
-  std::ostringstream s;
-  s << f.rdbuf();
-  return nlohmann::json::parse(s.str());
-}
 
-double step_seconds(const fs::path& run) { return summary(run)["simulation"]["step_s"].get<double>(); }
+double step_seconds(const fs::path& run) { return run_summary(run)["simulation"]["step_s"].get<double>(); }
 
 TEST(MatmulModel, TilesTimeAWorkloadFromItsShapesAndTheRooflineStaysTheDefault) {
   // ResNet-50 on one H100 (no communication): the roofline charges its products at 0.4 of the peak (the
@@ -52,12 +47,12 @@ TEST(MatmulModel, TilesTimeAWorkloadFromItsShapesAndTheRooflineStaysTheDefault) 
   // The key acts in a timing-only run, so it is not reported as one without effect.
   EXPECT_EQ(tiles.err.find("compute.matmul: has no effect"), std::string::npos) << tiles.err;
   // summary.json says which model timed the products, with its inputs.
-  const nlohmann::json by_roofline = summary(f.path / "roofline")["compute_model"];
+  const nlohmann::json by_roofline = run_summary(f.path / "roofline")["compute_model"];
   EXPECT_EQ(by_roofline["matmul"], "roofline");
   EXPECT_EQ(by_roofline["math"], "bf16");
   EXPECT_DOUBLE_EQ(by_roofline["gpus"][0]["efficiency"].get<double>(), 0.4);
   EXPECT_FALSE(by_roofline["gpus"][0].contains("achievable_flops"));
-  const nlohmann::json by_tiles = summary(f.path / "tiles")["compute_model"];
+  const nlohmann::json by_tiles = run_summary(f.path / "tiles")["compute_model"];
   EXPECT_EQ(by_tiles["matmul"], "tiles");
   EXPECT_DOUBLE_EQ(by_tiles["gpus"][0]["achievable_flops"].get<double>(), 794.5e12);
   EXPECT_EQ(by_tiles["gpus"][0]["multiprocessors"], 132);

@@ -13,13 +13,12 @@
 namespace {
 
 namespace fs = std::filesystem;
-using dtsim::testing::file_text;
 using dtsim::testing::run_dtsim;
+using dtsim::testing::run_summary;
 using OptimizerKernels = dtsim::testing::ScratchFolder;
 
 const std::string kScenarios = std::string(DTSIM_SOURCE_DIR) + "/scenarios/";
 
-nlohmann::json summary(const fs::path& run) { return nlohmann::json::parse(file_text(run / "summary.json")); }
 
 TEST_F(OptimizerKernels, AForeachStepAddsItsPassesAndKernelsToEveryStepOfARun) {
   // The quickstart: an fp32 MLP 784-256-128-10 (235,146 weights in 3 dense layers), SGD with momentum, on
@@ -32,7 +31,7 @@ TEST_F(OptimizerKernels, AForeachStepAddsItsPassesAndKernelsToEveryStepOfARun) {
   ASSERT_EQ(fused.exit_code, 0) << fused.err;
   const auto foreach = run_dtsim(job + (dir_ / "foreach").string() + " --set compute.optimizer_kernels=foreach", true);
   ASSERT_EQ(foreach.exit_code, 0) << foreach.err;
-  const nlohmann::json a = summary(dir_ / "fused"), b = summary(dir_ / "foreach");
+  const nlohmann::json a = run_summary(dir_ / "fused"), b = run_summary(dir_ / "foreach");
   EXPECT_EQ(a["compute_model"]["optimizer_kernels"], "fused");
   EXPECT_EQ(b["compute_model"]["optimizer_kernels"], "foreach");
   const double steps = b["steps"].get<double>();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -18,6 +19,11 @@ inline std::string file_text(const std::filesystem::path& p) {
   std::ostringstream s;
   s << f.rdbuf();
   return s.str();
+}
+
+// A run folder's summary.json.
+inline nlohmann::json run_summary(const std::filesystem::path& run) {
+  return nlohmann::json::parse(file_text(run / "summary.json"));
 }
 
 class ScratchFolder : public ::testing::Test {
