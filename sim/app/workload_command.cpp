@@ -66,6 +66,7 @@ const char* const kHelp =
     "  --steps N           steps to simulate, 2 or more (default 10; the first is not counted in the step time)\n"
     "  --set k=v           with --simulate: a cluster, fabric, gpu, network, collective, stragglers or background\n"
     "                      key, compute.matmul (tiles: products from their shapes, as the tiled line),\n"
+    "                      compute.host_dispatch and compute.cuda_graphs (how the host issues kernels),\n"
     "                      sync.bucket_size, sync.overlap, sync.prefetch_units (ZeRO-3 gathers ahead) or\n"
     "                      sync.accumulation_steps (micro-batches a step), e.g. --set cluster.topology=fat-tree;\n"
     "                      run.seed with random stragglers; no [faults] (repeatable)\n"
